@@ -1,0 +1,62 @@
+"""Work items: one model call each, with a stable content key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from qualspec.providers._base import Message
+
+__all__ = ["WorkItem", "call_key"]
+
+
+def call_key(
+    provider: str,
+    model: str,
+    messages: tuple[Message, ...],
+    params: Mapping[str, Any],
+    run_index: int,
+    json_schema: Mapping[str, Any] | None = None,
+) -> str:
+    """Hash of everything that makes a call: the cache, resume and diff key."""
+    payload = {
+        "p": provider,
+        "m": model,
+        "msg": [[m.role, m.content] for m in messages],
+        "par": params,
+        "run": run_index,
+        "js": json_schema,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    """One candidate call in the expanded matrix.
+
+    ``temperature`` is the requested temperature; the engine records the effective
+    (clamped) one next to it. ``params`` excludes temperature. ``criteria`` are the
+    criteria that apply to this cell (scenario criteria, rubric criteria and the
+    ``at_temperature`` criteria matching ``temperature``), in order, de-duplicated.
+    """
+
+    key: str
+    candidate: str
+    role: str | None
+    scenario: str
+    input_id: str | None
+    temperature: float
+    run_index: int
+    provider: str
+    model: str
+    messages: tuple[Message, ...]
+    params: Mapping[str, Any]
+    criteria: tuple[str, ...]
+    context: str | None = None
+    # texts whose versions are recorded (name -> text), e.g. {"system_prompt": ...,
+    # "preamble": ..., "scenario_prompt": ...}; only the ones that exist.
+    prompt_parts: Mapping[str, str] = field(default_factory=dict)

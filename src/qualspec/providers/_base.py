@@ -1,0 +1,71 @@
+"""The provider protocol: one chat call in, one response out. Providers only classify errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["ChatRequest", "ChatResponse", "Message", "Provider", "clamp_temperature"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message."""
+
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    """What a provider is asked to do.
+
+    ``temperature`` is the *effective* temperature (already clamped by the engine with
+    :func:`clamp_temperature`); ``None`` means the provider's default.
+    ``json_schema``: when set, ask for structured output following this JSON Schema
+    (llama.cpp grammar, OpenAI ``response_format``, Anthropic tool use).
+    """
+
+    model: str
+    messages: tuple[Message, ...]
+    temperature: float | None = None
+    max_tokens: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    json_schema: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class ChatResponse:
+    """A provider's answer. ``structured`` holds parsed JSON when json_schema was used."""
+
+    text: str
+    finish_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    structured: Any = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model backend. Implementations raise :class:`qualspec.errors.ProviderError`
+    subclasses (classified as retryable or not, with ``retry_after``) and never retry
+    themselves: the engine owns retries, timeouts and concurrency.
+    """
+
+    name: str
+    temperature_range: tuple[float, float]
+    default_concurrency: int
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Make one call."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, threads and models."""
+        ...
+
+
+def clamp_temperature(value: float, bounds: tuple[float, float]) -> float:
+    """Clamp a requested temperature into a provider's supported range."""
+    low, high = bounds
+    return min(max(value, low), high)

@@ -1,0 +1,1 @@
+"""Test helpers: a fake OpenAI-compatible server."""
