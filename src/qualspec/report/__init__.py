@@ -1,1 +1,35 @@
-"""qualspec.report."""
+"""Reports: console (rich), results files (JSON with schema_version), exports (json/jsonl/csv).
+
+Imported lazily: rich is loaded only when a console report is drawn.
+"""
+
+from __future__ import annotations
+
+from qualspec.report._console import render_run
+from qualspec.report._export import EXPORT_COLUMNS, ExportFormat, export_rows, export_run
+from qualspec.report._results_file import (
+    SCHEMA_VERSION,
+    ResultsFileError,
+    default_results_path,
+    read_results_file,
+    run_from_dict,
+    run_to_dict,
+    write_json_atomic,
+    write_text_atomic,
+)
+
+__all__ = [
+    "EXPORT_COLUMNS",
+    "SCHEMA_VERSION",
+    "ExportFormat",
+    "ResultsFileError",
+    "default_results_path",
+    "export_rows",
+    "export_run",
+    "read_results_file",
+    "render_run",
+    "run_from_dict",
+    "run_to_dict",
+    "write_json_atomic",
+    "write_text_atomic",
+]

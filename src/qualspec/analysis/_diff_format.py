@@ -1,0 +1,153 @@
+"""Render a :class:`RunDiff` as plain text, Markdown or JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from qualspec.analysis._diff import STATUSES, RunDiff, TupleChange
+from qualspec.errors import ConfigError
+
+__all__ = ["DIFF_SCHEMA_VERSION", "DiffFormat", "diff_to_dict", "format_diff"]
+
+DIFF_SCHEMA_VERSION = "1.0"
+"""``schema_version`` of the JSON diff (major.minor; readers refuse a newer major)."""
+
+DiffFormat = Literal["text", "json", "markdown"]
+
+_HEADER = ("status", "candidate", "role", "scenario", "input", "temp", "A", "B", "delta", "pass")
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _delta(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2f}"
+
+
+def _passed(value: bool | None) -> str:
+    return "-" if value is None else ("PASS" if value else "FAIL")
+
+
+def _row(change: TupleChange) -> tuple[str, ...]:
+    return (
+        change.status,
+        change.candidate,
+        change.role or "-",
+        change.scenario,
+        change.input_id or "-",
+        str(change.temperature),
+        _score(change.score_a),
+        _score(change.score_b),
+        _delta(change.delta),
+        f"{_passed(change.passed_a)} -> {_passed(change.passed_b)}",
+    )
+
+
+def _summary_line(diff: RunDiff) -> str:
+    counts = diff.counts
+    parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES)
+    verdict = "regression: yes" if diff.has_regression else "regression: no"
+    return f"Summary: {len(diff.changes)} tuples: {parts}; {verdict}"
+
+
+def _title(diff: RunDiff) -> str:
+    suites = diff.suite_a if diff.suite_a == diff.suite_b else f"{diff.suite_a} -> {diff.suite_b}"
+    return f"qualspec diff {diff.run_a} -> {diff.run_b} (suite {suites}; noise {diff.noise:g})"
+
+
+def _text(diff: RunDiff) -> str:
+    lines = [_title(diff), ""]
+    if diff.changes:
+        rows = [_HEADER, *(_row(c) for c in diff.changes)]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
+        for row in rows:
+            cells = (cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+            lines.append("  ".join(cells).rstrip())
+        lines.append("")
+    else:
+        lines += ["No tuples in either run.", ""]
+    lines.append(_summary_line(diff))
+    return "\n".join(lines) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown(diff: RunDiff) -> str:
+    lines = [f"## {_md_cell(_title(diff))}", ""]
+    if diff.changes:
+        lines.append("| " + " | ".join(h.capitalize() for h in _HEADER) + " |")
+        lines.append("|" + "---|" * len(_HEADER))
+        for change in diff.changes:
+            lines.append("| " + " | ".join(_md_cell(c) for c in _row(change)) + " |")
+    else:
+        lines.append("No tuples in either run.")
+    lines += ["", f"**{_summary_line(diff)}**"]
+    return "\n".join(lines) + "\n"
+
+
+def diff_to_dict(diff: RunDiff) -> dict[str, Any]:
+    """The diff as JSON-ready data, with ``schema_version``.
+
+    Args:
+        diff: A diff from :func:`diff_runs`.
+
+    Returns:
+        ``{"schema_version", "run_a", "run_b", "suite_a", "suite_b", "noise",
+        "has_regression", "summary": {status: count, ..., "total"}, "changes": [...]}``,
+        each change with its key fields spelled out.
+    """
+    summary: dict[str, int] = {status: n for status, n in diff.counts.items()}
+    summary["total"] = len(diff.changes)
+    return {
+        "schema_version": DIFF_SCHEMA_VERSION,
+        "run_a": diff.run_a,
+        "run_b": diff.run_b,
+        "suite_a": diff.suite_a,
+        "suite_b": diff.suite_b,
+        "noise": diff.noise,
+        "has_regression": diff.has_regression,
+        "summary": summary,
+        "changes": [
+            {
+                "status": c.status,
+                "candidate": c.candidate,
+                "role": c.role,
+                "scenario": c.scenario,
+                "input_id": c.input_id,
+                "temperature": c.temperature,
+                "score_a": c.score_a,
+                "score_b": c.score_b,
+                "delta": c.delta,
+                "passed_a": c.passed_a,
+                "passed_b": c.passed_b,
+            }
+            for c in diff.changes
+        ],
+    }
+
+
+def format_diff(diff: RunDiff, fmt: DiffFormat = "text") -> str:
+    """Render a diff for people (``text``, ``markdown``) or programs (``json``).
+
+    Args:
+        diff: A diff from :func:`diff_runs`.
+        fmt: ``text`` (an aligned table, worst first, and a summary line), ``markdown``
+            (the same as a Markdown table) or ``json`` (:func:`diff_to_dict`, indented).
+
+    Returns:
+        The rendered diff, ending with a newline.
+
+    Raises:
+        ConfigError: ``fmt`` is not one of the three formats.
+    """
+    if fmt == "text":
+        return _text(diff)
+    if fmt == "markdown":
+        return _markdown(diff)
+    if fmt == "json":
+        return json.dumps(diff_to_dict(diff), indent=2, ensure_ascii=False) + "\n"
+    raise ConfigError(f"Unknown diff format {fmt!r}: use text, json or markdown")

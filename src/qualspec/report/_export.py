@@ -1,0 +1,187 @@
+"""Export a stored run as JSON (the results file), JSON Lines or CSV.
+
+JSONL and CSV hold the same flat rows: one per (response, criterion) judgment, plus one
+row (with empty judgment fields) for each response that has no judgment, such as an error.
+The response's own fields (tokens, cost, text) repeat on each of its criterion rows: sum
+``cost_usd`` over distinct ``response_key`` values, not over rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from typing import Any, Literal
+
+from qualspec.analysis._aggregate import judgments_by_response
+from qualspec.errors import ConfigError
+from qualspec.report._results_file import (
+    _json_default,
+    run_to_dict,
+    write_json_atomic,
+    write_text_atomic,
+)
+from qualspec.store._records import JudgmentRecord, ResponseRecord, RunRecord
+
+__all__ = ["EXPORT_COLUMNS", "ExportFormat", "export_rows", "export_run"]
+
+ExportFormat = Literal["json", "jsonl", "csv"]
+
+EXPORT_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "suite_name",
+    "response_key",
+    "candidate",
+    "role",
+    "scenario",
+    "input_id",
+    "temperature",
+    "effective_temperature",
+    "run_index",
+    "provider",
+    "model",
+    "response_error",
+    "finish_reason",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+    "cost_usd",
+    "cached",
+    "criterion",
+    "score",
+    "passed",
+    "threshold",
+    "unscored_reason",
+    "reasoning",
+    "judge_model",
+    "judge_error",
+    "judge_input_tokens",
+    "judge_output_tokens",
+    "judge_latency_s",
+    "judge_cost_usd",
+    "judge_cached",
+    "text",
+)
+"""Column order of the CSV export (and key order of each JSONL row)."""
+
+
+def _row(run: RunRecord, r: ResponseRecord | None, j: JudgmentRecord | None) -> dict[str, Any]:
+    return {
+        "run_id": run.summary.id,
+        "suite_name": run.summary.suite_name,
+        "response_key": r.key if r else (j.response_key if j else None),
+        "candidate": r.candidate if r else None,
+        "role": r.role if r else None,
+        "scenario": r.scenario if r else None,
+        "input_id": r.input_id if r else None,
+        "temperature": r.temperature if r else None,
+        "effective_temperature": r.effective_temperature if r else None,
+        "run_index": r.run_index if r else None,
+        "provider": r.provider if r else None,
+        "model": r.model if r else None,
+        "response_error": r.error if r else None,
+        "finish_reason": r.finish_reason if r else None,
+        "input_tokens": r.input_tokens if r else None,
+        "output_tokens": r.output_tokens if r else None,
+        "latency_s": r.latency_s if r else None,
+        "cost_usd": r.cost_usd if r else None,
+        "cached": r.cached if r else None,
+        "criterion": j.criterion if j else None,
+        "score": j.score if j else None,
+        "passed": j.passed if j else None,
+        "threshold": j.threshold if j else None,
+        "unscored_reason": j.unscored_reason if j else None,
+        "reasoning": j.reasoning if j else None,
+        "judge_model": j.judge_model if j else None,
+        "judge_error": j.error if j else None,
+        "judge_input_tokens": j.input_tokens if j else None,
+        "judge_output_tokens": j.output_tokens if j else None,
+        "judge_latency_s": j.latency_s if j else None,
+        "judge_cost_usd": j.cost_usd if j else None,
+        "judge_cached": j.cached if j else None,
+        "text": r.text if r else None,
+    }
+
+
+def export_rows(run: RunRecord) -> list[dict[str, Any]]:
+    """The flat rows of the JSONL and CSV exports, keys in :data:`EXPORT_COLUMNS` order.
+
+    Args:
+        run: The run as stored.
+
+    Returns:
+        One row per judgment (in response order), one per response without judgments, and
+        one per judgment whose response is missing (response fields empty).
+    """
+    judged = judgments_by_response(run)
+    rows: list[dict[str, Any]] = []
+    for response in run.responses:
+        judgments = judged.pop(response.key, [])
+        if not judgments:
+            rows.append(_row(run, response, None))
+        rows.extend(_row(run, response, j) for j in judgments)
+    for orphans in judged.values():
+        rows.extend(_row(run, None, j) for j in orphans)
+    return rows
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def _render(run: RunRecord, fmt: str) -> str:
+    if fmt == "jsonl":
+        return "".join(
+            json.dumps(row, ensure_ascii=False, default=_json_default) + "\n"
+            for row in export_rows(run)
+        )
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(EXPORT_COLUMNS)
+        for row in export_rows(run):
+            writer.writerow([_csv_value(row[c]) for c in EXPORT_COLUMNS])
+        return buffer.getvalue()
+    if fmt == "json":
+        data = run_to_dict(run)
+        return json.dumps(data, indent=2, ensure_ascii=False, default=_json_default) + "\n"
+    raise ConfigError(f"Unknown export format {fmt!r}: use json, jsonl or csv")
+
+
+def export_run(
+    run: RunRecord, fmt: ExportFormat, path: str | os.PathLike[str] | None = None
+) -> str | None:
+    """Export a run as ``json`` (the results file), ``jsonl`` or ``csv``.
+
+    Args:
+        run: The run as stored.
+        fmt: ``json``: :func:`run_to_dict`, indented; ``jsonl``/``csv``: the rows of
+            :func:`export_rows` (CSV with a header row, columns in :data:`EXPORT_COLUMNS`
+            order, empty cells for missing values, ``true``/``false`` for flags).
+        path: Where to write (atomically: an existing file is replaced only by a complete
+            export); None to return the text instead.
+
+    Returns:
+        The exported text when ``path`` is None, else None.
+
+    Raises:
+        ConfigError: ``fmt`` is not a known format.
+        ResultsFileError: The file could not be written (nothing partial is left behind).
+
+    Example:
+        >>> export_run(run, "csv", Path("results/run.csv"))
+        >>> print(export_run(run, "jsonl"))
+    """
+    if path is not None and fmt == "json":
+        write_json_atomic(path, run_to_dict(run))
+        return None
+    text = _render(run, fmt)
+    if path is None:
+        return text
+    write_text_atomic(path, text)
+    return None

@@ -1,0 +1,382 @@
+"""The JSON results file: an export of one stored run, versioned by ``schema_version``.
+
+Layout (``schema_version`` "1.0")::
+
+    {
+      "schema_version": "1.0",
+      "qualspec_version": "0.1.0",
+      "run": {"id", "suite_name", "suite_hash", "status", "started_at", "finished_at",
+              "metadata", ...every other RunSummary field except the live lock state
+              (owner_pid, owner_host, heartbeat_at)},
+      "summary": {"counts": {...}, "mean_score", "cost_usd": {...}, "tokens": {...}},
+      "responses": [{...every ResponseRecord field..., "judgments": [{...}, ...]}, ...],
+      "unattached_judgments": [...]      # only when a judgment's response is missing
+    }
+
+``summary`` is derived (recomputed on export, ignored on import). A reader accepts every
+``1.x`` file (unknown fields are ignored) and refuses a newer major version. Files are
+written atomically: a temporary file in the same directory, fsync, then ``os.replace``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import tempfile
+import unicodedata
+from collections.abc import Iterator, Mapping
+from datetime import date, datetime
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from qualspec.analysis._aggregate import judgments_by_response, run_totals
+from qualspec.errors import SchemaVersionError, StoreError
+from qualspec.store._records import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ResultsFileError",
+    "default_results_path",
+    "read_results_file",
+    "run_from_dict",
+    "run_to_dict",
+    "write_json_atomic",
+    "write_text_atomic",
+]
+
+SCHEMA_VERSION = "1.0"
+"""Version of the results file layout, ``major.minor``; a new major breaks readers."""
+
+_MAJOR = int(SCHEMA_VERSION.split(".")[0])
+_VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
+_T = TypeVar("_T")
+# lock state of the process running the run: meaningless outside the store, not exported
+_LIVE_FIELDS = frozenset({"owner_pid", "owner_host", "heartbeat_at"})
+
+
+class ResultsFileError(StoreError):
+    """A results file cannot be read or written (missing, not JSON, malformed, disk error)."""
+
+
+# ----------------------------------------------------------------------------- export
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _record_dict(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:
+    data = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    data["created_at"] = _iso(record.created_at)
+    return data
+
+
+def _summary_fields(summary: RunSummary) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for f in dataclasses.fields(summary):
+        if f.name in _LIVE_FIELDS:
+            continue
+        value = getattr(summary, f.name)
+        data[f.name] = _iso(value) if isinstance(value, datetime) else value
+    return data
+
+
+def _summary_dict(run: RunRecord) -> dict[str, Any]:
+    t = run_totals(run)
+    return {
+        "counts": {
+            "responses": t.responses,
+            "errors": t.errors,
+            "judgments": t.judgments,
+            "scored": t.scored,
+            "unscored": t.unscored,
+            "passed": t.passed,
+            "failed": t.failed,
+            "cached_responses": t.cached_responses,
+            "cached_judgments": t.cached_judgments,
+        },
+        "mean_score": t.mean_score,
+        "cost_usd": {
+            "candidate": t.candidate_cost_usd,
+            "judge": t.judge_cost_usd,
+            "total": t.cost_usd,
+        },
+        "tokens": {
+            "candidate": {"input": t.candidate_input_tokens, "output": t.candidate_output_tokens},
+            "judge": {"input": t.judge_input_tokens, "output": t.judge_output_tokens},
+        },
+    }
+
+
+def run_to_dict(run: RunRecord) -> dict[str, Any]:
+    """Turn a stored run into the JSON-ready results-file layout (see the module docstring).
+
+    Args:
+        run: The run as stored.
+
+    Returns:
+        The data, with each response's judgments nested under it. The run's lock state
+        (``owner_pid``, ``owner_host``, ``heartbeat_at``) is left out.
+    """
+    from qualspec import __version__  # at call time: qualspec/__init__ may import report
+
+    s = run.summary
+    judged = judgments_by_response(run)
+    keys = {r.key for r in run.responses}
+    responses = []
+    for response in run.responses:
+        item = _record_dict(response)
+        item["judgments"] = [_record_dict(j) for j in judged.get(response.key, [])]
+        responses.append(item)
+    data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "qualspec_version": __version__,
+        "run": _summary_fields(s),
+        "summary": _summary_dict(run),
+        "responses": responses,
+    }
+    unattached = [_record_dict(j) for j in run.judgments if j.response_key not in keys]
+    if unattached:
+        data["unattached_judgments"] = unattached
+    return data
+
+
+# ----------------------------------------------------------------------------- import
+
+
+def _check_version(data: Mapping[str, Any], source: str) -> None:
+    version = data.get("schema_version")
+    if version is None:
+        raise ResultsFileError(
+            f"{source} has no schema_version: it is not a qualspec results file "
+            "(export one with qualspec runs export RUN --format json)"
+        )
+    match = _VERSION_RE.match(version) if isinstance(version, str) else None
+    if match is None:
+        raise ResultsFileError(
+            f"{source} has an invalid schema_version {version!r} (expected major.minor such "
+            "as '1.0'): re-export it with qualspec runs export RUN --format json"
+        )
+    major = int(match.group(1))
+    if major > _MAJOR:
+        raise SchemaVersionError(
+            f"{source} was written by a newer qualspec (schema {version}; this reads "
+            f"{_MAJOR}.x): upgrade with pip install -U qualspec"
+        )
+    if major < _MAJOR:
+        raise ResultsFileError(
+            f"{source} uses schema {version}, which this qualspec no longer reads "
+            f"(it reads {_MAJOR}.x): re-export the run with this version"
+        )
+
+
+def _datetime(value: Any, where: str, source: str) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return datetime.fromisoformat(value)
+    raise ResultsFileError(
+        f"{source}: {where} is not an ISO date-time ({value!r}): fix or re-export the file"
+    )
+
+
+def _build(cls: type[_T], data: Any, where: str, source: str) -> _T:
+    if not isinstance(data, Mapping):
+        raise ResultsFileError(f"{source}: {where} must be an object: re-export the file")
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    kwargs = {name: value for name, value in data.items() if name in fields}
+    for name, f in fields.items():
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if required and name not in kwargs:
+            raise ResultsFileError(
+                f"{source}: {where}.{name} is missing: fix or re-export the file"
+            )
+    for name in kwargs:
+        if name.endswith("_at"):
+            kwargs[name] = _datetime(kwargs[name], f"{where}.{name}", source)
+    return cls(**kwargs)
+
+
+def _list(data: Any, where: str, source: str) -> list[Any]:
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise ResultsFileError(f"{source}: {where} must be a list: re-export the file")
+    return data
+
+
+def run_from_dict(data: Any, *, source: str) -> RunRecord:
+    """Read the results-file layout back into a run (the inverse of :func:`run_to_dict`).
+
+    Args:
+        data: Parsed JSON.
+        source: Where the data came from (a path), used in error messages.
+
+    Returns:
+        The run; judgments in the order of their responses, then unattached ones.
+
+    Raises:
+        SchemaVersionError: The file was written with a newer major schema version.
+        ResultsFileError: ``schema_version`` is missing or invalid, or a field is missing
+            or has the wrong shape.
+    """
+    if not isinstance(data, Mapping):
+        raise ResultsFileError(
+            f"{source} is not a qualspec results file (expected a JSON object at the top): "
+            "export one with qualspec runs export RUN --format json"
+        )
+    _check_version(data, source)
+    summary = _build(RunSummary, data.get("run"), "run", source)
+    if not isinstance(summary.metadata, dict):
+        raise ResultsFileError(f"{source}: run.metadata must be an object: re-export the file")
+    responses: list[ResponseRecord] = []
+    judgments: list[JudgmentRecord] = []
+    for i, item in enumerate(_list(data.get("responses"), "responses", source)):
+        where = f"responses[{i}]"
+        responses.append(_build(ResponseRecord, item, where, source))
+        for k, j in enumerate(_list(item.get("judgments"), f"{where}.judgments", source)):
+            judgments.append(_build(JudgmentRecord, j, f"{where}.judgments[{k}]", source))
+    extra = _list(data.get("unattached_judgments"), "unattached_judgments", source)
+    for k, j in enumerate(extra):
+        judgments.append(_build(JudgmentRecord, j, f"unattached_judgments[{k}]", source))
+    return RunRecord(summary=summary, responses=responses, judgments=judgments)
+
+
+def read_results_file(path: str | os.PathLike[str]) -> RunRecord:
+    """Read a JSON results file written by ``qualspec run`` or ``qualspec runs export``.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The run it holds.
+
+    Raises:
+        ResultsFileError: The file is missing, unreadable, not JSON (the message gives the
+            line and column) or not a results file.
+        SchemaVersionError: It was written by a newer qualspec.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsFileError(
+            f"{p}: no such results file: check the path (qualspec runs list shows stored runs)"
+        ) from None
+    except IsADirectoryError:
+        raise ResultsFileError(
+            f"{p} is a directory: give the path of a results .json file"
+        ) from None
+    except UnicodeDecodeError:
+        raise ResultsFileError(
+            f"{p} is not UTF-8 text: give the path of a qualspec results .json file"
+        ) from None
+    except OSError as exc:
+        raise ResultsFileError(f"{p}: cannot read ({exc.strerror}): check permissions") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsFileError(
+            f"{p}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}): "
+            "give the path of a qualspec results .json file"
+        ) from None
+    return run_from_dict(data, source=str(p))
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def default_results_path(
+    suite_name: str, when: datetime, directory: str | os.PathLike[str] = "results"
+) -> Path:
+    """The default results file name: ``<directory>/<suite-slug>_<YYYYMMDD-HHMMSS>.json``.
+
+    The slug is the suite name in ASCII (accents dropped) and lower case, with each run of
+    non-alphanumeric characters replaced by ``-`` and trimmed of ``-`` (``suite`` when
+    nothing is left).
+
+    Example:
+        >>> default_results_path("My Suite!", datetime(2025, 12, 26, 9, 5, 0))
+        PosixPath('results/my-suite_20251226-090500.json')
+    """
+    ascii_name = unicodedata.normalize("NFKD", suite_name).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-") or "suite"
+    return Path(directory) / f"{slug}_{when:%Y%m%d-%H%M%S}.json"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def _atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
+    """Yield a text file whose content replaces ``path`` only if the block succeeds."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ResultsFileError(
+            f"Cannot write {target}: {exc.strerror or exc}: check the directory exists and is "
+            "writable"
+        ) from None
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError):
+            raise ResultsFileError(
+                f"Cannot write {target}: {exc.strerror or exc}: free some disk space or "
+                "check permissions, then export again"
+            ) from exc
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temp file in the same directory, fsync, rename).
+
+    On any error the temporary file is removed and an existing ``path`` is left untouched.
+
+    Raises:
+        ResultsFileError: The disk or the operating system refused the write.
+    """
+    with _atomic_writer(path) as handle:
+        handle.write(text)
+
+
+def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
+    """Write ``data`` as indented UTF-8 JSON to ``path`` atomically.
+
+    Date-times are written in ISO 8601. On any error (disk full, a value that cannot be
+    serialized, ...) the temporary file is removed and an existing ``path`` is untouched.
+
+    Raises:
+        ResultsFileError: The disk or the operating system refused the write.
+        TypeError: A value cannot be turned into JSON (nothing is written).
+    """
+    with _atomic_writer(path) as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False, default=_json_default)
+        handle.write("\n")
