@@ -1,0 +1,124 @@
+"""Engine overhead vs a bare asyncio+aiohttp client, against the fake server.
+
+    python benchmarks/engine_throughput.py [--calls 5000] [--concurrency 100] [--latency 0.05]
+
+The fake OpenAI-compatible server runs in its own process (so its CPU is not counted).
+In one run this measures:
+  1. bare:    asyncio + aiohttp, N calls at the given concurrency (the baseline)
+  2. engine:  qualspec's engine, the same N calls (no judge), every result recorded in SQLite
+  3. cached:  the same suite again: every answer comes from the cache
+and prints wall and CPU seconds and the ratios engine/bare. Targets: wall <= 1.3x, CPU <= 2x,
+cached rerun < 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", "0",
+         "--latency", str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    base_url = proc.stdout.readline().strip()
+    if not base_url.startswith("http"):
+        proc.kill()
+        raise SystemExit(f"fake server did not start: {base_url!r}")
+    return proc, base_url
+
+
+async def bare(base_url: str, calls: int, concurrency: int) -> None:
+    import aiohttp
+
+    sem = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+        async def one(i: int) -> None:
+            body = {"model": "fake", "messages": [{"role": "user", "content": f"question {i}"}],
+                    "temperature": 0.0}
+            async with sem:
+                async with session.post(f"{base_url}/chat/completions", json=body,
+                                        headers={"Authorization": "Bearer bench"}) as resp:
+                    data = await resp.json()
+                    assert data["choices"][0]["message"]["content"]
+
+        await asyncio.gather(*(one(i) for i in range(calls)))
+
+
+def measure(fn: object) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()  # type: ignore[operator]
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=0.05)
+    args = parser.parse_args()
+
+    from qualspec import Candidate, Evaluation, ExecuteOptions, Scenario
+    from qualspec.engine._plan import expand
+    from qualspec.engine._run import execute_plan
+    from qualspec.spec import ProviderConfig, load_evaluation
+    from qualspec.store import Store
+
+    proc, base_url = start_server(args.latency)
+    tmp = Path(tempfile.mkdtemp(prefix="qualspec-bench-"))
+    os.environ["BENCH_KEY"] = "bench"
+    try:
+        evaluation = Evaluation(
+            name="bench",
+            candidates=[Candidate(name="fake", model="bench/fake")],
+            scenarios=[Scenario(name="q", prompt="question {{ i }}", criteria=["any"],
+                                inputs=[{"i": i} for i in range(args.calls)])],
+            providers={"bench": ProviderConfig(type="openai", base_url=base_url,
+                                               api_key_env="BENCH_KEY")},
+        )
+        suite = load_evaluation(evaluation, tmp)
+        plan = expand(suite)
+        options = ExecuteOptions(max_concurrency=args.concurrency, judge=False)
+        store = Store.open(f"sqlite:///{tmp / 'bench.db'}")
+
+        def engine() -> None:
+            out = execute_plan(suite, plan, store=store, options=options, argv=[])
+            assert out.stats.candidate_calls + out.stats.cached_candidate == args.calls, out.stats
+
+        asyncio.run(bare(base_url, 200, args.concurrency))  # warm up both sides
+        b_wall, b_cpu = measure(lambda: asyncio.run(bare(base_url, args.calls, args.concurrency)))
+        e_wall, e_cpu = measure(engine)
+        c_wall, c_cpu = measure(engine)
+        store.close()
+    finally:
+        proc.kill()
+    result = {
+        "calls": args.calls, "concurrency": args.concurrency, "latency_s": args.latency,
+        "bare": {"wall_s": round(b_wall, 3), "cpu_s": round(b_cpu, 3)},
+        "engine_sqlite": {"wall_s": round(e_wall, 3), "cpu_s": round(e_cpu, 3)},
+        "cached_rerun": {"wall_s": round(c_wall, 3), "cpu_s": round(c_cpu, 3)},
+        "wall_ratio": round(e_wall / b_wall, 2),
+        "cpu_ratio": round(e_cpu / b_cpu, 2),
+    }
+    print(f"bare aiohttp      wall {b_wall:6.2f} s   cpu {b_cpu:6.2f} s")
+    print(f"qualspec+sqlite   wall {e_wall:6.2f} s   cpu {e_cpu:6.2f} s")
+    print(f"cached rerun      wall {c_wall:6.2f} s   cpu {c_cpu:6.2f} s")
+    print(f"ratios: wall {result['wall_ratio']}x (target <= 1.3)   "
+          f"cpu {result['cpu_ratio']}x (target <= 2)   cached rerun {c_wall:.2f} s (target < 2)")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""Argument parser and dispatch with one-line errors (tracebacks only with --debug)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+
+from qualspec.errors import (
+    AuthenticationError,
+    ConfigError,
+    QualspecError,
+    SpecError,
+)
+
+__all__ = ["build_parser", "dispatch"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+Handler = Callable[[argparse.Namespace, Sequence[str]], int]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {value}")
+    return value
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="database URL (default: $QUALSPEC_DATABASE_URL, else sqlite under "
+        "$QUALSPEC_HOME or ./.qualspec)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command tree."""
+    parser = argparse.ArgumentParser(
+        prog="qualspec",
+        description="LLM-judged qualitative evaluation: candidates x roles x scenarios x "
+        "temperatures x runs, judged per criterion, recorded, compared.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run (or --dry-run) a suite file (.yaml or .py)")
+    run.add_argument("suite", help="suite file: YAML, or Python defining an Evaluation")
+    run.add_argument("--dry-run", action="store_true", help="print the matrix and costs; call nothing")
+    run.add_argument("--candidates", metavar="A,B", help="only these candidates")
+    run.add_argument("--roles", metavar="A,B", help="only these roles")
+    run.add_argument("--scenarios", metavar="A,B", help="only these scenarios")
+    run.add_argument(
+        "--temps",
+        "--temperatures",
+        dest="temps",
+        metavar="T,T|PRESET",
+        help="temperatures, e.g. 0,0.7 or a preset: stability_test, full_range, safety_probe",
+    )
+    run.add_argument(
+        "--runs", "--runs-per-temp", dest="runs", type=_positive_int, metavar="N",
+        help="repeated runs per temperature",
+    )
+    run.add_argument("--model", metavar="PROVIDER/MODEL", help="run every candidate on this model")
+    run.add_argument("--judge", metavar="PROVIDER/MODEL", help="judge model (default: suite's)")
+    run.add_argument("--threshold", type=float, metavar="SCORE", help="pass threshold 0-10")
+    run.add_argument("--no-judge", action="store_true", help="collect answers only")
+    run.add_argument(
+        "--max-concurrency", type=_positive_int, metavar="N",
+        help="concurrent calls per provider (default: the provider's)",
+    )
+    run.add_argument(
+        "--timeout", type=_positive_float, default=120.0, metavar="SECONDS",
+        help="per-attempt timeout (default 120)",
+    )
+    run.add_argument(
+        "--retries", type=int, default=3, metavar="N",
+        help="retries after a failed attempt (default 3)",
+    )
+    run.add_argument("--output", "-o", metavar="PATH", help="results JSON path")
+    run.add_argument(
+        "--results-dir", default="results", metavar="DIR",
+        help="directory for results/<suite>_<timestamp>.json (default results)",
+    )
+    run.add_argument(
+        "--resume", nargs="?", const=True, default=None, metavar="RUN_ID",
+        help="continue the latest unfinished run of this suite (or RUN_ID): only missing work",
+    )
+    run.add_argument("--no-cache", action="store_true", help="neither read nor use the cache")
+    run.add_argument("--refresh", action="store_true", help="call again and overwrite the cache")
+    run.add_argument("--max-cost", type=_positive_float, metavar="USD", help="stop at this cost")
+    run.add_argument("--prices", metavar="PATH", help="JSON price table overriding the built-in")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    run.add_argument("--show-responses", action="store_true", help="print each response text")
+    _add_db(run)
+    run.set_defaults(handler="qualspec.cli._run:cmd_run")
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of the YAML suite format")
+    schema.set_defaults(handler="qualspec.cli._misc:cmd_schema")
+
+    runs = sub.add_parser("runs", help="history: list, show and export recorded runs")
+    runs_sub = runs.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+    rl = runs_sub.add_parser("list", help="recent runs")
+    rl.add_argument("--suite", help="only runs of this suite name")
+    rl.add_argument("--limit", type=_positive_int, default=20)
+    _add_db(rl)
+    rl.set_defaults(handler="qualspec.cli._history:cmd_runs_list")
+    rs = runs_sub.add_parser("show", help="the report of one run")
+    rs.add_argument("run_id", metavar="RUN")
+    rs.add_argument("--show-responses", action="store_true")
+    _add_db(rs)
+    rs.set_defaults(handler="qualspec.cli._history:cmd_runs_show")
+    re_ = runs_sub.add_parser("export", help="write a run as json, jsonl or csv")
+    re_.add_argument("run_id", metavar="RUN")
+    re_.add_argument("--format", choices=["json", "jsonl", "csv"], default="json")
+    re_.add_argument("--output", "-o", metavar="PATH", help="file (default: standard output)")
+    _add_db(re_)
+    re_.set_defaults(handler="qualspec.cli._history:cmd_runs_export")
+
+    diff = sub.add_parser("diff", help="compare two runs (run ids or results JSON files)")
+    diff.add_argument("a", metavar="A")
+    diff.add_argument("b", metavar="B")
+    diff.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    diff.add_argument(
+        "--noise", type=float, default=0.5, metavar="POINTS",
+        help="score changes within this many points are unchanged (default 0.5)",
+    )
+    diff.add_argument(
+        "--fail-on-regression", action="store_true", help="exit 1 when something regressed"
+    )
+    _add_db(diff)
+    diff.set_defaults(handler="qualspec.cli._history:cmd_diff")
+
+    prompts = sub.add_parser("prompts", help="versioned prompts: list, show, diff")
+    p_sub = prompts.add_subparsers(dest="prompts_command", metavar="ACTION", required=True)
+    pl = p_sub.add_parser("list", help="every prompt name with its versions")
+    _add_db(pl)
+    pl.set_defaults(handler="qualspec.cli._misc:cmd_prompts_list")
+    ps = p_sub.add_parser("show", help="one prompt version's text")
+    ps.add_argument("name")
+    ps.add_argument("version", type=int, nargs="?")
+    _add_db(ps)
+    ps.set_defaults(handler="qualspec.cli._misc:cmd_prompts_show")
+    pd = p_sub.add_parser("diff", help="unified diff of two versions of a prompt")
+    pd.add_argument("name")
+    pd.add_argument("version_a", type=int)
+    pd.add_argument("version_b", type=int)
+    _add_db(pd)
+    pd.set_defaults(handler="qualspec.cli._misc:cmd_prompts_diff")
+
+    cache = sub.add_parser("cache", help="the response cache: stats, clear")
+    c_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
+    cs = c_sub.add_parser("stats", help="entries and size per kind")
+    _add_db(cs)
+    cs.set_defaults(handler="qualspec.cli._misc:cmd_cache_stats")
+    cc = c_sub.add_parser("clear", help="delete cache entries")
+    cc.add_argument("--kind", help="only this kind (candidate, judge, reference)")
+    cc.add_argument("--expired", action="store_true", help="only expired entries")
+    _add_db(cc)
+    cc.set_defaults(handler="qualspec.cli._misc:cmd_cache_clear")
+    return parser
+
+
+def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Run the chosen command; turn errors into one line each."""
+    target = getattr(ns, "handler", None)
+    if target is None:
+        build_parser().print_help()
+        return EXIT_USAGE
+    module_name, func_name = target.split(":")
+    try:
+        import importlib
+
+        handler: Handler = getattr(importlib.import_module(module_name), func_name)
+        return handler(ns, argv)
+    except KeyboardInterrupt:
+        print("qualspec: interrupted; finished results are recorded (resume with --resume)",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SpecError as exc:
+        if ns.debug:
+            traceback.print_exc()
+        for issue in exc.issues:
+            print(issue, file=sys.stderr)
+        return EXIT_USAGE
+    except ConfigError as exc:
+        if ns.debug:
+            traceback.print_exc()
+        print(f"qualspec: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except AuthenticationError as exc:
+        if ns.debug:
+            traceback.print_exc()
+        print(f"qualspec: run stopped: authentication failed: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except QualspecError as exc:
+        if ns.debug:
+            traceback.print_exc()
+        print(f"qualspec: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except Exception as exc:
+        if ns.debug:
+            raise
+        print(
+            f"qualspec: internal error: {type(exc).__name__}: {exc} (rerun with --debug for "
+            "the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+
+
+def _version() -> str:
+    from qualspec import __version__
+
+    return f"qualspec {__version__}"

@@ -1,0 +1,92 @@
+"""``qualspec runs list|show|export`` and ``qualspec diff``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qualspec.store._records import RunRecord
+
+__all__ = ["cmd_diff", "cmd_runs_export", "cmd_runs_list", "cmd_runs_show"]
+
+
+def cmd_runs_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Print recent runs, newest first."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from qualspec.store import Store
+
+    with Store.open(ns.db) as store:
+        runs = store.list_runs(suite_name=ns.suite, limit=ns.limit)
+    console = Console(highlight=False)
+    if not runs:
+        console.print("No runs recorded yet: start one with qualspec run SUITE")
+        return 0
+    table = Table()
+    for column in ("run", "suite", "status", "started (UTC)", "responses", "judgments", "cost"):
+        table.add_column(column)
+    for run in runs:
+        table.add_row(
+            run.id,
+            run.suite_name,
+            run.status,
+            run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+            str(run.n_responses),
+            str(run.n_judgments),
+            f"${run.cost_usd:.4f}",
+        )
+    console.print(table)
+    return 0
+
+
+def cmd_runs_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Print the console report of a stored run."""
+    from rich.console import Console
+
+    from qualspec.report import render_run
+    from qualspec.store import Store
+
+    with Store.open(ns.db) as store:
+        run = store.load_run(ns.run_id)
+    render_run(run, Console(highlight=False), show_responses=ns.show_responses)
+    return 0
+
+
+def cmd_runs_export(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Write a stored run as json, jsonl or csv."""
+    from qualspec.report import export_run
+    from qualspec.store import Store
+
+    with Store.open(ns.db) as store:
+        run = store.load_run(ns.run_id)
+    text = export_run(run, ns.format, Path(ns.output) if ns.output else None)
+    if text is not None:
+        sys.stdout.write(text)
+    return 0
+
+
+def _load(ref: str, db: str | None) -> RunRecord:
+    """A run id (or unique prefix) from the store, or a results JSON file."""
+    from qualspec.report import read_results_file
+
+    path = Path(ref)
+    if path.suffix.lower() == ".json" or path.is_file():
+        return read_results_file(path)
+    from qualspec.store import Store
+
+    with Store.open(db) as store:
+        return store.load_run(ref)
+
+
+def cmd_diff(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Compare two runs; exit 1 on regression with --fail-on-regression."""
+    from qualspec.analysis import diff_runs, format_diff
+
+    diff = diff_runs(_load(ns.a, ns.db), _load(ns.b, ns.db), noise=ns.noise)
+    sys.stdout.write(format_diff(diff, ns.format).rstrip("\n") + "\n")
+    return 1 if ns.fail_on_regression and diff.has_regression else 0

@@ -1,0 +1,99 @@
+"""``qualspec schema``, ``qualspec prompts ...`` and ``qualspec cache ...``."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from collections.abc import Sequence
+
+__all__ = [
+    "cmd_cache_clear",
+    "cmd_cache_stats",
+    "cmd_prompts_diff",
+    "cmd_prompts_list",
+    "cmd_prompts_show",
+    "cmd_schema",
+]
+
+
+def cmd_schema(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Print the JSON Schema of the YAML suite format."""
+    from qualspec.spec import json_schema
+
+    sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
+    return 0
+
+
+def cmd_prompts_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """List every prompt name with its versions."""
+    from qualspec.store import Store
+
+    with Store.open(ns.db) as store:
+        prompts = store.list_prompts()
+    if not prompts:
+        print("No prompts recorded yet: they are stored when a run starts.")
+        return 0
+    width = max(len(p.name) for p in prompts)
+    for p in prompts:
+        first = p.text.strip().splitlines()[0] if p.text.strip() else ""
+        first = first if len(first) <= 60 else first[:57] + "..."
+        stamp = p.created_at.strftime("%Y-%m-%d %H:%M")
+        print(f"{p.name:<{width}}  v{p.version:<3} {p.content_hash[:10]}  {stamp}  {first}")
+    return 0
+
+
+def cmd_prompts_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Print one prompt version (the latest when no version is given)."""
+    from qualspec.errors import StoreError
+    from qualspec.store import Store
+
+    with Store.open(ns.db) as store:
+        if ns.version is None:
+            versions = [p for p in store.list_prompts() if p.name == ns.name]
+            if not versions:
+                raise StoreError(f"no prompt named '{ns.name}': see qualspec prompts list")
+            prompt = max(versions, key=lambda p: p.version)
+        else:
+            prompt = store.get_prompt(ns.name, ns.version)
+    sys.stdout.write(prompt.text.rstrip("\n") + "\n")
+    return 0
+
+
+def cmd_prompts_diff(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Unified diff between two versions of a prompt."""
+    from qualspec.store import Store
+
+    with Store.open(ns.db) as store:
+        a = store.get_prompt(ns.name, ns.version_a)
+        b = store.get_prompt(ns.name, ns.version_b)
+    lines = difflib.unified_diff(
+        a.text.splitlines(keepends=True),
+        b.text.splitlines(keepends=True),
+        fromfile=f"{ns.name} v{a.version}",
+        tofile=f"{ns.name} v{b.version}",
+    )
+    out = "".join(lines)
+    sys.stdout.write(out if out else f"{ns.name} v{a.version} and v{b.version} are identical\n")
+    return 0
+
+
+def cmd_cache_stats(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Entries and sizes in the response cache."""
+    from qualspec.store import Store
+
+    with Store.open(ns.db) as store:
+        stats = store.cache_stats()
+    sys.stdout.write(json.dumps(stats, indent=2, default=str) + "\n")
+    return 0
+
+
+def cmd_cache_clear(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Delete cache entries (all, one kind, or only expired ones)."""
+    from qualspec.store import Store
+
+    with Store.open(ns.db) as store:
+        removed = store.cache_clear(kind=ns.kind, expired_only=ns.expired)
+    print(f"Removed {removed} cache entries.")
+    return 0

@@ -1,0 +1,89 @@
+"""Dry-run estimates: calls, tokens and cost per model, before anything is called."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qualspec.engine._plan import Plan
+    from qualspec.providers._prices import PriceTable
+
+__all__ = ["Estimate", "ModelEstimate", "estimate"]
+
+_CHARS_PER_TOKEN = 4
+_DEFAULT_OUTPUT_TOKENS = 256
+_JUDGE_OUTPUT_TOKENS = 120
+_JUDGE_PROMPT_TOKENS = 220  # the judge template itself, measured on the shipped prompt
+
+
+@dataclass
+class ModelEstimate:
+    """Estimated calls, tokens and cost for one model address in one role (candidate/judge)."""
+
+    model: str
+    kind: str
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+
+@dataclass
+class Estimate:
+    """A dry run's numbers."""
+
+    rows: list[ModelEstimate] = field(default_factory=list)
+
+    @property
+    def candidate_calls(self) -> int:
+        """Candidate calls in the plan."""
+        return sum(r.calls for r in self.rows if r.kind == "candidate")
+
+    @property
+    def judge_calls(self) -> int:
+        """Judge calls in the plan (one per criterion per answer, before parse retries)."""
+        return sum(r.calls for r in self.rows if r.kind == "judge")
+
+    @property
+    def input_tokens(self) -> int:
+        """All estimated input tokens."""
+        return sum(r.input_tokens for r in self.rows)
+
+    @property
+    def output_tokens(self) -> int:
+        """All estimated output tokens."""
+        return sum(r.output_tokens for r in self.rows)
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Estimated total cost; None when some model has no known price."""
+        costs = [r.cost_usd for r in self.rows]
+        return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+
+
+def estimate(plan: Plan, prices: PriceTable | None, *, judge: bool = True) -> Estimate:
+    """Estimate tokens (about 4 characters a token) and cost of running ``plan``."""
+    rows: dict[tuple[str, str], ModelEstimate] = {}
+    for item in plan.items:
+        address = f"{item.provider}/{item.model}"
+        row = rows.setdefault((address, "candidate"), ModelEstimate(address, "candidate"))
+        prompt_tokens = sum(len(m.content) for m in item.messages) // _CHARS_PER_TOKEN + 8
+        out_tokens = int(item.params.get("max_tokens") or _DEFAULT_OUTPUT_TOKENS)
+        row.calls += 1
+        row.input_tokens += prompt_tokens
+        row.output_tokens += out_tokens
+        if judge and item.criteria:
+            jrow = rows.setdefault((plan.judge_model, "judge"), ModelEstimate(plan.judge_model, "judge"))
+            user = item.messages[-1].content
+            per_call = _JUDGE_PROMPT_TOKENS + (len(user) // _CHARS_PER_TOKEN) + out_tokens
+            jrow.calls += len(item.criteria)
+            jrow.input_tokens += per_call * len(item.criteria)
+            jrow.output_tokens += _JUDGE_OUTPUT_TOKENS * len(item.criteria)
+    for row in rows.values():
+        if prices is None:
+            row.cost_usd = None
+            continue
+        provider, model = row.model.split("/", 1)
+        row.cost_usd = prices.cost(provider, model, row.input_tokens, row.output_tokens)
+    return Estimate(rows=list(rows.values()))

@@ -1,0 +1,302 @@
+"""The plan: a loaded suite expanded into work items, with filters and overrides applied.
+
+Expansion order is scenario -> input row -> role -> candidate -> temperature -> run. The
+prompt sent is the role's preamble, a blank line, and the scenario prompt rendered with the
+input row; the system prompt is the first set of role > scenario > candidate.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from qualspec.engine._items import WorkItem, call_key
+from qualspec.errors import ConfigError
+from qualspec.providers._base import Message
+
+if TYPE_CHECKING:
+    from qualspec.spec import InputRow, LoadedSuite
+    from qualspec.spec._models import Candidate, Role, Scenario
+
+__all__ = ["Plan", "expand", "parse_temperatures"]
+
+_CHARS_PER_TOKEN = 4
+_DEFAULT_OUTPUT_TOKENS = 256
+_JUDGE_TEMPLATE_CHARS = 900  # the judge instructions around prompt, answer and criterion
+_MAX_TEMPERATURE = 2.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every candidate call of a run, in expansion order, and the dimensions it came from.
+
+    ``roles`` is empty when the suite has none; ``n_inputs`` counts input rows over the
+    selected scenarios (1 for a scenario without inputs).
+    """
+
+    items: list[WorkItem]
+    candidates: tuple[str, ...]
+    roles: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    temperatures: tuple[float, ...]
+    runs: int
+    judge_model: str
+    threshold: float
+    n_inputs: int
+    judge_max_tokens: int | None = None
+
+    @property
+    def judge_calls(self) -> int:
+        """One judge call per criterion per candidate answer (before parse retries)."""
+        return sum(len(item.criteria) for item in self.items)
+
+    def estimated_tokens(self) -> tuple[int, int]:
+        """Estimated (input, output) tokens of the candidate and judge calls.
+
+        About 4 characters a token; a call's output is its ``max_tokens`` parameter or 256.
+        """
+        judge_out = self.judge_max_tokens or _DEFAULT_OUTPUT_TOKENS
+        tokens_in = tokens_out = 0
+        for item in self.items:
+            prompt_chars = sum(len(m.content) for m in item.messages)
+            answer = int(item.params.get("max_tokens") or _DEFAULT_OUTPUT_TOKENS)
+            tokens_in += prompt_chars // _CHARS_PER_TOKEN
+            tokens_out += answer
+            per_judge = (
+                prompt_chars + len(item.context or "") + _JUDGE_TEMPLATE_CHARS
+            ) // _CHARS_PER_TOKEN + answer
+            for criterion in item.criteria:
+                tokens_in += per_judge + len(criterion) // _CHARS_PER_TOKEN
+                tokens_out += judge_out
+        return tokens_in, tokens_out
+
+
+def parse_temperatures(text: str) -> tuple[float, ...]:
+    """Parse ``--temps``: comma-separated numbers (``"0,0.7"``) or a preset name.
+
+    Raises:
+        ConfigError: When a value is not a number in 0..2 or the preset is unknown.
+    """
+    from qualspec.spec import TEMPERATURE_PRESETS
+
+    name = text.strip()
+    if name in TEMPERATURE_PRESETS:
+        return TEMPERATURE_PRESETS[name]
+    values: list[float] = []
+    for part in name.split(","):
+        try:
+            value = float(part.strip())
+        except ValueError:
+            presets = ", ".join(TEMPERATURE_PRESETS)
+            close = difflib.get_close_matches(name, list(TEMPERATURE_PRESETS), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(
+                f"Invalid temperatures {text!r}: {hint}give numbers like 0,0.7 "
+                f"or a preset ({presets})"
+            ) from None
+        if not 0.0 <= value <= _MAX_TEMPERATURE:
+            raise ConfigError(f"Temperature {value:g} is outside 0..2: give values from 0 to 2")
+        values.append(value)
+    return tuple(dict.fromkeys(values))
+
+
+def _select(kind: str, flag: str, names: Sequence[str] | None, valid: list[str]) -> list[str]:
+    if not names:
+        return valid
+    if not valid:
+        raise ConfigError(f"{flag} was given but the suite defines no {kind}s: remove {flag}")
+    for name in names:
+        if name not in valid:
+            close = difflib.get_close_matches(name, valid, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(
+                f"Unknown {kind} {name!r} in {flag}: {hint}valid {kind}s: {', '.join(valid)}"
+            )
+    wanted = set(names)
+    return [name for name in valid if name in wanted]
+
+
+def _split(address: str) -> tuple[str, str]:
+    provider, sep, model = address.strip().partition("/")
+    if not sep or not provider or not model:
+        raise ConfigError(
+            f"Model address {address!r} must be provider/model, e.g. local/smollm2 or "
+            "openai/gpt-4o-mini"
+        )
+    return provider, model
+
+
+def _criteria(suite: LoadedSuite, scenario: Scenario, temperature: float) -> tuple[str, ...]:
+    from qualspec.spec import BUILTIN_RUBRICS
+
+    out = list(scenario.criteria)
+    if scenario.rubric:
+        rubrics = {**BUILTIN_RUBRICS, **{r.name: r for r in suite.evaluation.rubrics}}
+        out.extend(rubrics[scenario.rubric].criteria)
+    out.extend(a.criterion for a in scenario.at_temperature if a.temperature == temperature)
+    return tuple(dict.fromkeys(out))
+
+
+def expand(
+    suite: LoadedSuite,
+    *,
+    candidates: Sequence[str] | None = None,
+    roles: Sequence[str] | None = None,
+    scenarios: Sequence[str] | None = None,
+    temperatures: Sequence[float] | str | None = None,
+    runs: int | None = None,
+    model: str | None = None,
+) -> Plan:
+    """Expand a suite into work items.
+
+    Args:
+        suite: The loaded suite.
+        candidates: Only these candidates (names; ``None`` or empty: all).
+        roles: Only these roles.
+        scenarios: Only these scenarios.
+        temperatures: Override the suite's temperatures (numbers, or text for
+            :func:`parse_temperatures`).
+        runs: Override ``runs_per_temperature``.
+        model: Replace every candidate's model address (run the suite on another server).
+
+    Raises:
+        ConfigError: An unknown name, a bad temperature, run count or model address.
+
+    Example::
+
+        plan = expand(load_suite("suite.yaml"), roles=["expert"], temperatures="0,0.7")
+        print(len(plan.items), plan.judge_calls)
+    """
+    evaluation = suite.evaluation
+    by_candidate = {c.name: c for c in evaluation.candidates}
+    by_role = {r.name: r for r in evaluation.roles}
+    by_scenario = {s.name: s for s in evaluation.scenarios}
+    chosen_candidates = _select("candidate", "--candidates", candidates, list(by_candidate))
+    chosen_roles = _select("role", "--roles", roles, list(by_role))
+    chosen_scenarios = _select("scenario", "--scenarios", scenarios, list(by_scenario))
+    temps = _temperatures(evaluation.temperature_values(), temperatures)
+    n_runs = evaluation.runs_per_temperature if runs is None else runs
+    if n_runs < 1:
+        raise ConfigError(f"--runs must be at least 1, got {n_runs}")
+    addresses = {
+        name: _split(model if model is not None else by_candidate[name].model)
+        for name in chosen_candidates
+    }
+    role_list: list[Role | None] = [by_role[n] for n in chosen_roles] or [None]
+    items: list[WorkItem] = []
+    n_inputs = 0
+    for scenario_name in chosen_scenarios:
+        scenario = by_scenario[scenario_name]
+        rows: list[InputRow | None] = list(suite.inputs.get(scenario_name, [])) or [None]
+        n_inputs += len(rows)
+        criteria = {t: _criteria(suite, scenario, t) for t in temps}
+        for row in rows:
+            prompt = _render(scenario.prompt, row)
+            for role in role_list:
+                for candidate_name in chosen_candidates:
+                    candidate = by_candidate[candidate_name]
+                    items.extend(
+                        _cells(
+                            scenario, row, role, candidate, addresses[candidate_name],
+                            prompt, temps, n_runs, criteria,
+                        )
+                    )  # fmt: skip
+    judge = evaluation.judge
+    judge_max = judge.params.get("max_tokens")
+    return Plan(
+        items=items,
+        candidates=tuple(chosen_candidates),
+        roles=tuple(chosen_roles),
+        scenarios=tuple(chosen_scenarios),
+        temperatures=temps,
+        runs=n_runs,
+        judge_model=judge.model,
+        threshold=judge.threshold,
+        n_inputs=n_inputs,
+        judge_max_tokens=int(judge_max) if isinstance(judge_max, int | float) else None,
+    )
+
+
+def _temperatures(
+    suite_values: tuple[float, ...], override: Sequence[float] | str | None
+) -> tuple[float, ...]:
+    if override is None:
+        return tuple(float(t) for t in suite_values)
+    if isinstance(override, str):
+        return parse_temperatures(override)
+    values = tuple(dict.fromkeys(float(t) for t in override))
+    if not values:
+        raise ConfigError("No temperatures given: give at least one, e.g. --temps 0")
+    for value in values:
+        if not 0.0 <= value <= _MAX_TEMPERATURE:
+            raise ConfigError(f"Temperature {value:g} is outside 0..2: give values from 0 to 2")
+    return values
+
+
+def _render(template: str, row: InputRow | None) -> str:
+    if row is None:
+        return template
+    from qualspec.spec._inputs import render_prompt
+
+    return render_prompt(template, row.values)
+
+
+def _cells(
+    scenario: Scenario,
+    row: InputRow | None,
+    role: Role | None,
+    candidate: Candidate,
+    address: tuple[str, str],
+    prompt: str,
+    temperatures: tuple[float, ...],
+    runs: int,
+    criteria: dict[float, tuple[str, ...]],
+) -> list[WorkItem]:
+    system = next(
+        (
+            s
+            for s in (
+                role.system_prompt if role else None,
+                scenario.system_prompt,
+                candidate.system_prompt,
+            )
+            if s is not None
+        ),
+        None,
+    )
+    user = f"{role.preamble}\n\n{prompt}" if role and role.preamble else prompt
+    messages = (Message("system", system),) if system is not None else ()
+    messages = (*messages, Message("user", user))
+    parts: dict[str, str] = {}
+    if system is not None:
+        parts["system_prompt"] = system
+    if role and role.preamble:
+        parts["preamble"] = role.preamble
+    parts["scenario_prompt"] = scenario.prompt
+    params: dict[str, Any] = {k: v for k, v in candidate.params.items() if k != "temperature"}
+    provider, model = address
+    out: list[WorkItem] = []
+    for temperature in temperatures:
+        key_params = {**params, "temperature": temperature}
+        for run_index in range(runs):
+            out.append(
+                WorkItem(
+                    key=call_key(provider, model, messages, key_params, run_index),
+                    candidate=candidate.name,
+                    role=role.name if role else None,
+                    scenario=scenario.name,
+                    input_id=row.id if row else None,
+                    temperature=temperature,
+                    run_index=run_index,
+                    provider=provider,
+                    model=model,
+                    messages=messages,
+                    params=params,
+                    criteria=criteria[temperature],
+                    context=scenario.context,
+                    prompt_parts=parts,
+                )
+            )
+    return out

@@ -1,0 +1,51 @@
+"""Shared fixtures: every test gets its own QUALSPEC_HOME and no real API keys."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_KEY_VARS = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENROUTER_API_KEY",
+    "VLLM_API_KEY",
+    "QUALSPEC_DATABASE_URL",
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-live", action="store_true", help="run tests that call real APIs")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-live"):
+        return
+    skip = pytest.mark.skip(reason="calls a real remote API: pass --run-live to run")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "qualspec-home"
+    monkeypatch.setenv("QUALSPEC_HOME", str(home))
+    for var in _KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    yield home
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    url = os.environ.get("QUALSPEC_TEST_POSTGRES_URL")
+    return f"qualspec: postgres tests {'against ' + url.split('@')[-1] if url else 'not configured'}"
