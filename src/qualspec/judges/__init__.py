@@ -1,1 +1,31 @@
-"""qualspec.judges."""
+"""Judges: the criteria judge's prompt, score parsing that never invents a score, verdicts.
+
+The engine makes the judge calls (and the parse retries); everything here is pure.
+"""
+
+from qualspec.judges._criteria import (
+    DEFAULT_MAX_RESPONSE_CHARS,
+    JUDGE_PROMPT_NAME,
+    JUDGE_SCHEMA,
+    build_judge_messages,
+    judge_prompt_text,
+    truncate_text,
+)
+from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
+from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
+
+__all__ = [
+    "DEFAULT_MAX_RESPONSE_CHARS",
+    "JUDGE_PROMPT_NAME",
+    "JUDGE_SCHEMA",
+    "MAX_REASONING_CHARS",
+    "ParsedJudgment",
+    "Summary",
+    "build_judge_messages",
+    "judge_prompt_text",
+    "parse_judgment",
+    "passed",
+    "summarize",
+    "truncate_text",
+    "unscored_note",
+]

@@ -1,1 +1,41 @@
-"""qualspec.providers."""
+"""Model providers behind one protocol, addressed as ``provider/model``.
+
+Built-ins (``local``, ``openai``, ``openrouter``, ``ollama``, ``vllm``, ``anthropic``) are
+registered through the ``qualspec.providers`` entry point group, like plugins.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from qualspec.providers._base import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    Provider,
+    clamp_temperature,
+)
+from qualspec.providers._registry import ProviderPool, available_providers, split_address
+
+if TYPE_CHECKING:
+    from qualspec.providers._prices import PriceTable
+
+__all__ = [
+    "ChatRequest",
+    "ChatResponse",
+    "Message",
+    "PriceTable",
+    "Provider",
+    "ProviderPool",
+    "available_providers",
+    "clamp_temperature",
+    "split_address",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PriceTable":
+        from qualspec.providers._prices import PriceTable
+
+        return PriceTable
+    raise AttributeError(f"module 'qualspec.providers' has no attribute {name!r}")

@@ -32,6 +32,9 @@ class ChatRequest:
     max_tokens: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
     json_schema: dict[str, Any] | None = None
+    seed: int | None = None
+    """A default sampling seed (the run index) for providers that honour one (local);
+    an explicit ``params["seed"]`` wins. HTTP providers ignore it."""
 
 
 @dataclass(slots=True)

@@ -1,0 +1,169 @@
+"""Anthropic's Messages API over the shared aiohttp layer (no SDK)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from qualspec.errors import ConfigError
+from qualspec.providers._base import ChatRequest, ChatResponse
+from qualspec.providers._http import HTTPClient, bad_response
+from qualspec.providers._openai import DEFAULT_REMOTE_CONCURRENCY, resolve_key
+
+if TYPE_CHECKING:
+    from qualspec.spec._models import ProviderConfig
+
+__all__ = ["AnthropicProvider", "create"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+DEFAULT_MAX_TOKENS = 1024
+API_VERSION = "2023-06-01"
+TOOL_NAME = "respond"
+
+
+class AnthropicProvider:
+    """A Messages API client. Structured output uses a forced ``respond`` tool.
+
+    Example::
+
+        provider = AnthropicProvider("anthropic", base_url=DEFAULT_BASE_URL, api_key=key)
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str,
+        api_key: str | None,
+        key_variable: str | None = "ANTHROPIC_API_KEY",
+        temperature_range: tuple[float, float] = (0.0, 1.0),
+        default_concurrency: int = DEFAULT_REMOTE_CONCURRENCY,
+    ) -> None:
+        self.name = name
+        self.base_url = _with_version(base_url)
+        self.temperature_range = temperature_range
+        self.default_concurrency = default_concurrency
+        self._url = f"{self.base_url}/messages"
+        headers = {"anthropic-version": API_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        self._http = HTTPClient(
+            provider=name,
+            headers=headers,
+            key_variable=key_variable,
+            secret=api_key,
+            retryable_statuses=frozenset({529}),
+        )
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r})"
+
+    def build_payload(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body sent for ``request`` (system messages become the ``system`` field)."""
+        body: dict[str, Any] = dict(request.params)
+        system = [m.content for m in request.messages if m.role == "system"]
+        body["model"] = request.model
+        body["messages"] = [
+            {"role": m.role, "content": m.content} for m in request.messages if m.role != "system"
+        ]
+        if system:
+            body["system"] = "\n\n".join(system)
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.json_schema is not None:
+            body["tools"] = [
+                {
+                    "name": TOOL_NAME,
+                    "description": "Give the answer in this structure.",
+                    "input_schema": request.json_schema,
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+        return body
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Make one Messages API call; failures raise classified ProviderErrors."""
+        data = await self._http.post_json(
+            self._url, self.build_payload(request), model=request.model
+        )
+        return self.parse_response(data, request)
+
+    def parse_response(self, data: Any, request: ChatRequest) -> ChatResponse:
+        """Turn a decoded Messages API body into a :class:`ChatResponse`."""
+        blocks = data.get("content") if isinstance(data, dict) else None
+        if not isinstance(blocks, list):
+            raise bad_response(self.name, request.model, 200, "no content list")
+        texts: list[str] = []
+        structured: Any = None
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif block.get("type") == "tool_use" and block.get("name") == TOOL_NAME:
+                structured = block.get("input")
+        if structured is not None:
+            text = json.dumps(structured, ensure_ascii=False)
+        else:
+            text = "".join(texts)
+        usage = data.get("usage")
+        input_tokens = output_tokens = None
+        if isinstance(usage, dict):
+            input_tokens = _int_or_none(usage.get("input_tokens"))
+            output_tokens = _int_or_none(usage.get("output_tokens"))
+        return ChatResponse(
+            text=text,
+            finish_reason=data.get("stop_reason"),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            structured=structured if request.json_schema is not None else None,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP session."""
+        await self._http.aclose()
+
+
+def _with_version(base_url: str) -> str:
+    """Accept the SDK's convention (host only, e.g. ``https://api.anthropic.com``) too."""
+    base_url = base_url.rstrip("/")
+    scheme, _, rest = base_url.partition("://")
+    if "/" not in rest:
+        base_url += "/v1"
+    return base_url
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def create(name: str, config: ProviderConfig | None) -> AnthropicProvider:
+    """Anthropic (``ANTHROPIC_API_KEY``, base URL from ``ANTHROPIC_BASE_URL``), or a custom
+    Anthropic-compatible server from a suite ``providers:`` entry of type anthropic.
+    """
+    base_url = config.base_url if config is not None else None
+    base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL", "").strip() or DEFAULT_BASE_URL
+    if not base_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"Provider '{name}': base_url {base_url!r} must start with http:// or https://, "
+            "e.g. https://api.anthropic.com/v1"
+        )
+    key_variable = (config.api_key_env if config is not None else None) or "ANTHROPIC_API_KEY"
+    api_key = resolve_key(name, key_variable, required=True)
+    temperature_range = (0.0, 1.0)
+    concurrency = DEFAULT_REMOTE_CONCURRENCY
+    if config is not None:
+        temperature_range = config.temperature_range or temperature_range
+        concurrency = config.max_concurrency or concurrency
+    return AnthropicProvider(
+        name,
+        base_url=base_url,
+        api_key=api_key,
+        key_variable=key_variable,
+        temperature_range=temperature_range,
+        default_concurrency=concurrency,
+    )

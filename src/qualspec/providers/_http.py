@@ -1,0 +1,285 @@
+"""The HTTP layer shared by the remote providers: one lazy aiohttp session, error classes.
+
+Kept cheap in CPU on purpose: one ``aiohttp.ClientSession`` per provider instance, created
+inside the running event loop on first use, an unlimited connection pool that reuses
+connections, and ``json.dumps``/``json.loads`` applied directly to bytes. Providers never
+retry, sleep or time out here: they classify failures and the engine decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+
+from qualspec.errors import (
+    AuthenticationError,
+    BadResponseError,
+    ProviderError,
+    RateLimitError,
+)
+
+if TYPE_CHECKING:
+    import aiohttp
+
+__all__ = [
+    "HTTPClient",
+    "bad_response",
+    "classify_status",
+    "parse_retry_after",
+    "parse_structured",
+]
+
+_MAX_MESSAGE = 200
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Parse a ``Retry-After`` header: delta seconds or an HTTP date; ``None`` if absent/bad.
+
+    Example: ``parse_retry_after("2")`` -> ``2.0``.
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        return max(seconds, 0.0) if math.isfinite(seconds) else None
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    current = now or datetime.now(UTC)
+    return max((when - current).total_seconds(), 0.0)
+
+
+def _one_line(text: str, secret: str | None) -> str:
+    if secret:
+        text = text.replace(secret, "***")
+    text = " ".join(text.split())
+    if len(text) > _MAX_MESSAGE:
+        text = text[: _MAX_MESSAGE - 3] + "..."
+    return text
+
+
+def _server_message(body: bytes) -> str:
+    """The error message a server put in its body (OpenAI and Anthropic shapes), or text."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return body[:1000].decode("utf-8", "replace")
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            msg = err.get("message") or err.get("detail") or err.get("type")
+            if msg is not None:
+                return str(msg)
+        elif isinstance(err, str):
+            return err
+        if "message" in data:
+            return str(data["message"])
+        if "detail" in data:
+            return str(data["detail"])
+    return body[:1000].decode("utf-8", "replace")
+
+
+def classify_status(
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    provider: str,
+    model: str,
+    key_variable: str | None,
+    secret: str | None = None,
+    retryable_statuses: frozenset[int] = frozenset(),
+) -> ProviderError:
+    """Turn a non-2xx HTTP answer into the right :class:`ProviderError` subclass.
+
+    401/403 -> AuthenticationError (names the key variable, never the key); 429 ->
+    RateLimitError with ``retry_after``; 408, 5xx and ``retryable_statuses`` -> retryable
+    ProviderError; other 4xx -> non-retryable ProviderError with the server's message.
+    """
+    ctx: dict[str, Any] = {"provider": provider, "model": model, "status": status}
+    retry_after = parse_retry_after(headers.get("Retry-After"))
+    if status in (401, 403):
+        if key_variable:
+            hint = f"check the environment variable {key_variable}"
+        else:
+            hint = "set api_key_env for this provider in the suite's providers section"
+        what = "rejected the API key" if status == 401 else "refused access"
+        return AuthenticationError(
+            f"Provider '{provider}' {what} (HTTP {status}) for model '{model}': {hint}",
+            retryable=False,
+            **ctx,
+        )
+    detail = _one_line(_server_message(body), secret)
+    if status == 429:
+        wait = f"; retry after {retry_after:g}s" if retry_after is not None else ""
+        return RateLimitError(
+            f"Provider '{provider}' rate-limited model '{model}' (HTTP 429){wait}: {detail}",
+            retry_after=retry_after,
+            **ctx,
+        )
+    if status == 408 or status >= 500 or status in retryable_statuses:
+        return ProviderError(
+            f"Provider '{provider}' failed for model '{model}' (HTTP {status}): {detail}",
+            retryable=True,
+            retry_after=retry_after,
+            **ctx,
+        )
+    return ProviderError(
+        f"Provider '{provider}' refused the request for model '{model}' (HTTP {status}): "
+        f"{detail}; fix the model name or parameters",
+        retryable=False,
+        **ctx,
+    )
+
+
+class HTTPClient:
+    """POST JSON to one server and return the decoded JSON answer, classifying failures.
+
+    The session lives in the event loop that first used it; when called from another
+    loop (a new ``asyncio.run``), a fresh session is made for that loop.
+    """
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        headers: Mapping[str, str],
+        key_variable: str | None,
+        secret: str | None = None,
+        retryable_statuses: frozenset[int] = frozenset(),
+    ) -> None:
+        self._provider = provider
+        self._headers = {"Content-Type": "application/json", **headers}
+        self._key_variable = key_variable
+        self._secret = secret
+        self._retryable = retryable_statuses
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"HTTPClient(provider={self._provider!r})"
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop or self._session.closed:
+            import aiohttp
+
+            if self._session is not None:
+                _discard(self._session)
+
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                headers=self._headers,
+                timeout=aiohttp.ClientTimeout(total=None),
+                json_serialize=json.dumps,
+            )
+            self._loop = loop
+        return self._session
+
+    async def post_json(self, url: str, payload: Mapping[str, Any], *, model: str) -> Any:
+        """POST ``payload`` as JSON; return the parsed body or raise a ProviderError."""
+        import aiohttp
+
+        session = self._get_session()
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        try:
+            async with session.post(url, data=data) as resp:
+                body = await resp.read()
+                status = resp.status
+                if status >= 400:
+                    raise classify_status(
+                        status,
+                        resp.headers,
+                        body,
+                        provider=self._provider,
+                        model=model,
+                        key_variable=self._key_variable,
+                        secret=self._secret,
+                        retryable_statuses=self._retryable,
+                    )
+        except aiohttp.ClientError as exc:
+            reason = _one_line(f"{type(exc).__name__}: {exc}", self._secret)
+            raise ProviderError(
+                f"Could not reach provider '{self._provider}' at {url} ({reason}); "
+                "check that the server is running and its base_url",
+                provider=self._provider,
+                model=model,
+                retryable=True,
+            ) from exc
+        try:
+            return json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise bad_response(
+                self._provider, model, status, f"body is not JSON: {body[:80]!r}"
+            ) from exc
+
+    async def aclose(self) -> None:
+        """Close the session if it belongs to the running loop (else just drop it)."""
+        session, self._session = self._session, None
+        if session is None or session.closed:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:  # pragma: no cover - called outside a loop
+            return
+        if running is self._loop:
+            await session.close()
+        else:
+            _discard(session)
+
+
+def _discard(session: aiohttp.ClientSession) -> None:
+    """Forget a session whose event loop is gone, without an 'Unclosed' warning.
+
+    Its connections belong to another loop and cannot be awaited from this one; mark the
+    connector closed (aiohttp's synchronous part of close) so nothing warns at exit.
+    """
+    connector = session.connector
+    session.detach()
+    close = getattr(connector, "_close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - best effort on a dead loop
+            pass
+
+
+def bad_response(provider: str, model: str, status: int | None, why: str) -> BadResponseError:
+    """A BadResponseError with the usual context and a one-line message."""
+    return BadResponseError(
+        f"Provider '{provider}' sent an answer qualspec cannot read for model '{model}': "
+        f"{_one_line(why, None)}",
+        provider=provider,
+        model=model,
+        status=status,
+    )
+
+
+def parse_structured(text: str) -> Any:
+    """Parse the JSON a model returned for structured output; ``None`` if it does not parse.
+
+    A surrounding Markdown code fence is tolerated.
+    """
+    candidate = text.strip()
+    if candidate.startswith("```"):
+        candidate = candidate.strip("`").strip()
+        if candidate[:4].lower() == "json":
+            candidate = candidate[4:]
+    try:
+        return json.loads(candidate)
+    except ValueError:
+        return None

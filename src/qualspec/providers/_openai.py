@@ -1,0 +1,219 @@
+"""OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM, any base URL).
+
+Speaks raw HTTP through :class:`~qualspec.providers._http.HTTPClient` (aiohttp), not the
+OpenAI SDK, so that 100 concurrent calls cost little CPU.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from qualspec.errors import ConfigError, MissingAPIKeyError
+from qualspec.providers._base import ChatRequest, ChatResponse
+from qualspec.providers._http import HTTPClient, bad_response, parse_structured
+
+if TYPE_CHECKING:
+    from qualspec.spec._models import ProviderConfig
+
+__all__ = [
+    "OpenAIProvider",
+    "create_ollama",
+    "create_openai",
+    "create_openrouter",
+    "create_vllm",
+    "resolve_key",
+]
+
+DEFAULT_REMOTE_CONCURRENCY = 32
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Defaults:
+    name: str
+    base_url: str
+    base_url_env: str | None
+    key_env: str | None
+    key_required: bool
+
+
+_OPENAI = _Defaults(
+    "openai", "https://api.openai.com/v1", "OPENAI_BASE_URL", "OPENAI_API_KEY", True
+)
+_OPENROUTER = _Defaults(
+    "openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_BASE_URL", "OPENROUTER_API_KEY", True
+)
+_OLLAMA = _Defaults("ollama", "http://localhost:11434/v1", "OLLAMA_BASE_URL", None, False)
+_VLLM = _Defaults("vllm", "http://localhost:8000/v1", "VLLM_BASE_URL", "VLLM_API_KEY", False)
+
+
+def resolve_key(provider: str, variable: str | None, *, required: bool) -> str | None:
+    """Read an API key from the environment; raise MissingAPIKeyError if required and unset."""
+    if variable is None:
+        return None
+    value = os.environ.get(variable, "").strip()
+    if value:
+        return value
+    if required:
+        raise MissingAPIKeyError(provider, variable)
+    return None
+
+
+class OpenAIProvider:
+    """A chat-completions client for any OpenAI-compatible server.
+
+    Example::
+
+        provider = OpenAIProvider("mylab", base_url="http://127.0.0.1:8000/v1", api_key=None)
+        request = ChatRequest(model="m", messages=(Message("user", "hi"),))
+        response = await provider.complete(request)
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str,
+        api_key: str | None,
+        key_variable: str | None = None,
+        temperature_range: tuple[float, float] = (0.0, 2.0),
+        default_concurrency: int = DEFAULT_REMOTE_CONCURRENCY,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self.temperature_range = temperature_range
+        self.default_concurrency = default_concurrency
+        self._url = f"{self.base_url}/chat/completions"
+        self._official = "api.openai.com" in self.base_url
+        all_headers = dict(headers or {})
+        if api_key:
+            all_headers["Authorization"] = f"Bearer {api_key}"
+        self._http = HTTPClient(
+            provider=name, headers=all_headers, key_variable=key_variable, secret=api_key
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(name={self.name!r}, base_url={self.base_url!r})"
+
+    def build_payload(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body sent for ``request`` (extra params pass through)."""
+        body: dict[str, Any] = dict(request.params)
+        body["model"] = request.model
+        body["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if self._official and _REASONING_MODEL.match(request.model) and "max_tokens" in body:
+            body["max_completion_tokens"] = body.pop("max_tokens")
+        if request.json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "response", "schema": request.json_schema, "strict": True},
+            }
+        return body
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Make one chat-completions call; failures raise classified ProviderErrors."""
+        data = await self._http.post_json(
+            self._url, self.build_payload(request), model=request.model
+        )
+        return self.parse_response(data, request)
+
+    def parse_response(self, data: Any, request: ChatRequest) -> ChatResponse:
+        """Turn a decoded chat-completions body into a :class:`ChatResponse`."""
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise bad_response(self.name, request.model, 200, "no choices[0].message") from exc
+        if not isinstance(message, dict):
+            raise bad_response(self.name, request.model, 200, "choices[0].message is not an object")
+        content = message.get("content")
+        if content is None:
+            content = message.get("refusal") or ""
+        if not isinstance(content, str):
+            raise bad_response(self.name, request.model, 200, "message content is not text")
+        usage = data.get("usage") if isinstance(data, dict) else None
+        input_tokens = output_tokens = None
+        if isinstance(usage, dict):
+            input_tokens = _int_or_none(usage.get("prompt_tokens"))
+            output_tokens = _int_or_none(usage.get("completion_tokens"))
+        structured = parse_structured(content) if request.json_schema is not None else None
+        return ChatResponse(
+            text=content,
+            finish_reason=choice.get("finish_reason") if isinstance(choice, dict) else None,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            structured=structured,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP session."""
+        await self._http.aclose()
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _build(name: str, config: ProviderConfig | None, defaults: _Defaults) -> OpenAIProvider:
+    base_url = config.base_url if config is not None else None
+    custom = base_url is not None and name != defaults.name
+    if base_url is None and defaults.base_url_env:
+        base_url = os.environ.get(defaults.base_url_env, "").strip() or None
+    base_url = base_url or defaults.base_url
+    if not base_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"Provider '{name}': base_url {base_url!r} must start with http:// or https://, "
+            "e.g. http://127.0.0.1:8000/v1"
+        )
+    if config is not None and config.api_key_env:
+        key_variable: str | None = config.api_key_env
+        required = True
+    elif custom:
+        key_variable, required = None, False
+    else:
+        key_variable, required = defaults.key_env, defaults.key_required
+    api_key = resolve_key(name, key_variable, required=required)
+    temperature_range = (0.0, 2.0)
+    concurrency = DEFAULT_REMOTE_CONCURRENCY
+    if config is not None:
+        temperature_range = config.temperature_range or temperature_range
+        concurrency = config.max_concurrency or concurrency
+    return OpenAIProvider(
+        name,
+        base_url=base_url,
+        api_key=api_key,
+        key_variable=key_variable,
+        temperature_range=temperature_range,
+        default_concurrency=concurrency,
+    )
+
+
+def create_openai(name: str, config: ProviderConfig | None) -> OpenAIProvider:
+    """OpenAI (``OPENAI_API_KEY``, base URL from ``OPENAI_BASE_URL``) or a custom server.
+
+    A suite entry ``{type: openai, base_url: ..., api_key_env: ...}`` under another name
+    defines a custom OpenAI-compatible provider (no key unless ``api_key_env`` is set).
+    """
+    return _build(name, config, _OPENAI)
+
+
+def create_openrouter(name: str, config: ProviderConfig | None) -> OpenAIProvider:
+    """OpenRouter (``OPENROUTER_API_KEY``)."""
+    return _build(name, config, _OPENROUTER)
+
+
+def create_ollama(name: str, config: ProviderConfig | None) -> OpenAIProvider:
+    """Ollama's OpenAI-compatible endpoint on localhost:11434 (no key)."""
+    return _build(name, config, _OLLAMA)
+
+
+def create_vllm(name: str, config: ProviderConfig | None) -> OpenAIProvider:
+    """A vLLM server on localhost:8000 (``VLLM_API_KEY`` optional)."""
+    return _build(name, config, _VLLM)

@@ -1,0 +1,135 @@
+"""Provider addresses (``provider/model``) and the pool that creates providers by name.
+
+Factories come from the entry point group ``qualspec.providers`` (the built-ins are
+registered there the same way as plugins) and are imported only when first used.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from qualspec.errors import ConfigError
+from qualspec.providers._base import Provider
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from qualspec.spec._models import ProviderConfig
+
+__all__ = ["ENTRY_POINT_GROUP", "ProviderPool", "available_providers", "split_address"]
+
+ENTRY_POINT_GROUP = "qualspec.providers"
+
+Factory = Callable[[str, "ProviderConfig | None"], Provider]
+
+
+def split_address(address: str) -> tuple[str, str]:
+    """Split ``provider/model`` at the first slash.
+
+    Example: ``split_address("local/models/x.gguf")`` -> ``("local", "models/x.gguf")``.
+    """
+    provider, sep, model = address.strip().partition("/")
+    if not sep or not provider or not model:
+        raise ConfigError(
+            f"Model address {address!r} must be provider/model, e.g. local/smollm2 or "
+            "openai/gpt-4o-mini"
+        )
+    return provider, model
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def available_providers() -> list[str]:
+    """Names of the registered providers (built-ins and plugins), sorted."""
+    return sorted(_entry_points())
+
+
+class ProviderPool:
+    """Creates providers by name on first use and keeps one instance per name.
+
+    ``configs`` are the suite's ``providers:`` entries: an entry under a registered name
+    configures that provider; an entry under a new name defines a provider of its
+    ``type`` (openai, anthropic or local).
+
+    Example::
+
+        pool = ProviderPool({"mylab": ProviderConfig(type="openai", base_url=url)})
+        provider = pool.get("mylab")
+        ...
+        await pool.aclose()
+    """
+
+    def __init__(self, configs: Mapping[str, ProviderConfig] | None = None) -> None:
+        self._configs: dict[str, ProviderConfig] = dict(configs or {})
+        self._providers: dict[str, Provider] = {}
+        self._eps: dict[str, EntryPoint] | None = None
+        self._factories: dict[str, Factory] = {}
+
+    def names(self) -> list[str]:
+        """Every provider name this pool can create (registered plus configured), sorted."""
+        return sorted(set(self._registered()) | set(self._configs))
+
+    def config(self, name: str) -> ProviderConfig | None:
+        """The suite configuration for ``name``, if any."""
+        return self._configs.get(name)
+
+    def get(self, name: str) -> Provider:
+        """The provider called ``name``, created on first use (may raise ConfigError)."""
+        provider = self._providers.get(name)
+        if provider is None:
+            config = self._configs.get(name)
+            registered = self._registered()
+            if name in registered:
+                factory_name = name
+            elif config is not None:
+                factory_name = config.type
+            else:
+                raise self._unknown(name)
+            provider = self._factory(factory_name)(name, config)
+            self._providers[name] = provider
+        return provider
+
+    def resolve(self, address: str) -> tuple[Provider, str]:
+        """The provider and model for a ``provider/model`` address."""
+        name, model = split_address(address)
+        return self.get(name), model
+
+    async def aclose(self) -> None:
+        """Close every provider this pool created."""
+        providers = list(self._providers.values())
+        self._providers.clear()
+        for provider in providers:
+            await provider.aclose()
+
+    def _registered(self) -> dict[str, EntryPoint]:
+        if self._eps is None:
+            self._eps = _entry_points()
+        return self._eps
+
+    def _factory(self, name: str) -> Factory:
+        factory = self._factories.get(name)
+        if factory is None:
+            ep = self._registered().get(name)
+            if ep is None:
+                raise ConfigError(
+                    f"Provider type '{name}' is not registered: reinstall qualspec "
+                    "(pip install -e .) so its entry points are declared"
+                )
+            loaded: Any = ep.load()
+            factory = self._factories[name] = loaded
+        return factory
+
+    def _unknown(self, name: str) -> ConfigError:
+        names = self.names()
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        return ConfigError(
+            f"Unknown provider '{name}': {hint}available: {', '.join(names)}; or define it "
+            "under providers: in the suite"
+        )

@@ -1,0 +1,403 @@
+"""A fake OpenAI- and Anthropic-compatible HTTP server for tests and benchmarks.
+
+It is a real aiohttp server on 127.0.0.1 in a background thread, with switchable faults
+(HTTP errors with ``Retry-After``, hangs, malformed bodies), latency and call counters.
+Answers are deterministic: ``"Answer to: <last user message>"``, or the judge reply
+(``{"score": 8, ...}``) when structured output is requested or the prompt mentions a
+score or a judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+__all__ = ["DEFAULT_JUDGE_REPLY", "FakeServer"]
+
+DEFAULT_JUDGE_REPLY = '{"score": 8, "reasoning": "The answer meets the criterion."}'
+HANG_SECONDS = 3600.0
+MALFORMED_BODY = b'{"id": "chatcmpl-fake", "choices": [{"message": {"content": "trunc'
+
+JudgeReply = str | Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Fault:
+    kind: str  # "fail" | "hang" | "malformed"
+    status: int = 500
+    retry_after: float | str | None = None
+
+
+def _error_body(status: int) -> bytes:
+    messages = {
+        401: "Incorrect API key provided.",
+        403: "Forbidden.",
+        429: "Rate limit reached; slow down.",
+        400: "Invalid request: unsupported parameter.",
+    }
+    message = messages.get(status, "The server had an error while processing your request.")
+    return json.dumps({"error": {"message": message, "type": f"fake_{status}"}}).encode()
+
+
+def _last_user_text(messages: Any) -> str:
+    if not isinstance(messages, list):
+        return ""
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):  # content blocks
+                return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
+
+
+def _prompt_chars(body: dict[str, Any]) -> int:
+    total = len(str(body.get("system", "")))
+    for message in body.get("messages") or ():
+        if isinstance(message, dict):
+            total += len(str(message.get("content", "")))
+    return total
+
+
+class FakeServer:
+    """A real local HTTP server speaking ``/v1/chat/completions`` and ``/v1/messages``.
+
+    Example::
+
+        with FakeServer(latency=0.05) as server:
+            server.fail_next(2, status=429, retry_after=1)
+            ... # point a provider at server.base_url
+            assert server.calls == 3
+
+    Settings and faults may be changed from any thread while it runs.
+    """
+
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        require_key: str | None = None,
+        judge_reply: JudgeReply = DEFAULT_JUDGE_REPLY,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_requests: bool = True,
+    ) -> None:
+        self.latency = latency
+        self.require_key = require_key
+        self.judge_reply: JudgeReply = judge_reply
+        self.log_requests = log_requests
+        self.hang_seconds = HANG_SECONDS
+        self._host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._faults: deque[_Fault] = deque()
+        self._mode: _Fault | None = None
+        self._calls = 0
+        self._by_path: Counter[str] = Counter()
+        self._log: list[tuple[float, dict[str, str], Any]] = []
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+
+    # ---- lifecycle -------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port (after :meth:`start`)."""
+        if self._thread is None:
+            raise RuntimeError("FakeServer is not running: call start() or use it as `with`")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``: the base URL to give a provider."""
+        return f"http://{self._host}:{self.port}/v1"
+
+    def start(self) -> FakeServer:
+        """Start serving in a background thread; returns self."""
+        if self._thread is not None:
+            return self
+        ready = threading.Event()
+        errors: list[BaseException] = []
+        self._thread = threading.Thread(
+            target=self._serve, args=(ready, errors), name="qualspec-fakeserver", daemon=True
+        )
+        self._thread.start()
+        ready.wait()
+        if errors:
+            self._thread.join()
+            self._thread = None
+            raise errors[0]
+        return self
+
+    def stop(self) -> None:
+        """Stop the server and its thread (hung requests are cancelled)."""
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None:
+            return
+        asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=30)
+        thread.join(timeout=30)
+        self._thread = None
+        self._loop = None
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _serve(self, ready: threading.Event, errors: list[BaseException]) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._startup())
+        except BaseException as exc:  # reported to start()
+            errors.append(exc)
+            ready.set()
+            loop.close()
+            return
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    async def _startup(self) -> None:
+        from aiohttp import web
+
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/v1/messages", self._handle)
+        app.router.add_get("/_stats", self._stats)
+        app.router.add_post("/_control", self._control)
+        runner = web.AppRunner(
+            app, access_log=None, handler_cancellation=True, shutdown_timeout=0.5
+        )
+        await runner.setup()
+        site = web.TCPSite(runner, self._host, self._port, backlog=1024, reuse_address=True)
+        await site.start()
+        self._runner = runner
+        self._port = int(runner.addresses[0][1])
+
+    async def _shutdown(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        asyncio.get_running_loop().call_soon(asyncio.get_running_loop().stop)
+
+    # ---- faults and counters -------------------------------------------------------------
+
+    def fail_next(
+        self, n: int = 1, status: int = 500, retry_after: float | str | None = None
+    ) -> None:
+        """Answer the next ``n`` requests with HTTP ``status`` (and ``Retry-After``)."""
+        self._queue(n, _Fault("fail", status, retry_after))
+
+    def hang_next(self, n: int = 1) -> None:
+        """Let the next ``n`` requests hang (``hang_seconds``, far past any timeout)."""
+        self._queue(n, _Fault("hang"))
+
+    def malformed_next(self, n: int = 1) -> None:
+        """Answer the next ``n`` requests with 200 and a truncated JSON body."""
+        self._queue(n, _Fault("malformed"))
+
+    def set_fault_mode(
+        self,
+        kind: str | None,
+        *,
+        status: int = 500,
+        retry_after: float | str | None = None,
+    ) -> None:
+        """Apply a fault to every call: ``"fail"``, ``"hang"``, ``"malformed"``, or ``None``."""
+        if kind not in (None, "fail", "hang", "malformed"):
+            raise ValueError(f"unknown fault kind {kind!r}: use fail, hang, malformed or None")
+        with self._lock:
+            self._mode = None if kind is None else _Fault(kind, status, retry_after)
+
+    def clear_faults(self) -> None:
+        """Drop queued faults and the fault mode."""
+        with self._lock:
+            self._faults.clear()
+            self._mode = None
+
+    def reset(self) -> None:
+        """Clear faults, counters and the request log."""
+        with self._lock:
+            self._faults.clear()
+            self._mode = None
+            self._calls = 0
+            self._by_path.clear()
+            self._log.clear()
+
+    def _queue(self, n: int, fault: _Fault) -> None:
+        with self._lock:
+            self._faults.extend([fault] * n)
+
+    @property
+    def calls(self) -> int:
+        """Requests received on the model endpoints (faulted ones included)."""
+        with self._lock:
+            return self._calls
+
+    @property
+    def calls_by_path(self) -> dict[str, int]:
+        """Requests received per path, e.g. ``{"/v1/chat/completions": 3}``."""
+        with self._lock:
+            return dict(self._by_path)
+
+    @property
+    def request_log(self) -> list[tuple[float, dict[str, str], Any]]:
+        """``(time.time(), headers, json body)`` for each request, oldest first."""
+        with self._lock:
+            return list(self._log)
+
+    # ---- handlers ------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        key_ok = self.require_key is None or self._key_ok(request)
+        with self._lock:
+            self._calls += 1
+            self._by_path[request.path] += 1
+            if self.log_requests:
+                self._log.append((time.time(), dict(request.headers), body))
+            fault = None
+            if key_ok:
+                fault = self._faults.popleft() if self._faults else self._mode
+        if self.latency > 0:
+            await asyncio.sleep(self.latency)
+        if not key_ok:
+            return web.Response(status=401, body=_error_body(401), content_type="application/json")
+        if fault is not None:
+            if fault.kind == "hang":
+                await asyncio.sleep(self.hang_seconds)
+            elif fault.kind == "malformed":
+                return web.Response(body=MALFORMED_BODY, content_type="application/json")
+            else:
+                headers = {}
+                if fault.retry_after is not None:
+                    headers["Retry-After"] = str(fault.retry_after)
+                return web.Response(
+                    status=fault.status,
+                    body=_error_body(fault.status),
+                    headers=headers,
+                    content_type="application/json",
+                )
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return web.Response(status=400, body=_error_body(400), content_type="application/json")
+        anthropic = request.path.endswith("/messages")
+        payload = self._answer(body, anthropic)
+        return web.Response(body=json.dumps(payload).encode(), content_type="application/json")
+
+    def _key_ok(self, request: web.Request) -> bool:
+        auth = request.headers.get("Authorization", "")
+        return auth == f"Bearer {self.require_key}" or (
+            request.headers.get("x-api-key") == self.require_key
+        )
+
+    def _judge_text(self, body: dict[str, Any]) -> str:
+        reply = self.judge_reply
+        return reply(body) if callable(reply) else reply
+
+    def _answer(self, body: dict[str, Any], anthropic: bool) -> dict[str, Any]:
+        last = _last_user_text(body.get("messages"))
+        structured = "tools" in body if anthropic else "response_format" in body
+        lowered = last.lower()
+        judging = structured or "score" in lowered or "judge" in lowered
+        text = self._judge_text(body) if judging else f"Answer to: {last[:200]}"
+        model = str(body.get("model", "fake"))
+        prompt_tokens = max(_prompt_chars(body) // 4, 1)
+        completion_tokens = max(len(text) // 4, 1)
+        if anthropic:
+            content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+            if structured:
+                try:
+                    content = [
+                        {
+                            "type": "tool_use",
+                            "id": "toolu_fake",
+                            "name": "respond",
+                            "input": json.loads(text),
+                        }
+                    ]
+                except ValueError:
+                    pass
+            return {
+                "id": "msg_fake",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": content,
+                "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
+                "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
+            }
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    async def _stats(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        return web.json_response({"calls": self.calls, "calls_by_path": self.calls_by_path})
+
+    async def _control(self, request: web.Request) -> web.StreamResponse:
+        """Change settings from another process: ``{"latency": 0.1, "fail_next": {...}}``."""
+        from aiohttp import web
+
+        try:
+            data = json.loads(await request.read())
+            if "latency" in data:
+                self.latency = float(data["latency"])
+            if "fail_next" in data:
+                self.fail_next(**data["fail_next"])
+            if "hang_next" in data:
+                self.hang_next(int(data["hang_next"]))
+            if "malformed_next" in data:
+                self.malformed_next(int(data["malformed_next"]))
+            if "fault_mode" in data:
+                mode = data["fault_mode"]
+                if isinstance(mode, dict):
+                    self.set_fault_mode(mode.pop("kind"), **mode)
+                else:
+                    self.set_fault_mode(mode)
+            if data.get("reset"):
+                self.reset()
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+        return web.json_response({"ok": True})

