@@ -174,6 +174,7 @@ class Executor:
             temperature=effective,
             max_tokens=max_tokens,
             params=params,
+            seed=item.run_index,
         )
         out = await self._call(item.provider, request)
         self.stats.candidate_calls += 1
@@ -260,6 +261,7 @@ class Executor:
                     max_tokens=max_tokens,
                     params=params,
                     json_schema=JUDGE_SCHEMA,
+                    seed=parse_try,
                 )
                 out = await self._call(judge.provider, request)
                 self.stats.judge_calls += 1
