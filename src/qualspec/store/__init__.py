@@ -1,1 +1,60 @@
-"""qualspec.store."""
+"""The results database: runs, responses, judgments, prompt versions, cache.
+
+``Store`` (and the migration helpers) import SQLAlchemy, so they are loaded on first
+use: ``import qualspec.store`` stays light.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from qualspec.store._records import (
+    CacheEntry,
+    JudgmentRecord,
+    PromptVersion,
+    ResponseRecord,
+    RunRecord,
+    RunSummary,
+)
+from qualspec.store._redact import redact
+from qualspec.store._url import display_url, resolve_url
+
+if TYPE_CHECKING:
+    from qualspec.store._migrate import downgrade, head_revision, revisions, upgrade
+    from qualspec.store._store import Store
+
+__all__ = [
+    "CacheEntry",
+    "JudgmentRecord",
+    "PromptVersion",
+    "ResponseRecord",
+    "RunRecord",
+    "RunSummary",
+    "Store",
+    "display_url",
+    "downgrade",
+    "head_revision",
+    "redact",
+    "resolve_url",
+    "revisions",
+    "upgrade",
+]
+
+_LAZY = {
+    "Store": "qualspec.store._store",
+    "downgrade": "qualspec.store._migrate",
+    "head_revision": "qualspec.store._migrate",
+    "revisions": "qualspec.store._migrate",
+    "upgrade": "qualspec.store._migrate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'qualspec.store' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

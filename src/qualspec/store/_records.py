@@ -6,7 +6,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["JudgmentRecord", "ResponseRecord", "RunRecord", "RunSummary"]
+__all__ = [
+    "CacheEntry",
+    "JudgmentRecord",
+    "PromptVersion",
+    "ResponseRecord",
+    "RunRecord",
+    "RunSummary",
+]
 
 
 @dataclass(slots=True)
@@ -81,6 +88,15 @@ class RunSummary:
     n_responses: int = 0
     n_judgments: int = 0
     cost_usd: float = 0.0
+    # added with the store: the split of ``cost_usd`` and what cached calls saved
+    n_errors: int = 0
+    n_unscored: int = 0
+    n_cached: int = 0
+    candidate_cost_usd: float = 0.0
+    judge_cost_usd: float = 0.0
+    owner_pid: int | None = None
+    owner_host: str | None = None
+    heartbeat_at: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -90,3 +106,39 @@ class RunRecord:
     summary: RunSummary
     responses: list[ResponseRecord] = field(default_factory=list)
     judgments: list[JudgmentRecord] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class CacheEntry:
+    """A successful model answer, shared across runs by its work-item key.
+
+    ``kind`` says what made the call (``candidate``, ``judge``, ``reference``, ...);
+    ``expires_at`` is None when the entry never expires. Entries carrying an ``error``
+    are never stored.
+    """
+
+    key: str
+    kind: str
+    provider: str
+    model: str
+    text: str | None = None
+    finish_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    effective_temperature: float | None = None
+    structured: Any = None
+    created_at: datetime | None = None
+    expires_at: datetime | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptVersion:
+    """One stored prompt text: ``version`` counts up per ``name``, by content hash."""
+
+    id: int
+    name: str
+    version: int
+    content_hash: str
+    text: str
+    created_at: datetime

@@ -1,0 +1,136 @@
+"""The call cache: content-addressed by work-item key, shared across runs, with expiry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Text, case, cast, delete, func, or_, select
+from sqlalchemy.types import LargeBinary
+
+from qualspec.store._db import Database
+from qualspec.store._records import CacheEntry
+from qualspec.store._runs import now_utc
+from qualspec.store._schema import cache_entries
+
+__all__ = ["cache_clear", "cache_get_many", "cache_put_many", "cache_stats"]
+
+CHUNK = 500
+_FIELDS = tuple(f.name for f in fields(CacheEntry) if f.name != "error")
+_STATEMENTS: dict[str, Any] = {}
+
+
+def _chunks(keys: Sequence[str]) -> Iterable[Sequence[str]]:
+    for start in range(0, len(keys), CHUNK):
+        yield keys[start : start + CHUNK]
+
+
+def cache_get_many(
+    db: Database, keys: Iterable[str], now: datetime | None = None
+) -> dict[str, CacheEntry]:
+    """The unexpired entries among ``keys`` (missing keys are simply absent)."""
+    wanted = list(dict.fromkeys(keys))
+    if not wanted:
+        return {}
+    moment = now or now_utc()
+    c = cache_entries.c
+    out: dict[str, CacheEntry] = {}
+    with db.read() as conn:
+        for chunk in _chunks(wanted):
+            query = select(cache_entries).where(
+                c.key.in_(chunk), or_(c.expires_at.is_(None), c.expires_at > moment)
+            )
+            for row in conn.execute(query).mappings():
+                out[row["key"]] = CacheEntry(**{name: row[name] for name in _FIELDS})
+    return out
+
+
+def _is_error(entry: CacheEntry) -> bool:
+    return entry.error is not None or (entry.text is None and entry.structured is None)
+
+
+def cache_put_many(db: Database, entries: Sequence[CacheEntry]) -> None:
+    """Upsert successful entries in one transaction; errors are never cached."""
+    now = now_utc()
+    rows: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if _is_error(entry):
+            continue
+        row = {name: getattr(entry, name) for name in _FIELDS}
+        row["created_at"] = entry.created_at or now
+        rows[entry.key] = row  # the last one of a key wins
+    if not rows:
+        return
+    stmt = _STATEMENTS.get(db.dialect)
+    if stmt is None:
+        ins = db.insert(cache_entries)
+        stmt = ins.on_conflict_do_update(
+            index_elements=["key"],
+            set_={name: ins.excluded[name] for name in _FIELDS if name != "key"},
+        )
+        _STATEMENTS[db.dialect] = stmt
+    with db.write() as conn:
+        conn.execute(stmt, list(rows.values()))
+
+
+def _size(db: Database, column: Any) -> Any:
+    if db.dialect == "postgresql":
+        return func.coalesce(func.octet_length(column), 0)
+    return func.coalesce(func.length(cast(column, LargeBinary)), 0)
+
+
+def cache_stats(db: Database, now: datetime | None = None) -> dict[str, Any]:
+    """Entry count, size in bytes, oldest and newest entry, in total and per kind.
+
+    Returns:
+        ``{"entries", "bytes", "expired", "oldest", "newest", "kinds": {kind: {"entries",
+        "bytes", "expired", "oldest", "newest"}}}``; ``oldest``/``newest`` are None when
+        empty.
+    """
+    moment = now or now_utc()
+    c = cache_entries.c
+    size = _size(db, c.text) + _size(db, cast(c.structured, Text))
+    expired = func.sum(case((c.expires_at <= moment, 1), else_=0))
+    query = select(
+        c.kind,
+        func.count().label("entries"),
+        func.coalesce(func.sum(size), 0).label("bytes"),
+        expired.label("expired"),
+        func.min(c.created_at).label("oldest"),
+        func.max(c.created_at).label("newest"),
+    ).group_by(c.kind)
+    kinds: dict[str, dict[str, Any]] = {}
+    with db.read() as conn:
+        for row in conn.execute(query):
+            kinds[str(row.kind)] = {
+                "entries": int(row.entries),
+                "bytes": int(row.bytes),
+                "expired": int(row.expired or 0),
+                "oldest": row.oldest,
+                "newest": row.newest,
+            }
+    stats = list(kinds.values())
+    return {
+        "entries": sum(s["entries"] for s in stats),
+        "bytes": sum(s["bytes"] for s in stats),
+        "expired": sum(s["expired"] for s in stats),
+        "oldest": min((s["oldest"] for s in stats), default=None),
+        "newest": max((s["newest"] for s in stats), default=None),
+        "kinds": dict(sorted(kinds.items())),
+    }
+
+
+def cache_clear(
+    db: Database, kind: str | None = None, expired_only: bool = False, now: datetime | None = None
+) -> int:
+    """Delete entries (of one ``kind``, or only expired ones) and return how many."""
+    c = cache_entries.c
+    query = delete(cache_entries)
+    if kind is not None:
+        query = query.where(c.kind == kind)
+    if expired_only:
+        query = query.where(c.expires_at.is_not(None), c.expires_at <= (now or now_utc()))
+    with db.write() as conn:
+        return int(conn.execute(query).rowcount)

@@ -1,0 +1,185 @@
+"""The SQLAlchemy engine behind a Store: one per Store, safe to share between threads.
+
+SQLite gets WAL, a 30 s busy timeout, ``synchronous=NORMAL``, foreign keys and
+``BEGIN IMMEDIATE`` for write transactions, so two processes writing at once wait for
+each other instead of failing with "database is locked".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qualspec.errors import MissingDependencyError, StoreError
+from qualspec.store._migrate import WRITE_OPTION
+from qualspec.store._url import display_url
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine
+
+__all__ = ["Database"]
+
+_BUSY_TIMEOUT_MS = 30_000
+
+
+class Database:
+    """An engine plus read/write transaction helpers that turn driver errors into StoreError."""
+
+    def __init__(self, url: str) -> None:
+        from sqlalchemy import create_engine
+        from sqlalchemy.engine import make_url
+
+        self.url = url
+        self.display = display_url(url)
+        try:
+            parsed = make_url(url)
+        except Exception as exc:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError
+            raise StoreError(
+                f"cannot read the database URL {self.display!r}: use sqlite:///PATH or "
+                "postgresql://USER:PASSWORD@HOST/DB (--db or QUALSPEC_DATABASE_URL)"
+            ) from exc
+        self.dialect = parsed.get_backend_name()
+        # An in-memory SQLite database lives in one connection: share it, serialise use.
+        self._lock: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        kwargs: dict[str, Any] = {}
+        memory = False
+        if self.dialect == "sqlite":
+            database = parsed.database or ""
+            memory = database in ("", ":memory:") or "mode=memory" in database
+            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+            if memory:
+                from sqlalchemy.pool import StaticPool
+
+                kwargs["poolclass"] = StaticPool
+                self._lock = _ReentrantLock()
+            elif not database.startswith("file:"):
+                _make_parent(Path(database), self.display)
+        elif self.dialect == "postgresql":
+            kwargs["connect_args"] = {"connect_timeout": 10, "application_name": "qualspec"}
+        else:
+            raise StoreError(
+                f"unsupported database URL {self.display}: use sqlite:///PATH or "
+                "postgresql://USER:PASSWORD@HOST/DB (--db or QUALSPEC_DATABASE_URL)"
+            )
+        try:
+            self.engine: Engine = create_engine(parsed, **kwargs)
+        except ModuleNotFoundError as exc:
+            raise MissingDependencyError(exc.name or "psycopg", "postgres") from exc
+        except Exception as exc:  # noqa: BLE001 - an invalid URL, an unknown dialect
+            raise StoreError(f"cannot use the database URL {self.display}: {_line(exc)}") from exc
+        if self.dialect == "sqlite":
+            _install_sqlite_events(self.engine, memory=memory)
+        self._writer = self.engine.execution_options(**{WRITE_OPTION: True})
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read transaction (a consistent snapshot for several selects)."""
+        with self._lock, _translate(self.display), self.engine.begin() as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A write transaction (SQLite: ``BEGIN IMMEDIATE``), committed on exit."""
+        with self._lock, _translate(self.display), self._writer.begin() as conn:
+            yield conn
+
+    def insert(self, table: Any) -> Any:
+        """The dialect's INSERT construct (it has ``on_conflict_do_update/nothing``)."""
+        if self.dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            return pg_insert(table)
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(table)
+
+    def run_locked(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` under this database's in-process lock and error translation."""
+        with self._lock, _translate(self.display):
+            fn()
+
+    def dispose(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()
+
+
+class _ReentrantLock:
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+@contextlib.contextmanager
+def _translate(display: str) -> Iterator[None]:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise StoreError(f"database error on {display}: {_line(exc)}") from exc
+
+
+def _make_parent(path: Path, display: str) -> None:
+    try:
+        path.expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the folder for {display}: {exc.strerror or exc}; "
+            "set QUALSPEC_HOME or pass another --db"
+        ) from exc
+
+
+def _line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).strip().splitlines()
+    return text[0] if text else type(orig).__name__
+
+
+def _install_sqlite_events(engine: Engine, *, memory: bool) -> None:
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event below emit BEGIN itself (pysqlite otherwise
+        # defers it and never uses IMMEDIATE).
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            if not memory:
+                _set_wal(cursor)
+            cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get(WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def _set_wal(cursor: Any) -> None:
+    import sqlite3
+
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            mode = cursor.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            # switching a fresh file to WAL can meet a concurrent opener's lock
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)

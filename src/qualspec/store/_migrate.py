@@ -1,0 +1,169 @@
+"""Schema migrations, run programmatically (no alembic.ini on disk).
+
+Every upgrade runs in one transaction that first takes a database-wide lock (SQLite:
+``BEGIN IMMEDIATE``; PostgreSQL: an advisory transaction lock), so concurrent opens of
+a fresh database migrate it exactly once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qualspec.errors import SchemaVersionError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy.engine import Connection, Engine
+
+__all__ = [
+    "current_revision",
+    "downgrade",
+    "downgrade_engine",
+    "ensure_schema",
+    "file_revisions",
+    "head_revision",
+    "revisions",
+    "upgrade",
+    "upgrade_engine",
+]
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+_ADVISORY_LOCK_ID = 0x71756C73  # "quls"
+WRITE_OPTION = "qualspec_write"
+
+
+def _config(connection: Connection | None = None) -> Config:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("path_separator", "os")
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _script() -> Any:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_config())
+
+
+def revisions() -> list[str]:
+    """Every known schema revision, oldest first."""
+    script = _script()
+    return [str(rev.revision) for rev in reversed(list(script.walk_revisions()))]
+
+
+def head_revision() -> str:
+    """The newest schema revision this qualspec knows."""
+    return str(_script().get_current_head())
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at (None for an empty database)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        rev = MigrationContext.configure(conn).get_current_revision()
+    return None if rev is None else str(rev)
+
+
+def _locked_begin(engine: Engine) -> Any:
+    """A write transaction holding the migration lock (context manager)."""
+    from contextlib import contextmanager
+
+    from sqlalchemy import text
+
+    @contextmanager
+    def _cm() -> Any:
+        with engine.execution_options(**{WRITE_OPTION: True}).begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _ADVISORY_LOCK_ID})
+            yield conn
+
+    return _cm()
+
+
+def upgrade_engine(engine: Engine, revision: str = "head") -> None:
+    """Upgrade the database behind ``engine`` to ``revision``."""
+    from alembic import command
+
+    with _locked_begin(engine) as conn:
+        command.upgrade(_config(conn), revision)
+
+
+def downgrade_engine(engine: Engine, revision: str) -> None:
+    """Downgrade the database behind ``engine`` to ``revision``."""
+    from alembic import command
+
+    with _locked_begin(engine) as conn:
+        command.downgrade(_config(conn), revision)
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Upgrade the database at ``url`` to ``revision`` (default: the newest).
+
+    ``Store.open`` does this by itself; this is for tools and tests.
+    """
+    from qualspec.store._db import Database
+
+    db = Database(url)
+    try:
+        db.run_locked(lambda: upgrade_engine(db.engine, revision))
+    finally:
+        db.dispose()
+
+
+def downgrade(url: str, revision: str) -> None:
+    """Downgrade the database at ``url`` to ``revision`` (``"base"`` drops every table).
+
+    For tests and repairs: data in dropped columns and tables is lost.
+    """
+    from qualspec.store._db import Database
+
+    db = Database(url)
+    try:
+        db.run_locked(lambda: downgrade_engine(db.engine, revision))
+    finally:
+        db.dispose()
+
+
+def file_revisions() -> list[str]:
+    """Revision ids read from the migration file names (``NNNN_name.py``), oldest first.
+
+    By convention each file's revision id is its number; a test checks this agrees with
+    alembic. It lets ``ensure_schema`` skip importing alembic when nothing is to do.
+    """
+    names = (p.name.split("_", 1)[0] for p in (MIGRATIONS_DIR / "versions").glob("[0-9]*_*.py"))
+    return sorted(names)
+
+
+def _stamped_revision(engine: Engine) -> str | None:
+    from sqlalchemy import text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT version_num FROM alembic_version")).all()
+    except SQLAlchemyError:
+        return None  # no version table yet: the slow path decides
+    return str(rows[0][0]) if len(rows) == 1 else None
+
+
+def ensure_schema(engine: Engine, display: str) -> None:
+    """Bring the database to the newest schema; refuse one written by a newer qualspec."""
+    known = file_revisions()
+    if known and _stamped_revision(engine) == known[-1]:
+        return
+    head = head_revision()
+    current = current_revision(engine)
+    if current == head:
+        return
+    if current is not None and current not in revisions():
+        raise SchemaVersionError(
+            f"the database {display} is at schema revision {current}, newer than this "
+            f"qualspec knows (head {head}): upgrade qualspec (pip install -U qualspec)"
+        )
+    upgrade_engine(engine)

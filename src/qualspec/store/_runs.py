@@ -1,0 +1,216 @@
+"""Runs: create, update, finish, find by id prefix, list with counts and costs."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import case, delete, func, select, update
+
+from qualspec.errors import StoreError
+from qualspec.store._db import Database
+from qualspec.store._records import RunSummary
+from qualspec.store._redact import redact
+from qualspec.store._schema import judgments, responses, runs
+
+__all__ = [
+    "UNFINISHED",
+    "create_run",
+    "delete_run",
+    "finish_run",
+    "get_run",
+    "latest_unfinished_run",
+    "list_runs",
+    "resolve_run_id",
+    "update_run_metadata",
+]
+
+UNFINISHED = ("running", "interrupted", "budget_exceeded", "failed")
+_LIST_HINT = "see `qualspec runs list`"
+
+
+def now_utc() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """``YYYYMMDD-HHMMSS-xxxxxx``: a UTC timestamp (sortable) and random hex."""
+    return f"{(now or now_utc()):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def create_run(db: Database, suite_name: str, suite_hash: str, metadata: Mapping[str, Any]) -> str:
+    """Insert a run with status ``running`` and return its id."""
+    now = now_utc()
+    run_id = new_run_id(now)
+    with db.write() as conn:
+        conn.execute(
+            runs.insert().values(
+                id=run_id,
+                suite_name=suite_name,
+                suite_hash=suite_hash,
+                status="running",
+                started_at=now,
+                finished_at=None,
+                metadata=redact(dict(metadata)),
+            )
+        )
+    return run_id
+
+
+def update_run_metadata(db: Database, run_id: str, patch: Mapping[str, Any]) -> None:
+    """Merge ``patch`` into the run's metadata (top-level keys replace)."""
+    with db.write() as conn:
+        query = select(runs.c.metadata).where(runs.c.id == run_id)
+        if conn.dialect.name == "postgresql":
+            query = query.with_for_update()
+        current = conn.execute(query).scalar_one_or_none()
+        if current is None:
+            raise StoreError(f"no run with id '{run_id}': {_LIST_HINT}")
+        merged = {**current, **redact(dict(patch))}
+        conn.execute(update(runs).where(runs.c.id == run_id).values(metadata=merged))
+
+
+def finish_run(db: Database, run_id: str, status: str) -> None:
+    """Set the run's final (or interrupted) status and its finish time."""
+    with db.write() as conn:
+        result = conn.execute(
+            update(runs).where(runs.c.id == run_id).values(status=status, finished_at=now_utc())
+        )
+    if result.rowcount == 0:
+        raise StoreError(f"no run with id '{run_id}': {_LIST_HINT}")
+
+
+def resolve_run_id(db: Database, run_id: str) -> str:
+    """The full id of the one run whose id is ``run_id`` or starts with it."""
+    with db.read() as conn:
+        if conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None:
+            return run_id
+        found = (
+            conn.execute(
+                select(runs.c.id)
+                .where(runs.c.id.startswith(run_id, autoescape=True))
+                .order_by(runs.c.id)
+                .limit(6)
+            )
+            .scalars()
+            .all()
+        )
+    if not found or not run_id:
+        raise StoreError(f"no run with id '{run_id}': {_LIST_HINT}")
+    if len(found) > 1:
+        shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        raise StoreError(
+            f"run id prefix '{run_id}' matches several runs ({shown}): give more characters; "
+            f"{_LIST_HINT}"
+        )
+    return str(found[0])
+
+
+def get_run(db: Database, run_id: str) -> RunSummary:
+    """The run whose id is ``run_id`` or uniquely starts with it."""
+    full = resolve_run_id(db, run_id)
+    return _summaries(db, select(runs).where(runs.c.id == full))[0]
+
+
+def list_runs(db: Database, suite_name: str | None = None, limit: int = 50) -> list[RunSummary]:
+    """Runs, newest first, with their counts and costs."""
+    query = select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
+    if suite_name is not None:
+        query = query.where(runs.c.suite_name == suite_name)
+    return _summaries(db, query)
+
+
+def latest_unfinished_run(db: Database, suite_name: str) -> str | None:
+    """The newest run of ``suite_name`` that is running, interrupted, failed or over budget."""
+    with db.read() as conn:
+        found = conn.execute(
+            select(runs.c.id)
+            .where(runs.c.suite_name == suite_name, runs.c.status.in_(UNFINISHED))
+            .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+            .limit(1)
+        ).scalar_one_or_none()
+    return None if found is None else str(found)
+
+
+def delete_run(db: Database, run_id: str) -> None:
+    """Delete a run with its responses and judgments."""
+    full = resolve_run_id(db, run_id)
+    with db.write() as conn:
+        conn.execute(delete(judgments).where(judgments.c.run_id == full))
+        conn.execute(delete(responses).where(responses.c.run_id == full))
+        conn.execute(delete(runs).where(runs.c.id == full))
+
+
+def _spent(table: Any) -> Any:
+    return func.coalesce(func.sum(case((table.c.cached, 0.0), else_=table.c.cost_usd)), 0.0)
+
+
+def _summaries(db: Database, query: Any) -> list[RunSummary]:
+    with db.read() as conn:
+        rows = conn.execute(query).mappings().all()
+        ids = [row["id"] for row in rows]
+        if not ids:
+            return []
+        r = responses.c
+        resp = {
+            row.run_id: row
+            for row in conn.execute(
+                select(
+                    r.run_id,
+                    func.count().label("n"),
+                    func.sum(case((r.error.is_not(None), 1), else_=0)).label("errors"),
+                    func.sum(case((r.cached, 1), else_=0)).label("cached"),
+                    _spent(responses).label("cost"),
+                )
+                .where(r.run_id.in_(ids))
+                .group_by(r.run_id)
+            )
+        }
+        j = judgments.c
+        unscored = case((j.score.is_(None) & j.error.is_(None), 1), else_=0)
+        judg = {
+            row.run_id: row
+            for row in conn.execute(
+                select(
+                    j.run_id,
+                    func.count().label("n"),
+                    func.sum(case((j.error.is_not(None), 1), else_=0)).label("errors"),
+                    func.sum(unscored).label("unscored"),
+                    func.sum(case((j.cached, 1), else_=0)).label("cached"),
+                    _spent(judgments).label("cost"),
+                )
+                .where(j.run_id.in_(ids))
+                .group_by(j.run_id)
+            )
+        }
+    out = []
+    for row in rows:
+        a, b = resp.get(row["id"]), judg.get(row["id"])
+        candidate_cost = float(a.cost) if a else 0.0
+        judge_cost = float(b.cost) if b else 0.0
+        out.append(
+            RunSummary(
+                id=row["id"],
+                suite_name=row["suite_name"],
+                suite_hash=row["suite_hash"],
+                status=row["status"],
+                started_at=row["started_at"],
+                finished_at=row["finished_at"],
+                metadata=row["metadata"] or {},
+                n_responses=int(a.n) if a else 0,
+                n_judgments=int(b.n) if b else 0,
+                cost_usd=candidate_cost + judge_cost,
+                n_errors=(int(a.errors) if a else 0) + (int(b.errors) if b else 0),
+                n_unscored=int(b.unscored) if b else 0,
+                n_cached=(int(a.cached) if a else 0) + (int(b.cached) if b else 0),
+                candidate_cost_usd=candidate_cost,
+                judge_cost_usd=judge_cost,
+                owner_pid=row["owner_pid"],
+                owner_host=row["owner_host"],
+                heartbeat_at=row["heartbeat_at"],
+            )
+        )
+    return out

@@ -1,0 +1,184 @@
+"""The tables, as SQLAlchemy Core objects (the migrations create exactly these).
+
+Timestamps are timezone-aware UTC in Python. SQLite stores them as naive UTC text
+(sortable); PostgreSQL as ``timestamptz``. JSON values are stored as text so that both
+backends hold the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+__all__ = [
+    "JSONText",
+    "UTCDateTime",
+    "cache_entries",
+    "judgments",
+    "metadata",
+    "prompt_versions",
+    "responses",
+    "runs",
+]
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A datetime that goes in and comes out timezone-aware UTC on every backend."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        if dialect.name == "sqlite":
+            return value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class JSONText(TypeDecorator[Any]):
+    """Any JSON-serialisable value, stored as compact text."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
+        if value is None:
+            return None
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> Any:
+        return None if value is None else json.loads(value)
+
+
+metadata = MetaData()
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("suite_name", String(255), nullable=False),
+    Column("suite_hash", String(128), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("started_at", UTCDateTime(), nullable=False),
+    Column("finished_at", UTCDateTime(), nullable=True),
+    Column("metadata", JSONText(), nullable=False),
+    Column("owner_pid", Integer, nullable=True),
+    Column("owner_host", String(255), nullable=True),
+    Column("heartbeat_at", UTCDateTime(), nullable=True),
+    Index("ix_runs_suite_started", "suite_name", "started_at"),
+)
+
+responses = Table(
+    "responses",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("key", String(128), nullable=False),
+    Column("candidate", String(255), nullable=False),
+    Column("role", String(255), nullable=True),
+    Column("scenario", String(255), nullable=False),
+    Column("input_id", String(255), nullable=True),
+    Column("temperature", Float, nullable=False),
+    Column("effective_temperature", Float, nullable=True),
+    Column("run_index", Integer, nullable=False),
+    Column("provider", String(255), nullable=False),
+    Column("model", String(255), nullable=False),
+    Column("text", Text, nullable=True),
+    Column("finish_reason", String(64), nullable=True),
+    Column("input_tokens", Integer, nullable=True),
+    Column("output_tokens", Integer, nullable=True),
+    Column("latency_s", Float, nullable=True),
+    Column("cost_usd", Float, nullable=True),
+    Column("attempts", Integer, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("cached", Boolean, nullable=False),
+    Column("prompt_versions", JSONText(), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    UniqueConstraint("run_id", "key", name="uq_responses_run_key"),
+)
+
+judgments = Table(
+    "judgments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("response_key", String(128), nullable=False),
+    Column("criterion", String(255), nullable=False),
+    Column("judge_key", String(128), nullable=False),
+    Column("judge_model", String(255), nullable=False),
+    Column("threshold", Float, nullable=False),
+    Column("score", Float, nullable=True),
+    Column("passed", Boolean, nullable=True),
+    Column("reasoning", Text, nullable=True),
+    Column("unscored_reason", Text, nullable=True),
+    Column("raw_text", Text, nullable=True),
+    Column("input_tokens", Integer, nullable=True),
+    Column("output_tokens", Integer, nullable=True),
+    Column("latency_s", Float, nullable=True),
+    Column("cost_usd", Float, nullable=True),
+    Column("attempts", Integer, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("cached", Boolean, nullable=False),
+    Column("prompt_version", Integer, nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    UniqueConstraint("run_id", "response_key", "criterion", name="uq_judgments_run_key_criterion"),
+)
+
+prompt_versions = Table(
+    "prompt_versions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    UniqueConstraint("name", "version", name="uq_prompt_versions_name_version"),
+    UniqueConstraint("name", "content_hash", name="uq_prompt_versions_name_hash"),
+)
+
+cache_entries = Table(
+    "cache_entries",
+    metadata,
+    Column("key", String(128), primary_key=True),
+    Column("kind", String(64), nullable=False),
+    Column("provider", String(255), nullable=False),
+    Column("model", String(255), nullable=False),
+    Column("text", Text, nullable=True),
+    Column("finish_reason", String(64), nullable=True),
+    Column("input_tokens", Integer, nullable=True),
+    Column("output_tokens", Integer, nullable=True),
+    Column("effective_temperature", Float, nullable=True),
+    Column("structured", JSONText(), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("expires_at", UTCDateTime(), nullable=True),
+    Index("ix_cache_entries_kind", "kind"),
+    Index("ix_cache_entries_expires_at", "expires_at"),
+)

@@ -1,0 +1,239 @@
+"""The Store: qualspec's results database (SQLite by default, PostgreSQL by URL).
+
+One Store holds one SQLAlchemy engine; every call takes a pooled connection for one
+transaction, so a Store may be used from the engine's writer thread and the main thread
+at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from qualspec.errors import SchemaVersionError, StoreError
+from qualspec.store import _cache, _lock, _results, _runs
+from qualspec.store._db import Database
+from qualspec.store._migrate import current_revision, ensure_schema
+from qualspec.store._prompts import PromptRegistry
+from qualspec.store._records import (
+    CacheEntry,
+    JudgmentRecord,
+    PromptVersion,
+    ResponseRecord,
+    RunRecord,
+    RunSummary,
+)
+from qualspec.store._url import resolve_url
+
+__all__ = ["Store"]
+
+
+class Store:
+    """The results database: runs, responses, judgments, prompt versions and the cache.
+
+    Example:
+        ```python
+        store = Store.open()  # $QUALSPEC_DATABASE_URL or .qualspec/qualspec.db
+        run_id = store.create_run("support-bot", suite_hash, {"argv": argv})
+        store.record_responses(run_id, batch)
+        print(store.get_run(run_id[:10]).n_responses)
+        store.close()
+        ```
+    """
+
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
+        """Connect to ``url`` (a SQLAlchemy URL); upgrade its schema unless ``migrate=False``.
+
+        Prefer ``Store.open``, which also resolves the default location.
+        """
+        self._db = Database(url)
+        self._prompts = PromptRegistry(self._db)
+        if migrate:
+            try:
+                self._db.run_locked(lambda: ensure_schema(self._db.engine, self._db.display))
+            except SchemaVersionError:
+                self._db.dispose()
+                raise
+            except StoreError as exc:
+                self._db.dispose()
+                raise StoreError(
+                    f"cannot open the results database: {exc}; check that it is reachable "
+                    "and the URL is right (--db or QUALSPEC_DATABASE_URL)"
+                ) from exc
+            except BaseException:
+                self._db.dispose()
+                raise
+
+    @classmethod
+    def open(cls, url: str | None = None) -> Store:
+        """Open (creating and migrating as needed) the results database.
+
+        Args:
+            url: A database URL; else ``$QUALSPEC_DATABASE_URL``; else
+                ``sqlite:///$QUALSPEC_HOME/qualspec.db`` (home defaults to ``./.qualspec``).
+                ``postgres://`` and ``postgresql://`` use the psycopg 3 driver.
+
+        Raises:
+            StoreError: The database cannot be reached or refused the migration.
+            SchemaVersionError: The database was written by a newer qualspec.
+            MissingDependencyError: PostgreSQL was asked for without psycopg installed.
+        """
+        return cls(resolve_url(url))
+
+    # ------------------------------------------------------------------ basics
+
+    @property
+    def url_for_display(self) -> str:
+        """The database URL with any password masked."""
+        return self._db.display
+
+    @property
+    def backend(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self._db.dialect
+
+    @property
+    def schema_revision(self) -> str | None:
+        """The schema revision the database is at."""
+        return current_revision(self._db.engine)
+
+    def close(self) -> None:
+        """Close every pooled connection; the Store must not be used afterwards."""
+        self._db.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self._db.display!r})"
+
+    # ------------------------------------------------------------------ runs
+
+    def create_run(self, suite_name: str, suite_hash: str, metadata: Mapping[str, Any]) -> str:
+        """Create a run (status ``running``) and return its id, e.g. ``20261122-054501-3f9a1c``.
+
+        Secret-looking values in ``metadata`` are replaced by ``***`` (see ``redact``).
+        """
+        return _runs.create_run(self._db, suite_name, suite_hash, metadata)
+
+    def update_run_metadata(self, run_id: str, patch: Mapping[str, Any]) -> None:
+        """Merge ``patch`` into a run's metadata (top-level keys replace; redacted)."""
+        _runs.update_run_metadata(self._db, run_id, patch)
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        """Record a run's end: ``finished``, ``interrupted``, ``failed`` or ``budget_exceeded``."""
+        _runs.finish_run(self._db, run_id, status)
+
+    def get_run(self, run_id: str) -> RunSummary:
+        """A run by id or unique id prefix; StoreError when none or several match."""
+        return _runs.get_run(self._db, run_id)
+
+    def list_runs(self, suite_name: str | None = None, limit: int = 50) -> list[RunSummary]:
+        """The newest runs first (of one suite when given), with counts and costs."""
+        return _runs.list_runs(self._db, suite_name, limit)
+
+    def latest_unfinished_run(self, suite_name: str) -> str | None:
+        """The newest running, interrupted, failed or over-budget run of a suite."""
+        return _runs.latest_unfinished_run(self._db, suite_name)
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete a run (id or unique prefix) with its responses and judgments."""
+        _runs.delete_run(self._db, run_id)
+
+    # ------------------------------------------------------------------ run lock
+
+    def acquire_run(self, run_id: str) -> None:
+        """Mark the run as executed by this process.
+
+        Raises:
+            RunLockedError: Another live process holds it (same host: its pid exists;
+                other host: its heartbeat is younger than 60 s).
+        """
+        _lock.acquire_run(self._db, run_id)
+
+    def heartbeat(self, run_id: str) -> None:
+        """Refresh this process's hold on a run (call every ~20 s during long runs)."""
+        _lock.heartbeat(self._db, run_id)
+
+    def release_run(self, run_id: str) -> None:
+        """Release this process's hold on a run (no-op when it holds none)."""
+        _lock.release_run(self._db, run_id)
+
+    # ------------------------------------------------------------------ results
+
+    def record_responses(self, run_id: str, records: Sequence[ResponseRecord]) -> None:
+        """Upsert a batch of responses in one transaction, idempotently by key.
+
+        A later record replaces an earlier error for the same key; a success is kept.
+        """
+        _results.record_responses(self._db, run_id, records)
+
+    def record_judgments(self, run_id: str, records: Sequence[JudgmentRecord]) -> None:
+        """Upsert a batch of judgments by (response_key, criterion), like responses."""
+        _results.record_judgments(self._db, run_id, records)
+
+    def response_keys(self, run_id: str, ok_only: bool = True) -> set[str]:
+        """Keys of a run's recorded responses (successes only when ``ok_only``)."""
+        return _results.response_keys(self._db, run_id, ok_only)
+
+    def judgment_keys(self, run_id: str) -> set[tuple[str, str]]:
+        """(response_key, criterion) of a run's final judgments (scored or unscored)."""
+        return _results.judgment_keys(self._db, run_id)
+
+    def load_run(self, run_id: str) -> RunRecord:
+        """A whole run (id or unique prefix): summary, responses and judgments in order.
+
+        Responses are ordered by scenario, input, role, candidate, temperature and run
+        index (missing inputs and roles first); judgments follow their responses, then
+        criterion.
+        """
+        summary = self.get_run(run_id)
+        responses = _results.load_responses(self._db, summary.id)
+        judgments = _results.load_judgments(self._db, summary.id, responses)
+        return RunRecord(summary=summary, responses=responses, judgments=judgments)
+
+    # ------------------------------------------------------------------ cache
+
+    def cache_get_many(
+        self, keys: Iterable[str], now: datetime | None = None
+    ) -> dict[str, CacheEntry]:
+        """The unexpired cache entries among ``keys``, by key."""
+        return _cache.cache_get_many(self._db, keys, now)
+
+    def cache_put_many(self, entries: Sequence[CacheEntry]) -> None:
+        """Store (or replace) cache entries; entries that are errors are skipped."""
+        _cache.cache_put_many(self._db, entries)
+
+    def cache_stats(self) -> dict[str, Any]:
+        """Counts, sizes and ages of the cache, in total and per kind."""
+        return _cache.cache_stats(self._db)
+
+    def cache_clear(self, kind: str | None = None, expired_only: bool = False) -> int:
+        """Delete cache entries (all, one kind, or only expired) and return how many."""
+        return _cache.cache_clear(self._db, kind, expired_only)
+
+    # ------------------------------------------------------------------ prompts
+
+    def prompt_version(self, name: str, text: str) -> int:
+        """The id of this prompt text under ``name``; a new text gets version max+1."""
+        return self._prompts.version_id(name, text)
+
+    def prompt_versions_many(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
+        """``prompt_version`` for each (name, text) pair, in order."""
+        return self._prompts.many(pairs)
+
+    def list_prompts(self, name: str | None = None) -> list[PromptVersion]:
+        """Every stored prompt version (of one name), by name then version."""
+        return self._prompts.list_all(name)
+
+    def get_prompt(self, name: str, version: int) -> PromptVersion:
+        """One version of a named prompt; StoreError when unknown."""
+        return self._prompts.get(name, version)
+
+    def get_prompt_by_id(self, version_id: int) -> PromptVersion:
+        """A prompt version by the id that responses and judgments link to."""
+        return self._prompts.get_by_id(version_id)

@@ -1,0 +1,1 @@
+"""Alembic migrations of the qualspec store (run through ``qualspec.store``)."""
