@@ -1,1 +1,42 @@
-"""qualspec.spec."""
+"""qualspec.spec: the suite models, built-in rubrics and the YAML/Python loaders.
+
+A suite is an :class:`Evaluation`: candidates x roles x scenarios x temperatures x runs.
+Write it in YAML or in Python and load it with :func:`load_suite`, which reports every
+problem as ``path:line:col: error: field: message``.
+
+System prompt precedence: ``role.system_prompt`` > ``scenario.system_prompt`` >
+``candidate.system_prompt`` (the first that is set is sent).
+"""
+
+from qualspec.spec._inputs import InputRow
+from qualspec.spec._load import LoadedSuite, json_schema, load_evaluation, load_suite
+from qualspec.spec._models import (
+    TEMPERATURE_PRESETS,
+    AtTemperature,
+    Candidate,
+    Evaluation,
+    JudgeConfig,
+    ProviderConfig,
+    Role,
+    Rubric,
+    Scenario,
+)
+from qualspec.spec._rubrics import BUILTIN_RUBRICS
+
+__all__ = [
+    "AtTemperature",
+    "BUILTIN_RUBRICS",
+    "Candidate",
+    "Evaluation",
+    "InputRow",
+    "JudgeConfig",
+    "LoadedSuite",
+    "ProviderConfig",
+    "Role",
+    "Rubric",
+    "Scenario",
+    "TEMPERATURE_PRESETS",
+    "json_schema",
+    "load_evaluation",
+    "load_suite",
+]

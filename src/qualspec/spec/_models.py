@@ -38,8 +38,12 @@ class Candidate(_Model):
     Example: ``Candidate(name="gpt_4o", model="openai/gpt-4o", params={"max_tokens": 400})``
     """
 
-    name: str = Field(min_length=1, description="Short identifier used in reports and --candidates.")
-    model: str = Field(min_length=1, description="provider/model, e.g. local/smollm2, openai/gpt-4o.")
+    name: str = Field(
+        min_length=1, description="Short identifier used in reports and --candidates."
+    )
+    model: str = Field(
+        min_length=1, description="provider/model, e.g. local/smollm2, openai/gpt-4o."
+    )
     system_prompt: str | None = Field(default=None, description="Lowest-precedence system prompt.")
     params: dict[str, Any] = Field(
         default_factory=dict,
@@ -78,7 +82,8 @@ class Scenario(_Model):
 
     name: str = Field(min_length=1)
     prompt: str = Field(
-        min_length=1, description="The user prompt. With inputs, {{ variable }} is replaced per row."
+        min_length=1,
+        description="The user prompt. With inputs, {{ variable }} is replaced per row.",
     )
     system_prompt: str | None = Field(default=None, description="Overrides the candidate's.")
     criteria: list[str] = Field(default_factory=list)

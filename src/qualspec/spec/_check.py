@@ -1,0 +1,221 @@
+"""Semantic checks of a suite, on its plain data (so they run even when pydantic fails)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qualspec.errors import SpecIssue
+from qualspec.spec._inputs import (
+    InputRow,
+    RawRow,
+    read_inputs_file,
+    rows_from_list,
+    template_problems,
+)
+from qualspec.spec._issues import Locator, did_you_mean
+from qualspec.spec._models import TEMPERATURE_PRESETS
+from qualspec.spec._paths import FieldPath, format_field
+from qualspec.spec._rubrics import BUILTIN_RUBRICS
+
+__all__ = ["check_suite"]
+
+_MIN_TEMPERATURE = 0.0
+_MAX_TEMPERATURE = 2.0
+
+
+@dataclass
+class _Checker:
+    file: str
+    locator: Locator
+    base_dir: Path
+    shown_dir: Path
+    issues: list[SpecIssue] = field(default_factory=list)
+    inputs: dict[str, list[InputRow]] = field(default_factory=dict)
+
+    def add(self, path: FieldPath, message: str, *, key: bool = False) -> None:
+        line, col = self.locator.find(path, key=key)
+        self.issues.append(SpecIssue(self.file, line, col, format_field(path), message))
+
+
+def _items(data: dict[str, Any], name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    value = data.get(name)
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, dict):
+                yield i, item
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_suite(
+    data: dict[str, Any], *, file: str, locator: Locator, base_dir: Path, shown_dir: Path
+) -> tuple[list[SpecIssue], dict[str, list[InputRow]]]:
+    """Check what pydantic cannot, and resolve every scenario's inputs.
+
+    Args:
+        data: The suite as plain data (YAML as read, or a dumped Evaluation).
+        file: The suite path printed in issues.
+        locator: Finds field paths in the suite source.
+        base_dir: The directory inputs file paths are relative to.
+        shown_dir: The same directory as it should be printed.
+
+    Returns:
+        The issues found, and scenario name -> input rows for the scenarios with inputs.
+    """
+    checker = _Checker(file, locator, base_dir, shown_dir)
+    for kind, section in (
+        ("candidate", "candidates"),
+        ("role", "roles"),
+        ("scenario", "scenarios"),
+        ("rubric", "rubrics"),
+    ):
+        _check_unique(checker, data, kind, section)
+    for i, candidate in _items(data, "candidates"):
+        _check_address(checker, ("candidates", i, "model"), candidate.get("model"))
+        params = candidate.get("params")
+        if isinstance(params, dict) and "temperature" in params:
+            checker.add(
+                ("candidates", i, "params", "temperature"),
+                "temperature is not a candidate parameter; set the suite's temperatures: instead",
+                key=True,
+            )
+    judge = data.get("judge")
+    if isinstance(judge, str):
+        _check_address(checker, ("judge",), judge)
+    elif isinstance(judge, dict):
+        _check_address(checker, ("judge", "model"), judge.get("model"))
+    _check_temperatures(checker, data.get("temperatures"))
+    rubric_names = [r.get("name") for _, r in _items(data, "rubrics")]
+    known_rubrics = [*BUILTIN_RUBRICS, *(n for n in rubric_names if isinstance(n, str))]
+    for i, scenario in _items(data, "scenarios"):
+        _check_scenario(checker, i, scenario, known_rubrics)
+    return checker.issues, checker.inputs
+
+
+def _check_unique(checker: _Checker, data: dict[str, Any], kind: str, section: str) -> None:
+    first: dict[str, int] = {}
+    for i, item in _items(data, section):
+        name = item.get("name")
+        if not isinstance(name, str):
+            continue
+        if name in first:
+            line, _ = checker.locator.find((section, first[name], "name"))
+            checker.add(
+                (section, i, "name"),
+                f"duplicate {kind} name '{name}' (first at line {line}); names must be unique",
+            )
+        else:
+            first[name] = i
+
+
+def _check_address(checker: _Checker, path: FieldPath, address: Any) -> None:
+    if not isinstance(address, str):
+        return
+    provider, sep, model = address.strip().partition("/")
+    if not sep or not provider or not model:
+        checker.add(
+            path,
+            f"model address '{address}' needs a provider prefix: write provider/model, "
+            "e.g. local/smollm2 or openai/gpt-4o",
+        )
+
+
+def _check_range(checker: _Checker, path: FieldPath, value: Any) -> None:
+    if _is_number(value) and not _MIN_TEMPERATURE <= value <= _MAX_TEMPERATURE:
+        checker.add(
+            path,
+            f"temperature {value:g} is outside 0..2; use a value from 0 to 2 "
+            "(providers with a smaller range clamp it)",
+        )
+
+
+def _check_temperatures(checker: _Checker, value: Any) -> None:
+    if isinstance(value, str):
+        if value not in TEMPERATURE_PRESETS:
+            presets = ", ".join(TEMPERATURE_PRESETS)
+            hint = did_you_mean(value, TEMPERATURE_PRESETS) or ";"
+            checker.add(
+                ("temperatures",),
+                f"unknown temperature preset '{value}'{hint} presets are: {presets} "
+                "(or give a list of numbers)",
+            )
+    elif isinstance(value, list):
+        for i, temperature in enumerate(value):
+            _check_range(checker, ("temperatures", i), temperature)
+        if not value:
+            checker.add(("temperatures",), "no temperatures; give at least one, e.g. [0.0]")
+
+
+def _check_scenario(
+    checker: _Checker, i: int, scenario: dict[str, Any], known_rubrics: list[str]
+) -> None:
+    path: FieldPath = ("scenarios", i)
+    rubric = scenario.get("rubric")
+    if isinstance(rubric, str) and rubric not in known_rubrics:
+        suggestion = did_you_mean(rubric, known_rubrics)
+        known = "" if suggestion else "; known rubrics: " + ", ".join(known_rubrics)
+        checker.add((*path, "rubric"), f"unknown rubric '{rubric}'{suggestion}{known}")
+    at_temperature = scenario.get("at_temperature")
+    if isinstance(at_temperature, list):
+        for j, entry in enumerate(at_temperature):
+            if isinstance(entry, dict):
+                value = entry.get("temperature")
+                _check_range(checker, (*path, "at_temperature", j, "temperature"), value)
+    if not scenario.get("criteria") and not rubric and not at_temperature:
+        name = scenario.get("name")
+        label = f"scenario '{name}'" if isinstance(name, str) else "this scenario"
+        checker.add(
+            path,
+            f"{label} has no criteria to judge; add `criteria:` (statements scored 0-10) "
+            "or `rubric:` (e.g. helpfulness)",
+        )
+    rows, ok = _resolve_inputs(checker, path, scenario.get("inputs"))
+    name = scenario.get("name")
+    if ok and rows and isinstance(name, str):
+        checker.inputs[name] = rows
+    prompt = scenario.get("prompt")
+    if ok and isinstance(prompt, str):
+        for problem in template_problems(prompt, rows):
+            checker.add((*path, "prompt"), problem)
+
+
+def _resolve_inputs(checker: _Checker, path: FieldPath, value: Any) -> tuple[list[InputRow], bool]:
+    """The rows of a scenario's inputs, and whether they could all be read."""
+    where = (*path, "inputs")
+    rows: list[InputRow] = []
+    if value is None:
+        return [], True
+    if isinstance(value, list):
+        if not all(isinstance(item, dict) for item in value):
+            return [], False  # pydantic reports the bad rows
+        raws = [RawRow(item, *checker.locator.find((*where, j))) for j, item in enumerate(value)]
+        rows, issues = rows_from_list(
+            raws, checker.file, format_field(where), checker.locator.find(where)
+        )
+    elif isinstance(value, str):
+        relative = Path(value).expanduser()
+        full = relative if relative.is_absolute() else checker.base_dir / relative
+        shown = str(relative if relative.is_absolute() else checker.shown_dir / relative)
+        if not full.is_file():
+            checker.add(
+                where,
+                f"inputs file '{value}' not found (looked for {full}); "
+                "paths are relative to the suite file",
+            )
+            return [], False
+        try:
+            raws, issues = read_inputs_file(full, shown)
+        except OSError as exc:
+            checker.add(where, f"cannot read inputs file '{value}': {exc.strerror or exc}")
+            return [], False
+        if not issues:
+            rows, issues = rows_from_list(raws, shown, "", (1, 1))
+    else:
+        return [], False  # pydantic reports the wrong type
+    checker.issues.extend(issues)
+    return (rows if not issues else []), not issues

@@ -1,0 +1,244 @@
+"""Scenario inputs (a list of rows or a CSV/JSONL/YAML file) and ``{{ variable }}`` prompts."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qualspec.errors import SpecIssue
+
+__all__ = [
+    "InputRow",
+    "RawRow",
+    "read_inputs_file",
+    "render_prompt",
+    "rows_from_list",
+    "template_problems",
+]
+
+_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_FILE_KINDS = {
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+}
+
+
+@dataclass(frozen=True)
+class InputRow:
+    """One row of a scenario's inputs.
+
+    ``id`` is the row's ``id`` column/key when present, else its 1-based row number.
+    ``values`` are the row's variables (``id`` included), used to render the prompt.
+    """
+
+    id: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RawRow:
+    """A row before checking, with where it came from (for issues)."""
+
+    values: Mapping[Any, Any]
+    line: int
+    col: int
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def render_prompt(template: str, values: Mapping[str, Any]) -> str:
+    """Replace each ``{{ name }}`` (whitespace optional) with the row's value."""
+    return _VARIABLE.sub(lambda m: _text(values[m.group(1)]), template)
+
+
+def template_problems(template: str, rows: Sequence[InputRow]) -> list[str]:
+    """Why ``template`` cannot be rendered for every one of ``rows`` (empty when it can).
+
+    Every ``{{`` must open a ``{{ name }}`` whose name every row has. Without rows no
+    variable is known.
+    """
+    problems: list[str] = []
+    names: list[str] = []
+    for opening in re.finditer(r"\{\{", template):
+        match = _VARIABLE.match(template, opening.start())
+        if match:
+            names.append(match.group(1))
+            continue
+        snippet = template[opening.start() : opening.start() + 20].split("\n")[0]
+        problems.append(f"'{snippet}' is not a template variable; write {{{{ name }}}}")
+    for name in dict.fromkeys(names):
+        if not rows:
+            problems.append(
+                f"template variable '{name}' has no value: the scenario has no inputs; "
+                "add inputs: rows with that key, or remove the {{ }}"
+            )
+            continue
+        missing = [row.id for row in rows if name not in row.values]
+        if missing:
+            ids = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+            problems.append(
+                f"template variable '{name}' is missing from input row(s) {ids}; "
+                f"add a '{name}' column/key to every row"
+            )
+    return problems
+
+
+def rows_from_list(
+    rows: Sequence[RawRow], file: str, where: str, at: tuple[int, int]
+) -> tuple[list[InputRow], list[SpecIssue]]:
+    """Turn raw rows into :class:`InputRow` objects, checking keys and ids.
+
+    Args:
+        rows: The rows read.
+        file: The path printed in issues about single rows.
+        where: The field path printed in those issues ("" for a separate inputs file).
+        at: Where to report that there are no rows at all.
+    """
+    out: list[InputRow] = []
+    issues: list[SpecIssue] = []
+    first_line: dict[str, int] = {}
+    if not rows:
+        issues.append(SpecIssue(file, at[0], at[1], where, "inputs has no rows; add at least one"))
+    for number, raw in enumerate(rows, start=1):
+        bad = [k for k in raw.values if not isinstance(k, str)]
+        if bad:
+            issues.append(
+                SpecIssue(file, raw.line, raw.col, where, f"row {number}: keys must be text")
+            )
+            continue
+        values = dict(raw.values)
+        row_id = _text(values["id"]) if "id" in values else str(number)
+        if row_id in first_line:
+            issues.append(
+                SpecIssue(
+                    file,
+                    raw.line,
+                    raw.col,
+                    where,
+                    f"duplicate input id '{row_id}' (first at line {first_line[row_id]}); "
+                    "input ids must be unique",
+                )
+            )
+            continue
+        first_line[row_id] = raw.line
+        out.append(InputRow(id=row_id, values=values))
+    return out, issues
+
+
+def read_inputs_file(path: Path, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
+    """Read the rows of a CSV, JSONL or YAML inputs file.
+
+    Args:
+        path: The file to read.
+        shown: How to print its path in issues.
+
+    Returns:
+        The raw rows and the issues found (each at the inputs file's own line).
+    """
+    kind = _FILE_KINDS.get(path.suffix.lower())
+    if kind is None:
+        msg = "unsupported inputs file type; use .csv, .jsonl or .yaml"
+        return [], [SpecIssue(shown, 1, 1, "", msg)]
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [], [SpecIssue(shown, 1, 1, "", f"not UTF-8 text ({exc.reason}); save it as UTF-8")]
+    if kind == "csv":
+        return _read_csv(text, shown)
+    if kind == "jsonl":
+        return _read_jsonl(text, shown)
+    return _read_yaml(text, shown)
+
+
+def _read_csv(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[RawRow] = []
+    issues: list[SpecIssue] = []
+    try:
+        header = next(reader, None)
+        if header is None or not any(h.strip() for h in header):
+            return [], [SpecIssue(shown, 1, 1, "", "empty CSV file; the first line names columns")]
+        names = [h.strip() for h in header]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes or "" in names:
+            what = f"duplicate column {dupes[0]!r}" if dupes else "an empty column name"
+            return [], [SpecIssue(shown, 1, 1, "", f"the header has {what}; name columns uniquely")]
+        start = reader.line_num + 1
+        for cells in reader:
+            line, start = start, reader.line_num + 1
+            if not cells or all(not c.strip() for c in cells):
+                continue
+            if len(cells) != len(names):
+                issues.append(
+                    SpecIssue(
+                        shown,
+                        line,
+                        1,
+                        "",
+                        f"row has {len(cells)} value(s) but the header has {len(names)} columns; "
+                        "quote values that contain commas",
+                    )
+                )
+                continue
+            rows.append(RawRow(dict(zip(names, cells, strict=True)), line, 1))
+    except csv.Error as exc:
+        issues.append(SpecIssue(shown, reader.line_num or 1, 1, "", f"invalid CSV: {exc}"))
+    return rows, issues
+
+
+def _read_jsonl(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
+    rows: list[RawRow] = []
+    issues: list[SpecIssue] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            issues.append(SpecIssue(shown, number, exc.colno, "", f"invalid JSON: {exc.msg}"))
+            continue
+        if not isinstance(value, dict):
+            msg = 'each line must be a JSON object like {"id": "a", "name": "..."}'
+            issues.append(SpecIssue(shown, number, 1, "", msg))
+            continue
+        rows.append(RawRow(value, number, 1))
+    if not rows and not issues:
+        issues.append(SpecIssue(shown, 1, 1, "", "no rows; write one JSON object per line"))
+    return rows, issues
+
+
+def _read_yaml(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
+    from qualspec.spec._yaml import parse_yaml
+
+    data, positions, issues = parse_yaml(text, shown)
+    if issues:
+        return [], issues
+    if not isinstance(data, list):
+        line, col = positions.find(())
+        msg = "an inputs YAML file must be a list of mappings (one '- key: value' per row)"
+        return [], [SpecIssue(shown, line, col, "", msg)]
+    rows: list[RawRow] = []
+    for i, item in enumerate(data):
+        line, col = positions.find((i,))
+        if not isinstance(item, dict):
+            issues.append(SpecIssue(shown, line, col, f"[{i}]", "each row must be a mapping"))
+            continue
+        rows.append(RawRow(item, line, col))
+    return rows, issues
