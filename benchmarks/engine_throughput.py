@@ -26,8 +26,15 @@ from pathlib import Path
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", "0",
-         "--latency", str(latency)],
+        [
+            sys.executable,
+            "-m",
+            "qualspec.testing.fakeserver",
+            "--port",
+            "0",
+            "--latency",
+            str(latency),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -46,11 +53,17 @@ async def bare(base_url: str, calls: int, concurrency: int) -> None:
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
 
         async def one(i: int) -> None:
-            body = {"model": "fake", "messages": [{"role": "user", "content": f"question {i}"}],
-                    "temperature": 0.0}
+            body = {
+                "model": "fake",
+                "messages": [{"role": "user", "content": f"question {i}"}],
+                "temperature": 0.0,
+            }
             async with sem:
-                async with session.post(f"{base_url}/chat/completions", json=body,
-                                        headers={"Authorization": "Bearer bench"}) as resp:
+                async with session.post(
+                    f"{base_url}/chat/completions",
+                    json=body,
+                    headers={"Authorization": "Bearer bench"},
+                ) as resp:
                     data = await resp.json()
                     assert data["choices"][0]["message"]["content"]
 
@@ -83,10 +96,17 @@ def main() -> None:
         evaluation = Evaluation(
             name="bench",
             candidates=[Candidate(name="fake", model="bench/fake")],
-            scenarios=[Scenario(name="q", prompt="question {{ i }}", criteria=["any"],
-                                inputs=[{"i": i} for i in range(args.calls)])],
-            providers={"bench": ProviderConfig(type="openai", base_url=base_url,
-                                               api_key_env="BENCH_KEY")},
+            scenarios=[
+                Scenario(
+                    name="q",
+                    prompt="question {{ i }}",
+                    criteria=["any"],
+                    inputs=[{"i": i} for i in range(args.calls)],
+                )
+            ],
+            providers={
+                "bench": ProviderConfig(type="openai", base_url=base_url, api_key_env="BENCH_KEY")
+            },
         )
         suite = load_evaluation(evaluation, tmp)
         plan = expand(suite)
@@ -105,7 +125,9 @@ def main() -> None:
     finally:
         proc.kill()
     result = {
-        "calls": args.calls, "concurrency": args.concurrency, "latency_s": args.latency,
+        "calls": args.calls,
+        "concurrency": args.concurrency,
+        "latency_s": args.latency,
         "bare": {"wall_s": round(b_wall, 3), "cpu_s": round(b_cpu, 3)},
         "engine_sqlite": {"wall_s": round(e_wall, 3), "cpu_s": round(e_cpu, 3)},
         "cached_rerun": {"wall_s": round(c_wall, 3), "cpu_s": round(c_cpu, 3)},
@@ -115,8 +137,10 @@ def main() -> None:
     print(f"bare aiohttp      wall {b_wall:6.2f} s   cpu {b_cpu:6.2f} s")
     print(f"qualspec+sqlite   wall {e_wall:6.2f} s   cpu {e_cpu:6.2f} s")
     print(f"cached rerun      wall {c_wall:6.2f} s   cpu {c_cpu:6.2f} s")
-    print(f"ratios: wall {result['wall_ratio']}x (target <= 1.3)   "
-          f"cpu {result['cpu_ratio']}x (target <= 2)   cached rerun {c_wall:.2f} s (target < 2)")
+    print(
+        f"ratios: wall {result['wall_ratio']}x (target <= 1.3)   "
+        f"cpu {result['cpu_ratio']}x (target <= 2)   cached rerun {c_wall:.2f} s (target < 2)"
+    )
     print(json.dumps(result))
 
 

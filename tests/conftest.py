@@ -48,4 +48,6 @@ def repo_root() -> Path:
 
 def pytest_report_header(config: pytest.Config) -> str:
     url = os.environ.get("QUALSPEC_TEST_POSTGRES_URL")
-    return f"qualspec: postgres tests {'against ' + url.split('@')[-1] if url else 'not configured'}"
+    return (
+        f"qualspec: postgres tests {'against ' + url.split('@')[-1] if url else 'not configured'}"
+    )

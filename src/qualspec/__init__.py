@@ -27,7 +27,22 @@ _EXPORTS: dict[str, str] = {
     "run": "qualspec.engine._api",
 }
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+__all__ = [
+    "AtTemperature",
+    "Candidate",
+    "Evaluation",
+    "ExecuteOptions",
+    "JudgeConfig",
+    "ProviderConfig",
+    "RetryPolicy",
+    "Role",
+    "Rubric",
+    "RunOutcome",
+    "Scenario",
+    "__version__",
+    "load_suite",
+    "run",
+]
 
 if TYPE_CHECKING:
     from qualspec.engine._api import run

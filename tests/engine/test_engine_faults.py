@@ -131,7 +131,10 @@ def test_client_errors_are_not_retried(server: FakeServer, store: Store, tmp_pat
 
 
 def test_cli_401_stops_the_run_with_one_line(
-    server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    server: FakeServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from qualspec.cli import main
 

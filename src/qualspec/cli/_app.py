@@ -66,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run (or --dry-run) a suite file (.yaml or .py)")
     run.add_argument("suite", help="suite file: YAML, or Python defining an Evaluation")
-    run.add_argument("--dry-run", action="store_true", help="print the matrix and costs; call nothing")
+    run.add_argument(
+        "--dry-run", action="store_true", help="print the matrix and costs; call nothing"
+    )
     run.add_argument("--candidates", metavar="A,B", help="only these candidates")
     run.add_argument("--roles", metavar="A,B", help="only these roles")
     run.add_argument("--scenarios", metavar="A,B", help="only these scenarios")
@@ -78,7 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="temperatures, e.g. 0,0.7 or a preset: stability_test, full_range, safety_probe",
     )
     run.add_argument(
-        "--runs", "--runs-per-temp", dest="runs", type=_positive_int, metavar="N",
+        "--runs",
+        "--runs-per-temp",
+        dest="runs",
+        type=_positive_int,
+        metavar="N",
         help="repeated runs per temperature",
     )
     run.add_argument("--model", metavar="PROVIDER/MODEL", help="run every candidate on this model")
@@ -86,24 +92,38 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--threshold", type=float, metavar="SCORE", help="pass threshold 0-10")
     run.add_argument("--no-judge", action="store_true", help="collect answers only")
     run.add_argument(
-        "--max-concurrency", type=_positive_int, metavar="N",
+        "--max-concurrency",
+        type=_positive_int,
+        metavar="N",
         help="concurrent calls per provider (default: the provider's)",
     )
     run.add_argument(
-        "--timeout", type=_positive_float, default=120.0, metavar="SECONDS",
+        "--timeout",
+        type=_positive_float,
+        default=120.0,
+        metavar="SECONDS",
         help="per-attempt timeout (default 120)",
     )
     run.add_argument(
-        "--retries", type=int, default=3, metavar="N",
+        "--retries",
+        type=int,
+        default=3,
+        metavar="N",
         help="retries after a failed attempt (default 3)",
     )
     run.add_argument("--output", "-o", metavar="PATH", help="results JSON path")
     run.add_argument(
-        "--results-dir", default="results", metavar="DIR",
+        "--results-dir",
+        default="results",
+        metavar="DIR",
         help="directory for results/<suite>_<timestamp>.json (default results)",
     )
     run.add_argument(
-        "--resume", nargs="?", const=True, default=None, metavar="RUN_ID",
+        "--resume",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="RUN_ID",
         help="continue the latest unfinished run of this suite (or RUN_ID): only missing work",
     )
     run.add_argument("--no-cache", action="store_true", help="neither read nor use the cache")
@@ -142,7 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("b", metavar="B")
     diff.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     diff.add_argument(
-        "--noise", type=float, default=0.5, metavar="POINTS",
+        "--noise",
+        type=float,
+        default=0.5,
+        metavar="POINTS",
         help="score changes within this many points are unchanged (default 0.5)",
     )
     diff.add_argument(
@@ -194,8 +217,10 @@ def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         handler: Handler = getattr(importlib.import_module(module_name), func_name)
         return handler(ns, argv)
     except KeyboardInterrupt:
-        print("qualspec: interrupted; finished results are recorded (resume with --resume)",
-              file=sys.stderr)
+        print(
+            "qualspec: interrupted; finished results are recorded (resume with --resume)",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED
     except SpecError as exc:
         if ns.debug:

@@ -102,8 +102,12 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         for warning in outcome.warnings:
             console.print(f"[yellow]warning:[/yellow] {warning}")
         render_run(outcome.record, console, show_responses=ns.show_responses)
-        path = Path(ns.output) if ns.output else default_results_path(
-            outcome.record.summary.suite_name, datetime.now(UTC), ns.results_dir
+        path = (
+            Path(ns.output)
+            if ns.output
+            else default_results_path(
+                outcome.record.summary.suite_name, datetime.now(UTC), ns.results_dir
+            )
         )
         write_json_atomic(path, run_to_dict(outcome.record))
         stats = outcome.stats
@@ -112,7 +116,9 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
             f"{stats.cached_candidate + stats.cached_judge} from cache "
             f"(saved ${stats.saved_usd:.4f})"
         )
-        console.print(f"Results: {path}   (run id {outcome.run_id}, database {store.url_for_display})")
+        console.print(
+            f"Results: {path}   (run id {outcome.run_id}, database {store.url_for_display})"
+        )
         if outcome.status == "budget_exceeded":
             console.print(
                 f"[yellow]Stopped at the budget of ${ns.max_cost:.2f}; "
@@ -167,9 +173,7 @@ def _print_dry_run(plan: Plan, est: object, console: Console) -> None:
     console.print(f"  judge        {plan.judge_model} (pass at {plan.threshold:g}/10)")
     console.print(f"[bold]Candidate calls:[/bold] {est.candidate_calls}")
     console.print(f"[bold]Judge calls:[/bold] {est.judge_calls} (before parse retries)")
-    console.print(
-        f"[bold]Estimated tokens:[/bold] {est.input_tokens} in / {est.output_tokens} out"
-    )
+    console.print(f"[bold]Estimated tokens:[/bold] {est.input_tokens} in / {est.output_tokens} out")
     for row in est.rows:
         cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
         console.print(
@@ -179,6 +183,9 @@ def _print_dry_run(plan: Plan, est: object, console: Console) -> None:
     total = est.cost_usd
     console.print(
         "[bold]Estimated cost:[/bold] "
-        + ("unknown (some model has no price: add it with --prices)" if total is None
-           else f"${total:.4f}")
+        + (
+            "unknown (some model has no price: add it with --prices)"
+            if total is None
+            else f"${total:.4f}"
+        )
     )

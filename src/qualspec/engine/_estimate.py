@@ -74,7 +74,9 @@ def estimate(plan: Plan, prices: PriceTable | None, *, judge: bool = True) -> Es
         row.input_tokens += prompt_tokens
         row.output_tokens += out_tokens
         if judge and item.criteria:
-            jrow = rows.setdefault((plan.judge_model, "judge"), ModelEstimate(plan.judge_model, "judge"))
+            jrow = rows.setdefault(
+                (plan.judge_model, "judge"), ModelEstimate(plan.judge_model, "judge")
+            )
             user = item.messages[-1].content
             per_call = _JUDGE_PROMPT_TOKENS + (len(user) // _CHARS_PER_TOKEN) + out_tokens
             jrow.calls += len(item.criteria)

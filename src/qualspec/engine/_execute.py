@@ -249,9 +249,10 @@ class Executor:
             if entry is not None:
                 text, structured = entry.text, entry.structured
                 self.stats.cached_judge += 1
-                self.stats.saved_usd += self._cost(
-                    judge.provider, judge.model, entry.input_tokens, entry.output_tokens
-                ) or 0.0
+                self.stats.saved_usd += (
+                    self._cost(judge.provider, judge.model, entry.input_tokens, entry.output_tokens)
+                    or 0.0
+                )
             else:
                 cached_all = False
                 request = ChatRequest(

@@ -69,15 +69,15 @@ class Recorder:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            responses, judgments, entries = [], [], []
+            responses: list[ResponseRecord] = []
+            judgments: list[JudgmentRecord] = []
+            entries: list[CacheEntry] = []
             for item in batch:
                 if item is _STOP:
                     stop = True
                     continue
                 kind, record = item
-                (responses if kind == "r" else judgments if kind == "j" else entries).append(
-                    record
-                )
+                (responses if kind == "r" else judgments if kind == "j" else entries).append(record)
             if self.error is not None:
                 continue  # keep draining so producers never block; report at close()
             try:

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qualspec.engine._execute import ExecuteOptions, ExecuteStats, Executor, JudgeSettings, ProgressFn
+from qualspec.engine._execute import (
+    ExecuteOptions,
+    ExecuteStats,
+    Executor,
+    JudgeSettings,
+    ProgressFn,
+)
 from qualspec.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -229,7 +235,6 @@ def _metadata(
     if resumed:
         meta["resumed"] = True
     return meta
-
 
 
 _URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")

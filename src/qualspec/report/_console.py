@@ -88,7 +88,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
                 table.add_column("Candidate (role)")
                 for t in temps:
                     eff: set[float] = set()
-                    for (cand, temp), values in effective.items():
+                    for (_cand, temp), values in effective.items():
                         if temp == t:
                             eff |= values
                     table.add_column(f"Temp {_temp_label(t, eff)}", justify="right")
@@ -98,8 +98,8 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
                         label = f"{cand} ({role})" if role else cand
                         row = [label]
                         for t in temps:
-                            cell = cells.get((scenario, input_id, role, cand, t))
-                            row.append("" if cell is None else _cell_text(cell))
+                            found = cells.get((scenario, input_id, role, cand, t))
+                            row.append("" if found is None else _cell_text(found))
                         table.add_row(*row)
                 console.print(table)
     _render_totals(run, console)
