@@ -135,7 +135,7 @@ def test_no_roles_runs_each_scenario_once_without_preamble() -> None:
     assert [(i.role, i.temperature) for i in plan.items] == [(None, 0.0), (None, 0.7)]
     item = plan.items[0]
     assert item.messages == (Message("user", "Hi."),)
-    assert item.prompt_parts == {"scenario_prompt": "Hi."}
+    assert item.prompt_parts == {"scenario_prompt:s": "Hi."}
     assert (item.provider, item.model) == ("local", "models/x.gguf")
 
 
@@ -174,11 +174,12 @@ def test_system_prompt_precedence(
     user = Message("user", "I am r.\n\nHi.")
     if expected is None:
         assert item.messages == (user,)
-        assert "system_prompt" not in item.prompt_parts
+        assert not any(name.startswith("system_prompt") for name in item.prompt_parts)
     else:
         assert item.messages == (Message("system", expected), user)
-        assert item.prompt_parts["system_prompt"] == expected
-    assert item.prompt_parts["preamble"] == "I am r."
+        source = {"role": "role:r", "scenario": "scenario:s", "candidate": "candidate:a"}
+        assert item.prompt_parts[f"system_prompt:{source[expected]}"] == expected
+    assert item.prompt_parts["preamble:r"] == "I am r."
 
 
 def test_role_without_preamble_sends_the_prompt_alone() -> None:
@@ -247,7 +248,7 @@ def test_inputs_rows_render_prompts_and_count(tmp_path: Path) -> None:
         ("t", None, "d"),
     ]
     assert plan.items[2].messages[-1].content == "Hello.\n\nSay two."
-    assert plan.items[2].prompt_parts["scenario_prompt"] == "Say {{ x }}."
+    assert plan.items[2].prompt_parts["scenario_prompt:s"] == "Say {{ x }}."
 
 
 def test_python_and_yaml_suites_give_identical_keys() -> None:

@@ -57,6 +57,6 @@ class WorkItem:
     params: Mapping[str, Any]
     criteria: tuple[str, ...]
     context: str | None = None
-    # texts whose versions are recorded (name -> text), e.g. {"system_prompt": ...,
-    # "preamble": ..., "scenario_prompt": ...}; only the ones that exist.
+    # texts whose versions are recorded (name -> text), named by source, e.g.
+    # {"system_prompt:role:expert": ..., "preamble:expert": ..., "scenario_prompt:988": ...}
     prompt_parts: Mapping[str, str] = field(default_factory=dict)

@@ -254,27 +254,23 @@ def _cells(
     runs: int,
     criteria: dict[float, tuple[str, ...]],
 ) -> list[WorkItem]:
-    system = next(
-        (
-            s
-            for s in (
-                role.system_prompt if role else None,
-                scenario.system_prompt,
-                candidate.system_prompt,
-            )
-            if s is not None
-        ),
-        None,
+    # Prompt versions are tracked per named source: editing one scenario's prompt bumps
+    # that scenario's version only. The system prompt follows role > scenario > candidate.
+    sources = (
+        (f"system_prompt:role:{role.name if role else ''}", role.system_prompt if role else None),
+        (f"system_prompt:scenario:{scenario.name}", scenario.system_prompt),
+        (f"system_prompt:candidate:{candidate.name}", candidate.system_prompt),
     )
+    system_name, system = next(((n, s) for n, s in sources if s is not None), ("", None))
     user = f"{role.preamble}\n\n{prompt}" if role and role.preamble else prompt
     messages = (Message("system", system),) if system is not None else ()
     messages = (*messages, Message("user", user))
     parts: dict[str, str] = {}
     if system is not None:
-        parts["system_prompt"] = system
+        parts[system_name] = system
     if role and role.preamble:
-        parts["preamble"] = role.preamble
-    parts["scenario_prompt"] = scenario.prompt
+        parts[f"preamble:{role.name}"] = role.preamble
+    parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
     params: dict[str, Any] = {k: v for k, v in candidate.params.items() if k != "temperature"}
     provider, model = address
     out: list[WorkItem] = []
