@@ -149,7 +149,20 @@ def test_key_is_call_key_of_what_is_sent() -> None:
     expected = call_key(
         "openai", "gpt-4o", item.messages, {"max_tokens": 50, "temperature": 0.7}, 1
     )
-    assert item.key == expected
+    assert item.call_key == expected
+    assert item.key != expected  # the cell key adds the names that place the call
+
+
+def test_identical_candidates_share_the_call_but_not_the_cell() -> None:
+    suite = _suite(
+        candidates=[
+            Candidate(name="a", model="openai/gpt-4o"),
+            Candidate(name="b", model="openai/gpt-4o"),
+        ]
+    )
+    first, second = expand(suite).items
+    assert first.call_key == second.call_key
+    assert first.key != second.key
 
 
 @pytest.mark.parametrize(

@@ -207,7 +207,9 @@ class Executor:
         self._recorder.response(record)
         if resp is not None:
             self._recorder.cache(
-                self._cache_entry("candidate", item.key, item.provider, item.model, resp, effective)
+                self._cache_entry(
+                    "candidate", item.call_key, item.provider, item.model, resp, effective
+                )
             )
         else:
             self.stats.errors += 1
@@ -367,10 +369,10 @@ class Executor:
         todo = [item for item in self._items if item.key not in self._done]
         if not todo:
             return {}
-        entries = self._store.cache_get_many(item.key for item in todo)
+        entries = self._store.cache_get_many({item.call_key for item in todo})
         out: dict[str, ResponseRecord] = {}
         for item in todo:
-            entry = entries.get(item.key)
+            entry = entries.get(item.call_key)
             if entry is None:
                 continue
             saved = self._cost(item.provider, item.model, entry.input_tokens, entry.output_tokens)

@@ -10,7 +10,7 @@ from typing import Any
 
 from qualspec.providers._base import Message
 
-__all__ = ["WorkItem", "call_key"]
+__all__ = ["WorkItem", "call_key", "cell_key"]
 
 
 def call_key(
@@ -34,9 +34,24 @@ def call_key(
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def cell_key(call: str, candidate: str, role: object, scenario: str, row: object) -> str:
+    """The key of one cell of the matrix: its call plus the names that place it.
+
+    Two candidates (or roles) configured identically make the same call, so they share
+    ``call_key`` (and so the cache) but keep separate cells in a run.
+    """
+    role_name = getattr(role, "name", None)
+    input_id = getattr(row, "id", None)
+    text = "\x1f".join([call, candidate, role_name or "", scenario, input_id or ""])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 @dataclass(frozen=True, slots=True)
 class WorkItem:
     """One candidate call in the expanded matrix.
+
+    ``key`` identifies the cell (resume, store, diff); ``call_key`` identifies the call
+    (the cache): a hash of provider, model, messages, parameters and run index.
 
     ``temperature`` is the requested temperature; the engine records the effective
     (clamped) one next to it. ``params`` excludes temperature. ``criteria`` are the
@@ -45,6 +60,7 @@ class WorkItem:
     """
 
     key: str
+    call_key: str
     candidate: str
     role: str | None
     scenario: str

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qualspec.engine._items import WorkItem, call_key
+from qualspec.engine._items import WorkItem, call_key, cell_key
 from qualspec.errors import ConfigError
 from qualspec.providers._base import Message
 
@@ -277,9 +277,11 @@ def _cells(
     for temperature in temperatures:
         key_params = {**params, "temperature": temperature}
         for run_index in range(runs):
+            call = call_key(provider, model, messages, key_params, run_index)
             out.append(
                 WorkItem(
-                    key=call_key(provider, model, messages, key_params, run_index),
+                    key=cell_key(call, candidate.name, role, scenario.name, row),
+                    call_key=call,
                     candidate=candidate.name,
                     role=role.name if role else None,
                     scenario=scenario.name,

@@ -1,0 +1,80 @@
+"""Every example in examples/ runs: on the fake server with a model override (fast)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from qualspec.cli import main
+from qualspec.testing import FakeServer
+
+
+@pytest.fixture
+def workdir(
+    tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, FakeServer]]:
+    shutil.copytree(repo_root / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    with FakeServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-examples")
+        yield tmp_path, server
+
+
+def _run(*args: str) -> int:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    return int(exc.value.code or 0)
+
+
+@pytest.mark.parametrize(
+    ("example", "extra", "answers"),
+    [
+        ("examples/quickstart.yaml", [], 8),
+        ("examples/temperature_stability.yaml", [], 12),
+        (
+            "examples/evidence_disclosure.py",
+            ["--roles", "naive_engineer,mental_health_professional", "--temps", "0,0.7"],
+            12,
+        ),
+    ],
+)
+def test_example_runs_on_the_test_server(
+    workdir: tuple[Path, FakeServer],
+    capsys: pytest.CaptureFixture[str],
+    example: str,
+    extra: list[str],
+    answers: int,
+) -> None:
+    tmp, server = workdir
+    code = _run(
+        "run", example, "--model", "openai/fake", "--judge", "openai/judge", "--quiet",
+        "--output", "out.json", *extra,
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "SCENARIO:" in out
+    data = json.loads((tmp / "out.json").read_text())
+    assert data["schema_version"].startswith("1.")
+    assert len(data["responses"]) == answers
+    assert all(r["error"] is None for r in data["responses"])
+    judged = [j for r in data["responses"] for j in r["judgments"]]
+    assert judged and all(j["score"] == 8 for j in judged)
+    assert server.calls == answers + len(judged)
+
+
+def test_examples_dry_run_counts(
+    workdir: tuple[Path, FakeServer], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _tmp, server = workdir
+    assert _run("run", "examples/evidence_disclosure.py", "--dry-run") == 0
+    out = capsys.readouterr().out
+    # 3 candidates x 2 roles x 1 scenario x 1 temperature; 3 rubric criteria each
+    assert "Candidate calls: 6" in out
+    assert "Judge calls: 18" in out
+    assert "Estimated cost" in out
+    assert server.calls == 0
