@@ -52,8 +52,16 @@ def test_example_runs_on_the_test_server(
 ) -> None:
     tmp, server = workdir
     code = _run(
-        "run", example, "--model", "openai/fake", "--judge", "openai/judge", "--quiet",
-        "--output", "out.json", *extra,
+        "run",
+        example,
+        "--model",
+        "openai/fake",
+        "--judge",
+        "openai/judge",
+        "--quiet",
+        "--output",
+        "out.json",
+        *extra,
     )
     out = capsys.readouterr().out
     assert code == 0, out

@@ -1,0 +1,113 @@
+"""The README's commands and code run as written (on the embedded model, no API key)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qualspec.store import Store
+
+BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
+
+
+def _blocks(readme: str, lang: str) -> list[str]:
+    return [body for kind, body in BLOCK.findall(readme) if kind == lang]
+
+
+def test_setup_commands_come_first_and_ci_runs_the_test_command(repo_root: Path) -> None:
+    readme = (repo_root / "README.md").read_text()
+    first = BLOCK.search(readme)
+    assert first is not None and first.start() < readme.index("\n## ")
+    lines = [line for line in first.group(2).splitlines() if line.strip()]
+    assert len(lines) == 2
+    assert (
+        lines[0].startswith("pip install") and "qualspec run examples/quickstart.yaml" in lines[0]
+    )
+    assert lines[1].startswith("pip install") and "pytest" in lines[1]
+    ci = (repo_root / ".ci" / "run").read_text().splitlines()
+    assert lines[1] in ci, "the README's test command must be the one .ci/run runs"
+
+
+def _sh(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    bindir = os.path.dirname(sys.executable)
+    env = {**env, "PATH": f"{bindir}:{env.get('PATH', '')}"}
+    return subprocess.run(
+        command, shell=True, cwd=cwd, env=env, text=True, capture_output=True, timeout=600
+    )
+
+
+def test_readme_commands_and_code_run(repo_root: Path, tmp_path: Path) -> None:
+    readme = (repo_root / "README.md").read_text()
+    shutil.copytree(repo_root / "examples", tmp_path / "examples")
+    env = dict(os.environ)
+    env["QUALSPEC_HOME"] = str(tmp_path / ".qualspec")
+    env.pop("QUALSPEC_DATABASE_URL", None)
+
+    setup = _blocks(readme, "bash")[0].splitlines()[0]
+    first_run = setup.split("&&", 1)[1].strip()
+    result = _sh(first_run + " --quiet", tmp_path, env)
+    assert result.returncode == 0, result.stderr
+    assert "SCENARIO: capital_of_france" in result.stdout
+    db = f"sqlite:///{tmp_path / '.qualspec' / 'qualspec.db'}"
+    with Store.open(db) as store:
+        (quick,) = store.list_runs()
+    results = sorted((tmp_path / "results").glob("quickstart_*.json"))
+    assert len(results) == 1
+    data = json.loads(results[0].read_text())
+    assert data["schema_version"] == "1.0" and len(data["responses"]) == 8
+
+    # A second version of one scenario prompt, for the history examples.
+    suite = tmp_path / "examples" / "quickstart.yaml"
+    suite.write_text(
+        suite.read_text().replace(
+            "What is the capital of France?", "Name the capital city of France."
+        )
+    )
+    result = _sh(
+        "qualspec run examples/quickstart.yaml --scenarios capital_of_france --temps 0 "
+        "--quiet --output results/b.json",
+        tmp_path,
+        env,
+    )
+    assert result.returncode == 0, result.stderr
+    shutil.copy(results[0], tmp_path / "results" / "a.json")
+    with Store.open(db) as store:
+        latest = store.list_runs(limit=1)[0].id
+
+    substitutions = {"RUN_ID": quick.id, "RUN_A": quick.id, "RUN_B": latest}
+    commands = [
+        line.strip()
+        for body in _blocks(readme, "bash")[1:]
+        for line in body.splitlines()
+        if line.strip().startswith("qualspec ")
+    ]
+    assert len(commands) >= 12
+    for command in commands:
+        for name, value in substitutions.items():
+            command = re.sub(rf"\b{name}\b", value, command)
+        result = _sh(command, tmp_path, env)
+        assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
+        assert "Traceback" not in result.stderr
+
+    assert json.loads((tmp_path / "qualspec-suite.schema.json").read_text())["properties"]
+    csv_lines = (tmp_path / "run.csv").read_text().splitlines()
+    assert len(csv_lines) > 8  # a header and one row per answer and criterion
+
+    # Python code blocks run too (the library example uses the cache from the runs above).
+    os.chdir(tmp_path)
+    for code in _blocks(readme, "python"):
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+
+
+@pytest.fixture(autouse=True)
+def _restore_cwd() -> object:
+    cwd = os.getcwd()
+    yield
+    os.chdir(cwd)
