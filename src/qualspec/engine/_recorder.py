@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import StoreError
@@ -27,9 +28,10 @@ _MAX_BATCH = 500
 class Recorder:
     """Background writer for one run. Use as a context manager; ``close()`` flushes."""
 
-    def __init__(self, store: Store, run_id: str) -> None:
+    def __init__(self, store: Store, run_id: str, *, heartbeat_s: float = 20.0) -> None:
         self._store = store
         self._run_id = run_id
+        self._heartbeat_s = heartbeat_s
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="qualspec-recorder", daemon=True)
@@ -62,8 +64,22 @@ class Recorder:
 
     def _loop(self) -> None:
         stop = False
+        last_beat = time.monotonic()
         while not stop:
-            batch = [self._queue.get()]
+            try:
+                first = self._queue.get(timeout=self._heartbeat_s)
+            except queue.Empty:
+                first = None
+            if time.monotonic() - last_beat >= self._heartbeat_s and self.error is None:
+                # tells other hosts this run is still owned (see Store.acquire_run)
+                try:
+                    self._store.heartbeat(self._run_id)
+                except Exception as exc:  # noqa: BLE001 - surfaced by close()
+                    self.error = exc
+                last_beat = time.monotonic()
+            if first is None:
+                continue
+            batch = [first]
             while len(batch) < _MAX_BATCH:
                 try:
                     batch.append(self._queue.get_nowait())
