@@ -2,8 +2,8 @@
 
 Model calls finish on the event loop; writing each row there would block it. The
 recorder takes records from a queue and commits whatever has arrived (one transaction
-per batch) the moment the thread gets to it, so a result is durable milliseconds after
-it exists and a kill loses at most the batch being written.
+per batch) within about 50 ms, so a result is durable moments after it exists and a
+kill loses at most the batch being written (resume calls those again).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ __all__ = ["Recorder"]
 
 _STOP = object()
 _MAX_BATCH = 500
+_LINGER_S = 0.05
 
 
 class Recorder:
@@ -80,9 +81,16 @@ class Recorder:
             if first is None:
                 continue
             batch = [first]
-            while len(batch) < _MAX_BATCH:
+            # Linger a moment so a busy run commits in tens of rows per transaction, not one.
+            deadline = time.monotonic() + _LINGER_S
+            while len(batch) < _MAX_BATCH and first is not _STOP and batch[-1] is not _STOP:
+                remaining = deadline - time.monotonic()
                 try:
-                    batch.append(self._queue.get_nowait())
+                    batch.append(
+                        self._queue.get(timeout=remaining)
+                        if remaining > 0
+                        else self._queue.get_nowait()
+                    )
                 except queue.Empty:
                     break
             responses: list[ResponseRecord] = []
