@@ -66,6 +66,14 @@ def execute_plan(
 
     options = options or ExecuteOptions()
     evaluation = suite.evaluation
+    judge_provider, judge_model = split_address(plan.judge_model)
+    # Providers first: a missing key or package fails before any run is recorded.
+    pool = ProviderPool(evaluation.providers)
+    if providers is None:
+        names = {item.provider for item in plan.items}
+        if plan.items and options.judge:
+            names.add(judge_provider)
+        providers = {name: pool.get(name) for name in sorted(names)}
     warnings: list[str] = []
     resumed = bool(resume)
     if resume:
@@ -85,7 +93,6 @@ def execute_plan(
         run_id = store.create_run(evaluation.name, suite.content_hash, {})
     store.acquire_run(run_id)
     try:
-        judge_provider, judge_model = split_address(plan.judge_model)
         judge_version = store.prompt_version(JUDGE_PROMPT_NAME, judge_prompt_text())
         store.update_run_metadata(
             run_id, _metadata(suite, plan, argv, judge_version, resumed=resumed)
@@ -94,12 +101,6 @@ def execute_plan(
         existing = store.load_run(run_id)
         done = {r.key: r for r in existing.responses if r.error is None}
         done_j = {(j.response_key, j.criterion) for j in existing.judgments if j.error is None}
-        pool = ProviderPool(evaluation.providers)
-        if providers is None:
-            names = {item.provider for item in plan.items}
-            if plan.items and options.judge:
-                names.add(judge_provider)
-            providers = {name: pool.get(name) for name in sorted(names)}
         prices = PriceTable.load(None if prices_path is None else Path(prices_path))
         judge = JudgeSettings(
             provider=judge_provider,
