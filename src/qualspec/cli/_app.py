@@ -128,6 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-cache", action="store_true", help="neither read nor use the cache")
     run.add_argument("--refresh", action="store_true", help="call again and overwrite the cache")
+    run.add_argument(
+        "--cache-ttl",
+        action="append",
+        default=[],
+        metavar="KIND=SECONDS",
+        help="cache lifetime per kind (candidate, judge; 'none' = forever), repeatable; "
+        "default: candidate and judge answers never expire",
+    )
     run.add_argument("--max-cost", type=_positive_float, metavar="USD", help="stop at this cost")
     run.add_argument("--prices", metavar="PATH", help="JSON price table overriding the built-in")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")

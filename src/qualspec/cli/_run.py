@@ -65,6 +65,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from qualspec.providers import PriceTable
 
     suite, plan = build_plan(ns)
+    cache_ttl = _cache_ttl(ns.cache_ttl)
     console = Console(highlight=False)
     prices = PriceTable.load(Path(ns.prices) if ns.prices else None)
     if ns.dry_run:
@@ -78,6 +79,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from qualspec.store import Store
 
     options = ExecuteOptions(
+        cache_ttl=cache_ttl,
         max_concurrency=ns.max_concurrency,
         timeout=ns.timeout,
         retry=RetryPolicy(max_attempts=max(0, ns.retries) + 1),
@@ -130,6 +132,29 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
+def _cache_ttl(values: list[str]) -> dict[str, float | None]:
+    from qualspec.errors import ConfigError
+
+    ttl: dict[str, float | None] = {"candidate": None, "judge": None, "reference": 86400.0}
+    for value in values:
+        kind, sep, seconds = value.partition("=")
+        if not sep or kind not in ttl:
+            raise ConfigError(
+                f"--cache-ttl {value!r}: write KIND=SECONDS with KIND one of "
+                f"{', '.join(ttl)}, e.g. --cache-ttl candidate=3600"
+            )
+        if seconds.strip().lower() in ("none", "forever"):
+            ttl[kind] = None
+            continue
+        try:
+            ttl[kind] = float(seconds)
+        except ValueError:
+            raise ConfigError(
+                f"--cache-ttl {value!r}: SECONDS must be a number or 'none'"
+            ) from None
+    return ttl
+
+
 @contextmanager
 def _progress(plan: Plan, ns: argparse.Namespace, *, judge: bool) -> Iterator[ProgressFn | None]:
     if ns.quiet:
@@ -177,8 +202,8 @@ def _print_dry_run(plan: Plan, est: object, console: Console) -> None:
     for row in est.rows:
         cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
         console.print(
-            f"  {row.kind:<9} {row.model:<32} {row.calls:>6} calls  "
-            f"{row.input_tokens:>9} in  {row.output_tokens:>9} out  {cost}"
+            f"  {row.kind:<9} {row.model:<24} {row.calls:>5} calls "
+            f"{row.input_tokens:>8} in {row.output_tokens:>8} out  {cost}"
         )
     total = est.cost_usd
     console.print(
