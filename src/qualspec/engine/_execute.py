@@ -118,6 +118,7 @@ class Executor:
         self._versions = prompt_versions or {}
         self._progress = progress or (lambda kind, n: None)
         self._limits: dict[str, asyncio.Semaphore] = {}
+        self._gates: dict[str, asyncio.Semaphore] = {}
         self._judge_cache: dict[str, CacheEntry] = {}
         self._stop_new = False
         self.stats = ExecuteStats()
@@ -129,6 +130,8 @@ class Executor:
         for name, provider in self._providers.items():
             limit = self._opt.max_concurrency or provider.default_concurrency
             self._limits[name] = asyncio.Semaphore(max(1, limit))
+            self._gates[name] = asyncio.Semaphore(max(1, limit))
+        self._recorder.bind_loop(asyncio.get_running_loop())
         cached = self._prefetch_cache()
         tasks = [
             asyncio.create_task(self._cell(item, self._done.get(item.key) or cached.get(item.key)))
@@ -176,7 +179,8 @@ class Executor:
             params=params,
             seed=item.run_index,
         )
-        out = await self._call(item.provider, request)
+        gate = self._gates[item.provider]
+        out = await self._call(item.provider, request, gate=gate)
         self.stats.candidate_calls += 1
         resp = out.response
         record = ResponseRecord(
@@ -204,7 +208,8 @@ class Executor:
         )
         if out.cost:
             self.stats.candidate_cost_usd += out.cost
-        self._recorder.response(record)
+        # on success _call returned still holding the gate: released once the answer is durable
+        self._recorder.response(record, on_commit=gate.release if resp is not None else None)
         if resp is not None:
             self._recorder.cache(
                 self._cache_entry(
@@ -324,8 +329,16 @@ class Executor:
 
     # ---------------------------------------------------------------- calls
 
-    async def _call(self, provider_name: str, request: ChatRequest) -> _Outcome:
-        """One logical call: bounded attempts under the provider's limiter."""
+    async def _call(
+        self, provider_name: str, request: ChatRequest, *, gate: asyncio.Semaphore | None = None
+    ) -> _Outcome:
+        """One logical call: bounded attempts under the provider's limiter.
+
+        ``gate`` (candidate calls) is acquired for each attempt and, when the call succeeds,
+        returned still held: the caller releases it once the answer is committed. So calls in
+        flight plus answers not yet durable never exceed the provider's concurrency, and a
+        kill wastes at most that many calls.
+        """
         provider = self._providers[provider_name]
         limit = self._limits[provider_name]
         policy = self._opt.retry
@@ -335,20 +348,27 @@ class Executor:
             if self._stop_new:
                 raise _BudgetStop
             attempt += 1
+            if gate is not None:
+                await gate.acquire()
             try:
                 async with limit:
+                    if self._stop_new:  # the budget may have run out while waiting
+                        raise _BudgetStop
                     async with asyncio.timeout(self._opt.timeout):
                         response = await provider.complete(request)
-            except TimeoutError:
-                error: ProviderError = ProviderTimeoutError(
-                    f"no answer within {self._opt.timeout:g}s (raise --timeout)",
-                    provider=provider_name,
-                    model=request.model,
-                )
-            except AuthenticationError:
-                raise
-            except ProviderError as exc:
-                error = exc
+            except BaseException as exc:
+                if gate is not None:
+                    gate.release()
+                if isinstance(exc, TimeoutError):
+                    error: ProviderError = ProviderTimeoutError(
+                        f"no answer within {self._opt.timeout:g}s (raise --timeout)",
+                        provider=provider_name,
+                        model=request.model,
+                    )
+                elif isinstance(exc, ProviderError) and not isinstance(exc, AuthenticationError):
+                    error = exc
+                else:
+                    raise
             else:
                 cost = self._cost(
                     provider_name, request.model, response.input_tokens, response.output_tokens

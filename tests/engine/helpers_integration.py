@@ -1,0 +1,271 @@
+"""Helpers for the engine integration tests: the CLI and the fake server as real processes.
+
+The CLI runs as ``python -c "from qualspec.cli import main; main()" ...`` in a subprocess
+with its own working directory and ``QUALSPEC_HOME`` (so its SQLite file is
+``<home>/qualspec.db``). The fake server runs either in its own process
+(``python -m qualspec.testing.fakeserver``, counters read over HTTP at ``/_stats``) or in
+the test process (``FakeServer``) when a test needs its request log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qualspec.store import Store
+
+KEY_ENV = "FAKE_KEY"
+DEFAULT_KEY = "sk-test-integration"
+CLI_PREFIX = (sys.executable, "-c", "from qualspec.cli import main; main()")
+
+
+# ---------------------------------------------------------------- the fake server process
+
+
+@dataclass
+class ServerProcess:
+    """A fake server running in its own process."""
+
+    process: subprocess.Popen[str]
+    base_url: str
+
+    @property
+    def root(self) -> str:
+        return self.base_url[: -len("/v1")]
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(f"{self.root}/_stats", timeout=10) as response:
+            data: dict[str, Any] = json.loads(response.read())
+        return data
+
+    def calls(self) -> int:
+        """Requests received on the model endpoints so far."""
+        return int(self.stats()["calls"])
+
+    def control(self, **settings: Any) -> None:
+        """POST ``/_control`` (``latency=``, ``fail_next=``, ``reset=``, ...)."""
+        request = urllib.request.Request(
+            f"{self.root}/_control",
+            data=json.dumps(settings).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert json.loads(response.read()) == {"ok": True}
+
+
+@contextmanager
+def fake_server_process(latency: float = 0.05) -> Iterator[ServerProcess]:
+    """``python -m qualspec.testing.fakeserver`` on a free port; terminated afterwards."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "qualspec.testing.fakeserver",
+            "--port",
+            "0",
+            "--latency",
+            str(latency),
+            "--no-log",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:"), base_url
+        yield ServerProcess(process, base_url)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+# ---------------------------------------------------------------- suites
+
+
+def write_suite(
+    path: Path,
+    base_url: str,
+    *,
+    n_inputs: int,
+    name: str = "integration",
+    criteria: Sequence[str] = ("is an answer",),
+    key_env: str = KEY_ENV,
+) -> Path:
+    """A YAML suite: one candidate ``fake/model-a``, one scenario over ``n_inputs`` rows.
+
+    Rows are ``{id: rNNN, i: 'NNN'}`` (fixed width, so every prompt and answer has the
+    same token count on the fake server); the judge is ``fake/judge`` on the same server.
+    """
+    rows = "\n".join(f"      - {{id: r{i:03d}, i: '{i:03d}'}}" for i in range(n_inputs))
+    crits = ", ".join(json.dumps(c) for c in criteria)
+    path.write_text(
+        f"name: {name}\n"
+        "candidates: [{name: c, model: fake/model-a}]\n"
+        "scenarios:\n"
+        "  - name: s\n"
+        '    prompt: "question {{ i }}"\n'
+        f"    criteria: [{crits}]\n"
+        "    inputs:\n"
+        f"{rows}\n"
+        "judge: fake/judge\n"
+        "providers:\n"
+        f'  fake: {{type: openai, base_url: "{base_url}", api_key_env: {key_env}}}\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+def cli_env(home: Path, key: str = DEFAULT_KEY, **extra: str) -> dict[str, str]:
+    """The environment of a CLI subprocess: this one, plus its home and the fake key."""
+    env = dict(os.environ)
+    env["QUALSPEC_HOME"] = str(home)
+    env[KEY_ENV] = key
+    env["COLUMNS"] = "200"  # keep rich from wrapping lines we read
+    env.pop("QUALSPEC_DATABASE_URL", None)
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    args: Sequence[str], *, cwd: Path, env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run ``qualspec ARGS`` to completion and return its exit code and output."""
+    return subprocess.run(
+        [*CLI_PREFIX, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def start_cli(args: Sequence[str], *, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """Start ``qualspec ARGS`` in the background (output captured)."""
+    return subprocess.Popen(
+        [*CLI_PREFIX, *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@contextmanager
+def background_cli(
+    args: Sequence[str], *, cwd: Path, env: dict[str, str]
+) -> Iterator[subprocess.Popen[str]]:
+    """``start_cli`` that is always killed (and reaped) when the block ends."""
+    process = start_cli(args, cwd=cwd, env=env)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=30)
+
+
+def describe(result: subprocess.CompletedProcess[str]) -> str:
+    """Exit code and output of a CLI run, for assertion messages."""
+    return f"rc={result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+
+
+def wait_for(predicate: Callable[[], bool], *, timeout: float, interval: float = 0.005) -> bool:
+    """Poll ``predicate`` until it is true (True) or ``timeout`` seconds pass (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+# ---------------------------------------------------------------- the store
+
+
+def sqlite_url(home: Path) -> str:
+    """The URL of the CLI's default database under ``home``."""
+    return f"sqlite:///{home / 'qualspec.db'}"
+
+
+@contextmanager
+def open_store(home: Path) -> Iterator[Store]:
+    """The CLI's SQLite store under ``home``, closed afterwards."""
+    store = Store.open(sqlite_url(home))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def run_ids(home: Path) -> list[str]:
+    """Ids of the runs in the store under ``home``, oldest first."""
+    with open_store(home) as store:
+        return [run.id for run in reversed(store.list_runs(limit=1000))]
+
+
+# ---------------------------------------------------------------- secrets
+
+
+def files_containing(needle: str, root: Path) -> list[str]:
+    """Every file under ``root`` whose bytes contain ``needle`` (UTF-8), as relative paths."""
+    raw = needle.encode()
+    found = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and raw in path.read_bytes():
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+# ---------------------------------------------------------------- PostgreSQL
+
+
+def store_conftest() -> Any:
+    """``tests/store/conftest.py`` as a module, for its PostgreSQL skip/fail rule and URLs."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "store" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_qualspec_tests_store_conftest", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def recorded_responses(home: Path) -> int:
+    """Responses committed to the CLI's SQLite file so far (0 before it exists)."""
+    import sqlite3
+
+    path = home / "qualspec.db"
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(path, timeout=30)
+    try:
+        return int(conn.execute("SELECT count(*) FROM responses").fetchone()[0])
+    except sqlite3.OperationalError:  # the schema is not there yet
+        return 0
+    finally:
+        conn.close()
