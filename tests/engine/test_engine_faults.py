@@ -156,3 +156,24 @@ def test_cli_401_stops_the_run_with_one_line(
     assert "OPENAI_API_KEY" in err[0]
     assert "sk-canary-wrong-key" not in err[0]
     assert server.calls <= 2
+
+
+def test_provider_timeout_from_the_suite_wins(
+    server: FakeServer, store: Store, tmp_path: Path
+) -> None:
+    server.hang_next(1)
+    evaluation = Evaluation(
+        name="provider-timeout",
+        candidates=[Candidate(name="c", model="fake/model-a")],
+        scenarios=[Scenario(name="s", prompt="hello", criteria=["ok"])],
+        providers={
+            "fake": ProviderConfig(
+                type="openai", base_url=server.base_url, api_key_env="FAKE_KEY", timeout=0.3
+            )
+        },
+    )
+    suite = load_evaluation(evaluation, tmp_path)
+    start = time.perf_counter()
+    out = _run(suite, store, judge=False, timeout=60)
+    assert out.record.responses[0].attempts == 2
+    assert time.perf_counter() - start < 5

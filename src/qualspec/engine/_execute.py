@@ -105,8 +105,10 @@ class Executor:
         done_judgments: set[tuple[str, str]] | None = None,
         prompt_versions: Mapping[str, Mapping[str, int]] | None = None,
         progress: ProgressFn | None = None,
+        timeouts: Mapping[str, float] | None = None,
     ) -> None:
         self._items = list(items)
+        self._timeouts = dict(timeouts or {})
         self._providers = providers
         self._store = store
         self._recorder = recorder
@@ -342,6 +344,7 @@ class Executor:
         provider = self._providers[provider_name]
         limit = self._limits[provider_name]
         policy = self._opt.retry
+        timeout = self._timeouts.get(provider_name, self._opt.timeout)
         attempt = 0
         start = time.perf_counter()
         while True:
@@ -354,14 +357,14 @@ class Executor:
                 async with limit:
                     if self._stop_new:  # the budget may have run out while waiting
                         raise _BudgetStop
-                    async with asyncio.timeout(self._opt.timeout):
+                    async with asyncio.timeout(timeout):
                         response = await provider.complete(request)
             except BaseException as exc:
                 if gate is not None:
                     gate.release()
                 if isinstance(exc, TimeoutError):
                     error: ProviderError = ProviderTimeoutError(
-                        f"no answer within {self._opt.timeout:g}s (raise --timeout)",
+                        f"no answer within {timeout:g}s (raise --timeout)",
                         provider=provider_name,
                         model=request.model,
                     )

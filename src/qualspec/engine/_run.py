@@ -122,6 +122,7 @@ def execute_plan(
             done_j=done_j,
             prompt_versions=prompt_versions,
             progress=progress,
+            timeouts={n: c.timeout for n, c in evaluation.providers.items() if c.timeout},
         )
     finally:
         store.release_run(run_id)
@@ -149,6 +150,7 @@ def _execute(
     done_j: set[tuple[str, str]],
     prompt_versions: dict[str, dict[str, int]],
     progress: ProgressFn | None,
+    timeouts: dict[str, float],
 ) -> tuple[str, ExecuteStats]:
     from qualspec.engine._recorder import Recorder
 
@@ -165,6 +167,7 @@ def _execute(
         done_judgments=done_j,
         prompt_versions=prompt_versions,
         progress=progress,
+        timeouts=timeouts,
     )
 
     async def main() -> ExecuteStats:

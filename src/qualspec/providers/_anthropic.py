@@ -8,8 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import ConfigError
 from qualspec.providers._base import ChatRequest, ChatResponse
-from qualspec.providers._http import HTTPClient, bad_response
-from qualspec.providers._openai import DEFAULT_REMOTE_CONCURRENCY, resolve_key
+from qualspec.providers._http import (
+    DEFAULT_REMOTE_CONCURRENCY,
+    HTTPClient,
+    bad_response,
+    connection_limits,
+)
+from qualspec.providers._openai import resolve_key
 
 if TYPE_CHECKING:
     from qualspec.spec._models import ProviderConfig
@@ -154,11 +159,7 @@ def create(name: str, config: ProviderConfig | None) -> AnthropicProvider:
         )
     key_variable = (config.api_key_env if config is not None else None) or "ANTHROPIC_API_KEY"
     api_key = resolve_key(name, key_variable, required=True)
-    temperature_range = (0.0, 1.0)
-    concurrency = DEFAULT_REMOTE_CONCURRENCY
-    if config is not None:
-        temperature_range = config.temperature_range or temperature_range
-        concurrency = config.max_concurrency or concurrency
+    temperature_range, concurrency = connection_limits(config, (0.0, 1.0))
     return AnthropicProvider(
         name,
         base_url=base_url,

@@ -26,6 +26,8 @@ from qualspec.errors import (
 if TYPE_CHECKING:
     import aiohttp
 
+    from qualspec.spec._models import ProviderConfig
+
 __all__ = [
     "HTTPClient",
     "bad_response",
@@ -283,3 +285,17 @@ def parse_structured(text: str) -> Any:
         return json.loads(candidate)
     except ValueError:
         return None
+
+
+DEFAULT_REMOTE_CONCURRENCY = 32
+
+
+def connection_limits(
+    config: ProviderConfig | None, default_range: tuple[float, float]
+) -> tuple[tuple[float, float], int]:
+    """The temperature range and default concurrency of a provider, from its suite config."""
+    temperature_range, concurrency = default_range, DEFAULT_REMOTE_CONCURRENCY
+    if config is not None:
+        temperature_range = config.temperature_range or temperature_range
+        concurrency = config.max_concurrency or concurrency
+    return temperature_range, concurrency

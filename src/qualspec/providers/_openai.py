@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import ConfigError, MissingAPIKeyError
 from qualspec.providers._base import ChatRequest, ChatResponse
-from qualspec.providers._http import HTTPClient, bad_response, parse_structured
+from qualspec.providers._http import (
+    DEFAULT_REMOTE_CONCURRENCY,
+    HTTPClient,
+    bad_response,
+    connection_limits,
+    parse_structured,
+)
 
 if TYPE_CHECKING:
     from qualspec.spec._models import ProviderConfig
@@ -27,7 +33,6 @@ __all__ = [
     "resolve_key",
 ]
 
-DEFAULT_REMOTE_CONCURRENCY = 32
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
 
 
@@ -180,11 +185,7 @@ def _build(name: str, config: ProviderConfig | None, defaults: _Defaults) -> Ope
     else:
         key_variable, required = defaults.key_env, defaults.key_required
     api_key = resolve_key(name, key_variable, required=required)
-    temperature_range = (0.0, 2.0)
-    concurrency = DEFAULT_REMOTE_CONCURRENCY
-    if config is not None:
-        temperature_range = config.temperature_range or temperature_range
-        concurrency = config.max_concurrency or concurrency
+    temperature_range, concurrency = connection_limits(config, (0.0, 2.0))
     return OpenAIProvider(
         name,
         base_url=base_url,
