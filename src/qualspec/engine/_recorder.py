@@ -25,7 +25,7 @@ __all__ = ["Recorder"]
 
 _STOP = object()
 _MAX_BATCH = 500
-_LINGER_S = 0.0
+_LINGER_S = 0.002
 
 
 class Recorder:
