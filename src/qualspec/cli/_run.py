@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from qualspec.engine._estimate import Estimate
     from qualspec.engine._execute import ProgressFn
     from qualspec.engine._plan import Plan
+    from qualspec.spec import LoadedSuite
 
 __all__ = ["cmd_run"]
 
@@ -25,7 +27,7 @@ def _names(text: str | None) -> list[str] | None:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def build_plan(ns: argparse.Namespace) -> tuple[object, Plan]:
+def build_plan(ns: argparse.Namespace) -> tuple[LoadedSuite, Plan]:
     """Load the suite and expand it with the command line's filters and overrides."""
     from qualspec.engine._plan import expand, parse_temperatures
     from qualspec.spec import load_suite
@@ -92,7 +94,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
         with _progress(plan, ns, judge=not ns.no_judge) as progress:
             outcome = execute_plan(
-                suite,  # type: ignore[arg-type]
+                suite,
                 plan,
                 store=store,
                 options=options,
@@ -182,10 +184,7 @@ def _progress(plan: Plan, ns: argparse.Namespace, *, judge: bool) -> Iterator[Pr
         yield advance
 
 
-def _print_dry_run(plan: Plan, est: object, console: Console) -> None:
-    from qualspec.engine._estimate import Estimate
-
-    assert isinstance(est, Estimate)
+def _print_dry_run(plan: Plan, est: Estimate, console: Console) -> None:
     roles = ", ".join(plan.roles) if plan.roles else "(none)"
     temps = ", ".join(f"{t:g}" for t in plan.temperatures)
     console.print("[bold]Dry run[/bold]: nothing will be called.")

@@ -23,6 +23,8 @@ from qualspec.errors import ConfigError
 
 if TYPE_CHECKING:
     from qualspec.engine._plan import Plan
+    from qualspec.engine._recorder import Recorder
+    from qualspec.providers import ProviderPool
     from qualspec.providers._base import Provider
     from qualspec.spec import LoadedSuite
     from qualspec.store._records import RunRecord
@@ -109,21 +111,24 @@ def execute_plan(
             params=evaluation.judge.params,
             prompt_version=judge_version,
         )
-        status, stats = _execute(
-            plan,
-            store=store,
-            run_id=run_id,
+        from qualspec.engine._recorder import Recorder
+
+        recorder = Recorder(store, run_id)
+        executor = Executor(
+            plan.items,
             providers=providers,
-            pool=pool,
+            store=store,
+            recorder=recorder,
             judge=judge,
             prices=prices,
             options=options,
-            done=done,
-            done_j=done_j,
+            done_responses=done,
+            done_judgments=done_j,
             prompt_versions=prompt_versions,
             progress=progress,
             timeouts={n: c.timeout for n, c in evaluation.providers.items() if c.timeout},
         )
+        status, stats = _drive(executor, recorder, pool, store, run_id)
     finally:
         store.release_run(run_id)
     return RunOutcome(
@@ -136,39 +141,10 @@ def execute_plan(
     )
 
 
-def _execute(
-    plan: Plan,
-    *,
-    store: Store,
-    run_id: str,
-    providers: dict[str, Provider],
-    pool: Any,
-    judge: JudgeSettings,
-    prices: Any,
-    options: ExecuteOptions,
-    done: dict[str, Any],
-    done_j: set[tuple[str, str]],
-    prompt_versions: dict[str, dict[str, int]],
-    progress: ProgressFn | None,
-    timeouts: dict[str, float],
+def _drive(
+    executor: Executor, recorder: Recorder, pool: ProviderPool, store: Store, run_id: str
 ) -> tuple[str, ExecuteStats]:
-    from qualspec.engine._recorder import Recorder
-
-    recorder = Recorder(store, run_id)
-    executor = Executor(
-        plan.items,
-        providers=providers,
-        store=store,
-        recorder=recorder,
-        judge=judge,
-        prices=prices,
-        options=options,
-        done_responses=done,
-        done_judgments=done_j,
-        prompt_versions=prompt_versions,
-        progress=progress,
-        timeouts=timeouts,
-    )
+    """Run the executor's event loop; always flush the recorder and set the run's status."""
 
     async def main() -> ExecuteStats:
         try:
