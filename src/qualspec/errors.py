@@ -14,7 +14,9 @@ QualspecError
 │   └── BadResponseError      the body could not be understood (retryable)
 ├── StoreError                the database refused something
 │   ├── RunLockedError        another process is running/resuming that run
-│   └── SchemaVersionError    a results file or database is newer than this qualspec
+│   ├── SchemaVersionError    a results file or database is newer than this qualspec
+│   ├── DatabaseURLError      the database URL is unreadable or unsupported (also a ConfigError)
+│   └── UnknownRunError       no run has that id (or the prefix is ambiguous; also a ConfigError)
 └── BudgetExceededError       --max-cost was reached (the run is resumable)
 ```
 """
@@ -28,6 +30,7 @@ __all__ = [
     "BadResponseError",
     "BudgetExceededError",
     "ConfigError",
+    "DatabaseURLError",
     "MissingAPIKeyError",
     "MissingDependencyError",
     "ProviderError",
@@ -39,6 +42,7 @@ __all__ = [
     "SpecError",
     "SpecIssue",
     "StoreError",
+    "UnknownRunError",
 ]
 
 
@@ -151,6 +155,14 @@ class RunLockedError(StoreError):
 
 class SchemaVersionError(StoreError):
     """Data written by a newer qualspec than this one."""
+
+
+class DatabaseURLError(StoreError, ConfigError):
+    """The database URL cannot be read or names an unsupported database (bad input)."""
+
+
+class UnknownRunError(StoreError, ConfigError):
+    """No run has the given id, or an id prefix matches several runs (bad input)."""
 
 
 class BudgetExceededError(QualspecError):

@@ -108,7 +108,7 @@ def test_run_totals() -> None:
         [
             judgment("a", "x", 9.0, input_tokens=100, output_tokens=5, cost_usd=0.25),
             judgment("a", "y", 3.0, cost_usd=0.25, cached=True),
-            judgment("a", "z", None),
+            judgment("a", "z", None, cost_usd=0.0),
         ],
     )
     t = run_totals(run)
@@ -120,3 +120,54 @@ def test_run_totals() -> None:
     assert (t.judge_input_tokens, t.judge_output_tokens) == (100, 5)
     empty = run_totals(run_of([], []))
     assert (empty.responses, empty.mean_score, empty.cost_usd) == (0, None, 0.0)
+
+
+def test_an_unknown_price_makes_the_cost_unknown() -> None:
+    # answered, not cached, no cost: the price is unknown, never $0
+    run = run_of(
+        [response("a", cost_usd=0.5), response("b", input_tokens=3, output_tokens=4)],
+        [judgment("a", "x", 9.0, cost_usd=0.25)],
+    )
+    t = run_totals(run)
+    assert (t.candidate_cost_usd, t.judge_cost_usd, t.cost_usd) == (None, 0.25, None)
+    # errors, cached answers and evaluators that call no model are not unpriced
+    known = run_of(
+        [
+            response("a", cost_usd=0.5),
+            response("b", text=None, error="x"),
+            response("c", cached=True),
+        ],
+        [judgment("a", "x", 9.0, judge_model=None), judgment("a", "y", 2.0, cost_usd=0.0)],
+    )
+    t = run_totals(known)
+    assert (t.candidate_cost_usd, t.judge_cost_usd, t.cost_usd) == (0.5, 0.0, 0.5)
+    unpriced_judge = run_of([response("a", cost_usd=0.5)], [judgment("a", "x", 9.0)])
+    assert run_totals(unpriced_judge).cost_usd is None
+
+
+def test_cells_follow_the_suite_order() -> None:
+    names = [("zeta", "zc"), ("alpha", "zc"), ("zeta", "ac"), ("alpha", "ac")]
+    responses = [
+        response(f"{s}-{c}-{i}", scenario=s, candidate=c, input_id=i, role=None)
+        for s, c in names
+        for i in ("r10", "r2")
+    ]
+    run = run_of(sorted(responses, key=lambda r: r.key), [])
+    run.summary.metadata = {
+        "dimensions": {"scenarios": ["zeta", "alpha"], "candidates": ["zc", "ac"], "roles": []}
+    }
+    keys = [(k[0], k[1], k[3]) for k in cell_scores(run)]
+    assert keys == [
+        ("zeta", "r2", "zc"),
+        ("zeta", "r2", "ac"),
+        ("zeta", "r10", "zc"),
+        ("zeta", "r10", "ac"),
+        ("alpha", "r2", "zc"),
+        ("alpha", "r2", "ac"),
+        ("alpha", "r10", "zc"),
+        ("alpha", "r10", "ac"),
+    ]
+    # inputs in the order the plan recorded, when it did
+    run.summary.metadata["dimensions"]["inputs"] = {"zeta": ["r10", "r2"]}
+    keys = [(k[0], k[1]) for k in cell_scores(run)]
+    assert keys[:4] == [("zeta", "r10"), ("zeta", "r10"), ("zeta", "r2"), ("zeta", "r2")]

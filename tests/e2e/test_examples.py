@@ -72,7 +72,10 @@ def test_example_runs_on_the_test_server(
     assert all(r["error"] is None for r in data["responses"])
     judged = [j for r in data["responses"] for j in r["judgments"]]
     assert judged and all(j["score"] == 8 for j in judged)
-    assert server.calls == answers + len(judged)
+    # Identical judge calls (same answer, same criterion) may be served from the cache
+    # when one finishes before the other starts: count only the calls that were made.
+    fresh = [j for j in judged if not j["cached"]]
+    assert server.calls == answers + len(fresh)
 
 
 def test_examples_dry_run_counts(

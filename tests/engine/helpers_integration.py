@@ -108,11 +108,14 @@ def write_suite(
     name: str = "integration",
     criteria: Sequence[str] = ("is an answer",),
     key_env: str = KEY_ENV,
+    runs: int | None = None,
+    judge: str = "fake/judge",
 ) -> Path:
     """A YAML suite: one candidate ``fake/model-a``, one scenario over ``n_inputs`` rows.
 
     Rows are ``{id: rNNN, i: 'NNN'}`` (fixed width, so every prompt and answer has the
-    same token count on the fake server); the judge is ``fake/judge`` on the same server.
+    same token count on the fake server); the judge is ``judge`` (default ``fake/judge``,
+    on the same server). ``runs`` sets ``runs_per_temperature`` when given.
     """
     rows = "\n".join(f"      - {{id: r{i:03d}, i: '{i:03d}'}}" for i in range(n_inputs))
     crits = ", ".join(json.dumps(c) for c in criteria)
@@ -125,7 +128,8 @@ def write_suite(
         f"    criteria: [{crits}]\n"
         "    inputs:\n"
         f"{rows}\n"
-        "judge: fake/judge\n"
+        + (f"runs_per_temperature: {runs}\n" if runs is not None else "")
+        + f"judge: {judge}\n"
         "providers:\n"
         f'  fake: {{type: openai, base_url: "{base_url}", api_key_env: {key_env}}}\n',
         encoding="utf-8",
@@ -269,3 +273,240 @@ def recorded_responses(home: Path) -> int:
         return 0
     finally:
         conn.close()
+
+
+# ---------------------------------------------------------------- fault injection
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def postgres_bindir() -> Path | None:
+    """Where ``initdb`` and ``pg_ctl`` are: ``$QUALSPEC_TEST_PG_BIN``, PATH, or Debian's."""
+    import glob
+    import shutil
+
+    configured = os.environ.get("QUALSPEC_TEST_PG_BIN")
+    if configured:
+        return Path(configured)
+    found = shutil.which("pg_ctl")
+    if found and shutil.which("initdb"):
+        return Path(found).parent
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), reverse=True)
+    return Path(candidates[0]).parent if candidates else None
+
+
+@dataclass
+class PrivatePostgres:
+    """A throw-away PostgreSQL cluster of this test alone (trust auth, 127.0.0.1:PORT).
+
+    It may be stopped, started and restarted at will: unlike the shared test server,
+    nothing else uses it.
+    """
+
+    bindir: Path
+    root: Path  # socket, log and data live here; owned by the server's user
+    port: int
+    prefix: tuple[str, ...]  # ("runuser", "-u", "postgres", "--") when we are root
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def log_tail(self, n: int = 20) -> str:
+        try:
+            return "\n".join((self.root / "server.log").read_text().splitlines()[-n:])
+        except OSError as exc:
+            return f"(no server log: {exc})"
+
+    def _ctl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        options = (
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
+            "-c fsync=off -c full_page_writes=off"
+        )
+        result = subprocess.run(
+            [
+                *self.prefix,
+                str(self.bindir / "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.root / "server.log"),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if check and result.returncode != 0:
+            raise RuntimeError(
+                f"pg_ctl {' '.join(args)} failed: {result.stdout}{result.stderr}\n{self.log_tail()}"
+            )
+        return result
+
+    def start(self) -> None:
+        self._ctl("start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._ctl("stop", "-m", mode)
+
+    def restart(self, mode: str = "fast") -> None:
+        self._ctl("restart", "-m", mode)
+
+    def count(self, table: str = "responses") -> int:
+        """Rows in ``table``; 0 while the server or the table is not there."""
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+        except psycopg.Error:
+            return 0
+        return int(row[0]) if row else 0
+
+
+@contextmanager
+def private_postgres() -> Iterator[PrivatePostgres]:
+    """initdb + start a private cluster on a free port; stopped and deleted afterwards.
+
+    Raises RuntimeError when it cannot be made (no server binaries, no postgres user).
+    """
+    import shutil
+    import tempfile
+
+    bindir = postgres_bindir()
+    if bindir is None or not (bindir / "initdb").exists():
+        raise RuntimeError(
+            "PostgreSQL server binaries (initdb, pg_ctl) not found: install them or set "
+            "QUALSPEC_TEST_PG_BIN"
+        )
+    prefix: tuple[str, ...] = ()
+    # postgres refuses to run as root: run it as the postgres user, in a folder it owns
+    root = Path(tempfile.mkdtemp(prefix="qs-pg-"))
+    try:
+        if os.geteuid() == 0:
+            import pwd
+
+            try:
+                user = pwd.getpwnam("postgres")
+            except KeyError as exc:
+                raise RuntimeError("running as root but there is no 'postgres' user") from exc
+            os.chown(root, user.pw_uid, user.pw_gid)
+            prefix = ("runuser", "-u", "postgres", "--")
+        init = subprocess.run(
+            [
+                *prefix,
+                str(bindir / "initdb"),
+                "-D",
+                str(root / "data"),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if init.returncode != 0:
+            raise RuntimeError(f"initdb failed: {init.stdout}{init.stderr}")
+        cluster = PrivatePostgres(bindir, root, free_port(), prefix)
+        cluster.start()
+        try:
+            yield cluster
+        finally:
+            cluster._ctl("stop", "-m", "immediate", check=False)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def sqlite_count(path: Path, table: str = "responses") -> int:
+    """Rows in ``table`` of a SQLite file; 0 before the file or the table exists."""
+    import sqlite3
+
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(path, timeout=30)
+    try:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        conn.close()
+
+
+@contextmanager
+def tmpfs(path: Path, size: str) -> Iterator[Path]:
+    """Mount a tmpfs of ``size`` (e.g. ``"8m"``) on ``path``; unmounted afterwards.
+
+    Raises PermissionError when mounting is not permitted here (not root, a container
+    without CAP_SYS_ADMIN).
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise PermissionError(f"cannot mount a tmpfs on {path}: no mount command") from exc
+    if mounted.returncode != 0:
+        raise PermissionError(f"cannot mount a tmpfs on {path}: {mounted.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        done = subprocess.run(["umount", str(path)], capture_output=True, timeout=30, check=False)
+        if done.returncode != 0:  # something still has a file open there: detach it
+            subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=30)
+
+
+def resize_tmpfs(path: Path, size: str) -> None:
+    """Grow (or shrink) a mounted tmpfs."""
+    subprocess.run(
+        ["mount", "-o", f"remount,size={size}", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+
+
+def fill_disk(folder: Path) -> Path:
+    """Write a file in ``folder`` until its file system is full; return the file."""
+    import errno
+
+    filler = folder / "filler.bin"
+    with open(filler, "wb", buffering=0) as out:
+        for chunk in (1 << 20, 1 << 12, 1 << 9):
+            block = b"\0" * chunk
+            while True:
+                try:
+                    out.write(block)
+                except OSError as exc:
+                    if exc.errno != errno.ENOSPC:
+                        raise
+                    break
+    return filler

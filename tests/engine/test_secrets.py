@@ -122,6 +122,17 @@ def test_canary_keys_reach_no_file_and_no_output(
     assert _sent_keys(server) == [f"Bearer {canary_b}"] * server.calls
     assert len(run_ids(home)) == 2
 
+    # run C: -vv logs every retry, and the server's error message quotes the key
+    server.reset()
+    server.require_key = canary_a
+    server.unauthorized_from = None
+    server.fail_next(2, status=500)
+    run_c = cli(["run", str(suite), "-vv", "--max-concurrency", "1", "--no-cache", "--quiet"])
+    assert run_c.returncode == 0, describe(run_c)
+    assert "retrying in" in run_c.stderr and "HTTP 500" in run_c.stderr, run_c.stderr
+    assert "***" in run_c.stderr  # the quoted key, masked
+    assert len(run_ids(home)) == 3
+
     # everything that reads the store back
     for run_id in run_ids(home):
         for fmt in ("json", "jsonl", "csv"):
@@ -136,7 +147,7 @@ def test_canary_keys_reach_no_file_and_no_output(
         assert shown.returncode == 0, describe(shown)
     for args in (["runs", "list"], ["prompts", "list"], ["cache", "stats"]):
         assert cli(args).returncode == 0
-    diffed = cli(["diff", *run_ids(home), "--format", "json"])
+    diffed = cli(["diff", *run_ids(home)[:2], "--format", "json"])
     assert diffed.returncode == 0, describe(diffed)
 
     # the results JSON and the database files (WAL and shared memory included) exist ...
@@ -150,3 +161,45 @@ def test_canary_keys_reach_no_file_and_no_output(
         assert files_containing(canary[len("sk-canary-") :], tmp_path) == []
         leaks = [what for what, text in outputs if canary[len("sk-canary-") :] in text]
         assert leaks == [], leaks
+
+
+class EchoingAnswers(FakeServer):
+    """A FakeServer whose answers quote the Authorization header (as some proxies do)."""
+
+    last_auth = ""
+
+    async def _handle(self, request: Any) -> Any:
+        self.last_auth = request.headers.get("Authorization", "")
+        return await super()._handle(request)
+
+    def _answer(self, body: dict[str, Any], anthropic: bool) -> dict[str, Any]:
+        payload = super()._answer(body, anthropic)
+        message = payload["choices"][0]["message"]
+        if "score" not in message["content"]:  # candidate answers, not the judge's JSON
+            message["content"] += f" Your key is {self.last_auth}."
+        return payload
+
+
+def test_a_key_echoed_in_answers_reaches_no_file_and_no_output(home: Path, tmp_path: Path) -> None:
+    canary = f"sk-canary-{uuid.uuid4().hex}"
+    with EchoingAnswers() as echo:
+        suite = write_suite(tmp_path / "suite.yaml", echo.base_url, n_inputs=2, name="echo")
+        env = cli_env(home, canary)
+        outputs = []
+        for args in (
+            ["run", str(suite), "--show-responses", "--output", "a.json"],
+            ["run", str(suite), "--show-responses", "--output", "b.json"],  # from the cache
+        ):
+            result = run_cli(args, cwd=tmp_path, env=env)
+            assert result.returncode == 0, describe(result)
+            outputs += [result.stdout, result.stderr]
+        assert _sent_keys(echo) == [f"Bearer {canary}"] * 4  # 2 answers + 2 judgments
+    assert "Your key is Bearer ***" in outputs[0]
+    for run_id in run_ids(home):
+        for fmt in ("json", "csv"):
+            exported = run_cli(["runs", "export", run_id, "--format", fmt], cwd=tmp_path, env=env)
+            assert exported.returncode == 0, describe(exported)
+            outputs.append(exported.stdout)
+    secret = canary[len("sk-canary-") :]
+    assert files_containing(secret, tmp_path) == []
+    assert [text for text in outputs if secret in text] == []

@@ -152,3 +152,19 @@ def test_failed_export_leaves_existing_file(
 def test_unknown_format() -> None:
     with pytest.raises(ConfigError, match="use json, jsonl or csv"):
         export_run(sample_run(), "xml", None)  # type: ignore[arg-type]
+
+
+def test_csv_cells_that_look_like_formulas_are_quoted() -> None:
+    run = sample_run()
+    starts = ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\rx"]
+    for response, text in zip(run.responses, starts, strict=False):
+        response.text = text
+    run.responses[0].candidate = '=HYPERLINK("http://x")'
+    rows = list(csv.DictReader(io.StringIO(export_run(run, "csv") or "")))
+    texts = [row["text"] for row in rows]
+    assert "'=1+1" in texts and "'+SUM(A1)" in texts and "'-2+3" in texts
+    assert rows[0]["candidate"] == '\'=HYPERLINK("http://x")'
+    assert all((cell or " ")[0] not in "=+-@\t\r" for row in rows for cell in row.values())
+    # numbers stay numbers; JSON Lines keeps the text as it is
+    assert rows[0]["score"] == "8.0"
+    assert json.loads((export_run(run, "jsonl") or "").splitlines()[0])["text"] == "=1+1"

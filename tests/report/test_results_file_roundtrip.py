@@ -19,7 +19,7 @@ from qualspec.report._results_file import (
     run_to_dict,
     write_json_atomic,
 )
-from qualspec.store._records import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
+from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
 T0 = datetime(2025, 12, 26, 9, 5, 0, tzinfo=UTC)
 
@@ -92,6 +92,7 @@ def sample_run() -> RunRecord:
             provider="local",
             model="smollm2",
             text="",
+            cost_usd=0.0,
         ),
     ]
     judgments = [
@@ -122,6 +123,7 @@ def sample_run() -> RunRecord:
             unscored_reason="no score after 3 attempts",
             raw_text="Score: high",
             attempts=3,
+            cost_usd=0.0,
         ),
         JudgmentRecord(
             response_key="k3",
@@ -148,7 +150,7 @@ def sample_run() -> RunRecord:
 
 def test_layout() -> None:
     data = run_to_dict(sample_run())
-    assert data["schema_version"] == SCHEMA_VERSION == "1.0"
+    assert data["schema_version"] == SCHEMA_VERSION == "1.1"
     assert data["qualspec_version"] == qualspec.__version__
     assert data["run"]["id"] == "run-1"
     assert data["run"]["started_at"] == "2025-12-26T09:05:00+00:00"
@@ -175,6 +177,11 @@ def test_layout() -> None:
     }
     assert summary["mean_score"] == 5.25
     assert summary["cost_usd"] == {"candidate": 0.01, "judge": 0.0023, "total": 0.0123}
+    # one answered call with no known price makes its cost, and the total, unknown
+    run = sample_run()
+    run.responses[2].cost_usd = None
+    costs = run_to_dict(run)["summary"]["cost_usd"]
+    assert costs == {"candidate": None, "judge": 0.0023, "total": None}
     assert summary["tokens"] == {
         "candidate": {"input": 12, "output": 34},
         "judge": {"input": 100, "output": 10},
@@ -315,3 +322,58 @@ def test_default_results_path() -> None:
         "out/evaluation-v2-0-final_20251226-090507.json"
     )
     assert default_results_path("!!!", T0, tmp := Path("/x")) == tmp / "suite_20251226-090500.json"
+
+
+def test_evaluation_records_and_response_kinds_round_trip() -> None:
+    t0 = datetime(2026, 11, 22, 9, 0, tzinfo=UTC)
+    run = RunRecord(
+        summary=RunSummary(
+            id="r1", suite_name="s", suite_hash="h", status="finished", started_at=t0,
+            finished_at=t0, metadata={},
+        ),
+        responses=[
+            ResponseRecord(
+                key=k, candidate="c", role=None, scenario="s", input_id=None, temperature=0.0,
+                effective_temperature=0.0, run_index=i, provider="p", model="m", text="t",
+                kind="reference" if i else "candidate", created_at=t0,
+            )
+            for i, k in enumerate(["k1", "k2"])
+        ],
+        judgments=[
+            JudgmentRecord(
+                response_key="g1", criterion="consistent", judge_key="", judge_model=None,
+                threshold=5.0, score=7.5, passed=True, evaluator="consistency",
+                subject=["k1", "k2"], scores={"k1": 7.0, "k2": 8.0}, details={"seed": 3},
+                created_at=t0,
+            )
+        ],
+    )  # fmt: skip
+    data = run_to_dict(run)
+    assert [r["kind"] for r in data["responses"]] == ["candidate", "reference"]
+    (group,) = data["unattached_judgments"]
+    assert group["evaluator"] == "consistency" and group["subject"] == ["k1", "k2"]
+    back = run_from_dict(json.loads(json.dumps(data)), source="x.json")
+    assert back.judgments == run.judgments
+    assert [r.kind for r in back.responses] == ["candidate", "reference"]
+
+
+def test_a_1_0_file_without_the_new_fields_still_reads() -> None:
+    data = run_to_dict(sample_run())
+    data["schema_version"] = "1.0"
+    for response in data["responses"]:
+        response.pop("kind")
+        for judgment in response["judgments"]:
+            for name in ("evaluator", "subject", "scores", "details"):
+                judgment.pop(name)
+    back = run_from_dict(data, source="old.json")
+    assert {r.kind for r in back.responses} == {"candidate"}
+    assert {j.evaluator for j in back.judgments} == {"criteria"}
+
+
+def test_default_results_path_names_the_run() -> None:
+    when = datetime(2025, 12, 26, 9, 5, 7, tzinfo=UTC)
+    a = default_results_path("My Suite!", when, run_id="20251226-090507-3fa2c1")
+    b = default_results_path("My Suite!", when, run_id="20251226-090507-77b0e9")
+    assert a == Path("results/my-suite_20251226-090507_3fa2c1.json")
+    assert a != b
+    assert a.match("my-suite_*.json")

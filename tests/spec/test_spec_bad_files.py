@@ -44,9 +44,6 @@ EXPECTED: dict[str, list[str]] = {
         f"temperature 2.5 {_RANGE}",
         f"temperature_range.yaml:10:26: error: temperatures[2]: temperature -1 {_RANGE}",
     ],
-    "no_criteria.yaml": [
-        f"no_criteria.yaml:8:5: error: scenarios[1]: scenario 'unjudged' {_NO_CRITERIA}",
-    ],
     "template_variable.yaml": [
         "template_variable.yaml:6:13: error: scenarios[0].prompt: '{{ 1 }}.' is not a "
         "template variable; write {{ name }}",
@@ -98,7 +95,6 @@ EXPECTED: dict[str, list[str]] = {
         "many_problems.yaml:8:5: error: roles[0].preambel: unknown field; did you mean 'preamble'?",
         "many_problems.yaml:12:13: error: scenarios[0].rubric: unknown rubric 'helpfullness'; "
         "did you mean 'helpfulness'?",
-        f"many_problems.yaml:13:5: error: scenarios[1]: scenario 'one' {_NO_CRITERIA}",
         "many_problems.yaml:13:11: error: scenarios[1].name: duplicate scenario name 'one' "
         "(first at line 10); names must be unique",
         f"many_problems.yaml:15:21: error: temperatures[1]: temperature 9 {_RANGE}",
@@ -170,6 +166,24 @@ def test_there_are_at_least_twelve_bad_suites() -> None:
         if p.suffix in (".yaml", ".py", ".txt", ".broken")
     }
     assert set(EXPECTED) == on_disk
+
+
+def test_nothing_to_judge_is_an_error_only_for_a_judged_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # loading accepts it (--no-judge needs no criteria); a judged run asks criteria_issues
+    from qualspec.spec import criteria_issues
+
+    monkeypatch.chdir(BAD.parent)
+    suite = load_suite("no_criteria.yaml")
+    issues = criteria_issues(
+        suite.evaluation, ["judged", "unjudged"], file="no_criteria.yaml", source=suite.path
+    )
+    assert [str(i) for i in issues] == [
+        f"no_criteria.yaml:8:5: error: scenarios[1]: scenario 'unjudged' {_NO_CRITERIA}, "
+        "or run with --no-judge"
+    ]
+    assert criteria_issues(suite.evaluation, ["judged"], file="x", source=suite.path) == []
 
 
 def test_issue_carries_path_line_col_and_field(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -105,14 +105,14 @@ def test_semantic_issue_in_python_points_at_the_evaluation_call(tmp_path: Path) 
         "from qualspec.spec import Candidate, Evaluation, Scenario\n"
         "def make():\n"
         "    return Evaluation(name='x', candidates=[Candidate(name='a', model='local/m')],\n"
-        "        scenarios=[Scenario(name='s', prompt='Hi.')])\n"
+        "        scenarios=[Scenario(name='s', prompt='Hi.', rubric='nosuch')])\n"
         "\n"
         "evaluation = make()\n"
     )
     with pytest.raises(SpecError) as caught:
         load_suite(tmp_path / "suite.py")
     (issue,) = caught.value.issues
-    assert (issue.line, issue.col, issue.field) == (6, 14, "scenarios[0]")
+    assert (issue.line, issue.col, issue.field) == (6, 14, "scenarios[0].rubric")
 
 
 def test_load_evaluation_built_in_code(tmp_path: Path) -> None:
@@ -248,3 +248,18 @@ def test_misspelt_top_level_keys_suggest_the_field(tmp_path: Path) -> None:
         (5, 26, "scenarios[0].criterion", "unknown field; did you mean 'criteria'?"),
         (6, 1, "runs", "unknown field; did you mean 'runs_per_temperature'?"),
     ]
+
+
+def test_the_ruby_gems_rubric_names_are_built_in(tmp_path: Path) -> None:
+    for name in ("tool_calling_strict", "grounded", "empathetic", "follows_instructions"):
+        assert name in BUILTIN_RUBRICS
+    assert BUILTIN_RUBRICS["helpful"].criteria == BUILTIN_RUBRICS["helpfulness"].criteria
+    suite = tmp_path / "ported.yaml"
+    suite.write_text(
+        "name: ported\ncandidates: [{name: c, model: local/smollm2}]\n"
+        "scenarios:\n  - {name: a, prompt: hi, rubric: helpful}\n"
+        "  - {name: b, prompt: hi, rubric: grounded}\n",
+        encoding="utf-8",
+    )
+    loaded = load_suite(suite)
+    assert [s.rubric for s in loaded.evaluation.scenarios] == ["helpful", "grounded"]

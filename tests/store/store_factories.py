@@ -41,7 +41,7 @@ def judgment(response_key: str, criterion: str, **overrides: Any) -> JudgmentRec
     values: dict[str, Any] = {
         "response_key": response_key,
         "criterion": criterion,
-        "judge_key": f"j-{response_key}-{criterion}",
+        "judge_key": f"j-{response_key}-{criterion}"[:128],
         "judge_model": "judge-test",
         "threshold": 7.0,
         "score": 8.0,

@@ -219,3 +219,64 @@ def test_writer_thread_and_main_thread_share_a_store(store: Store) -> None:
     thread.join()
     assert errors == []
     assert store.get_run(run_id).n_responses == 1000
+
+
+def test_superseded_rows_are_kept_but_not_loaded_counted_or_in_the_keys(store: Store) -> None:
+    run_id = store.create_run("suite", "h1", {})
+    store.record_responses(run_id, [response("a"), response("b", cost_usd=0.5)])
+    store.record_judgments(
+        run_id,
+        [
+            judgment("a", "tone", judge_model="old/judge", score=9.0),
+            judgment("a", "gone", score=9.0),
+            judgment("b", "tone", score=9.0),
+        ],
+    )
+    store.supersede(
+        run_id,
+        ["b", "no-such-key"],
+        [("criteria", "a", "tone"), ("criteria", "a", "gone"), ("criteria", "b", "tone")],
+    )
+    record = store.load_run(run_id)
+    assert [r.key for r in record.responses] == ["a"]
+    assert record.judgments == []
+    assert (record.summary.n_responses, record.summary.n_judgments) == (1, 0)
+    assert record.summary.candidate_cost_usd == pytest.approx(0.001)
+    assert store.response_keys(run_id) == {"a"}
+    assert store.evaluation_keys(run_id) == set() and store.judgment_keys(run_id) == set()
+
+    # the same key again (another judge on the same answer and criterion): a new
+    # current row beside the superseded one, and the upsert rule holds among current rows
+    store.record_judgments(run_id, [judgment("a", "tone", judge_model="new/judge", error="x")])
+    store.record_judgments(run_id, [judgment("a", "tone", judge_model="new/judge", score=3.0)])
+    store.record_judgments(run_id, [judgment("a", "tone", judge_model="late/judge", score=1.0)])
+    store.record_responses(run_id, [response("b", text="again")])
+    record = store.load_run(run_id)
+    assert [(j.judge_model, j.score) for j in record.judgments] == [("new/judge", 3.0)]
+    assert {r.key: r.text for r in record.responses} == {"a": "answer a", "b": "again"}
+    assert (record.summary.n_responses, record.summary.n_judgments) == (2, 1)
+    assert store.evaluation_keys(run_id) == {("criteria", "a", "tone")}
+
+    everything = store.load_run(run_id, include_superseded=True)
+    assert everything.responses == record.responses
+    assert everything.judgments == record.judgments
+    assert [(r.key, r.text, r.superseded) for r in everything.superseded_responses] == [
+        ("b", "answer b", True)
+    ]
+    assert sorted(
+        (j.response_key, j.criterion, j.judge_model) for j in everything.superseded_judgments
+    ) == [
+        ("a", "gone", "judge-test"),
+        ("a", "tone", "old/judge"),
+        ("b", "tone", "judge-test"),
+    ]
+    # superseding twice is a no-op; a second generation keeps both superseded rows
+    store.supersede(run_id, ["b"], [("criteria", "a", "tone")])
+    store.supersede(run_id, ["b"], [("criteria", "a", "tone")])
+    everything = store.load_run(run_id, include_superseded=True)
+    assert len(everything.superseded_responses) == 2
+    assert len(everything.superseded_judgments) == 4
+    assert store.load_run(run_id).summary.n_responses == 1
+    store.delete_run(run_id)
+    with pytest.raises(StoreError):
+        store.get_run(run_id)

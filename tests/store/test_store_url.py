@@ -112,3 +112,95 @@ def test_sqlite_file_uses_wal_and_a_busy_timeout(tmp_path: Path) -> None:
     plain = sqlite3.connect(path)
     assert plain.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     plain.close()
+
+
+MASKED_FORMS = [
+    ("postgresql://u:canary@h/db", "postgresql://u:***@h/db"),
+    ("postgresql://u:can@ry@h:5432/db", "postgresql://u:***@h:5432/db"),
+    ("postgresql://u@h/db?password=canary", "postgresql://u@h/db?password=***"),
+    (
+        "postgresql://h/db?user=u&password=canary&sslmode=require",
+        "postgresql://h/db?user=u&password=***&sslmode=require",
+    ),
+    (
+        "postgresql://h/db?sslmode=require&PASSWORD=canary",
+        "postgresql://h/db?sslmode=require&PASSWORD=***",
+    ),
+    ("https://user:canary@gw.example/v1", "https://user:***@gw.example/v1"),
+    ("https://gw.example/v1?api-key=canary", "https://gw.example/v1?api-key=***"),
+    ("https://gw.example/v1?key=canary&x=1", "https://gw.example/v1?key=***&x=1"),
+    ("https://gw.example/v1?token=canary#frag", "https://gw.example/v1?token=***#frag"),
+    ("https://gw.example/v1?access_token=canary", "https://gw.example/v1?access_token=***"),
+    ("host=h dbname=q password=canary", "host=h dbname=q password=***"),
+    (
+        "error on http://a:canary@h/v1 and http://b:canary@k/v2: refused",
+        "error on http://a:***@h/v1 and http://b:***@k/v2: refused",
+    ),
+]
+
+
+@pytest.mark.parametrize(("url", "shown"), MASKED_FORMS)
+def test_display_masks_passwords_in_every_form(url: str, shown: str) -> None:
+    assert display_url(url) == shown
+    assert "canary" not in display_url(url)
+    assert display_url(shown) == shown  # idempotent
+
+
+def test_display_keeps_what_is_not_a_secret() -> None:
+    for text in (
+        "sqlite:////tmp/a:b@c.db",
+        "sqlite:///x.db",
+        "https://gw.example/v1?model=x&max_tokens=5",
+        "postgresql+psycopg://alice@db/q",
+        "see `qualspec runs list`",
+    ):
+        assert display_url(text) == text
+
+
+def test_one_masking_function_serves_metadata_logs_and_argv() -> None:
+    from qualspec.cli._logging import SecretFilter
+    from qualspec.engine import _run
+
+    for url, shown in MASKED_FORMS:
+        assert SecretFilter().mask(url) == shown
+        assert redact({"argv": ["--db", url], "base_url": url}) == {
+            "argv": ["--db", shown],
+            "base_url": shown,
+        }
+    assert not hasattr(_run, "_mask_url") and not hasattr(_run, "_URL_PASSWORD")
+
+
+def test_stored_run_metadata_masks_url_passwords() -> None:
+    with Store.open("sqlite://") as store:
+        run_id = store.create_run(
+            "s",
+            "h",
+            {
+                "argv": ["run", "s.yaml", "--db", "postgresql://u@h/db?password=canary"],
+                "providers": {"lab": {"base_url": "http://u:canary@lab/v1?api-key=canary"}},
+            },
+        )
+        store.update_run_metadata(run_id, {"note": "via https://x/v1?token=canary"})
+        meta = store.get_run(run_id).metadata
+    assert "canary" not in repr(meta)
+    assert meta["argv"][-1] == "postgresql://u@h/db?password=***"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u@127.0.0.1:1/db?password=canary&connect_timeout=2",
+        "postgresql://127.0.0.1:1/db?user=u&password=canary&connect_timeout=2",
+        "bogus://u:canary@h/x?password=canary",
+    ],
+)
+def test_cli_errors_never_print_a_url_password(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from qualspec.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["runs", "list", "--db", url])
+    captured = capsys.readouterr()
+    assert "canary" not in captured.err + captured.out
+    assert "password=***" in captured.err or ":***@" in captured.err

@@ -9,6 +9,7 @@ from qualspec.analysis._aggregate import (
     judgments_by_response,
     response_score,
     run_totals,
+    suite_order,
 )
 from qualspec.analysis._diff import (
     STATUSES,
@@ -44,4 +45,5 @@ __all__ = [
     "judgments_by_response",
     "response_score",
     "run_totals",
+    "suite_order",
 ]

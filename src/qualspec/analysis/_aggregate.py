@@ -10,14 +10,22 @@ response per run index. The rules, used everywhere:
   ``None`` when nothing in the cell was scored.
 * A cell **passes** when its score is at least the threshold recorded on its scored
   judgments (the highest one, should they differ); ``None`` when it has no score.
+* Costs are **unknown** (None), never zero, as soon as one priced call has no known price:
+  a call that answered, was not served from the cache, and has no recorded cost.
+
+Cells come in **suite order**: scenarios, roles, candidates and temperatures in the order
+of the run's plan (``metadata["dimensions"]``), inputs in their file's order when recorded
+(``dimensions["inputs"]``), else by id with numbers compared as numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from qualspec.store._records import JudgmentRecord, ResponseRecord, RunRecord
+from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
 __all__ = [
     "CellKey",
@@ -28,6 +36,7 @@ __all__ = [
     "judgments_by_response",
     "response_score",
     "run_totals",
+    "suite_order",
 ]
 
 CellKey = tuple[str, str | None, str | None, str, float]
@@ -65,7 +74,8 @@ class RunTotals:
     """Counts, mean score, tokens and cost of a whole run (candidate and judge calls split).
 
     ``passed``/``failed`` count judgments by their own pass flag; ``mean_score`` is the mean
-    of every scored judgment (None when none).
+    of every scored judgment (None when none). A cost is None when one of its calls had no
+    known price (see the module docstring).
     """
 
     responses: int
@@ -78,16 +88,18 @@ class RunTotals:
     mean_score: float | None
     cached_responses: int
     cached_judgments: int
-    candidate_cost_usd: float
-    judge_cost_usd: float
+    candidate_cost_usd: float | None
+    judge_cost_usd: float | None
     candidate_input_tokens: int
     candidate_output_tokens: int
     judge_input_tokens: int
     judge_output_tokens: int
 
     @property
-    def cost_usd(self) -> float:
-        """Candidate plus judge cost."""
+    def cost_usd(self) -> float | None:
+        """Candidate plus judge cost; None when either is unknown."""
+        if self.candidate_cost_usd is None or self.judge_cost_usd is None:
+            return None
         return self.candidate_cost_usd + self.judge_cost_usd
 
 
@@ -129,12 +141,14 @@ def _cell(responses: list[ResponseRecord], judged: dict[str, list[JudgmentRecord
         judgments = judged.get(response.key, [])
         n_judgments += len(judgments)
         for j in judgments:
-            scores = per_criterion.setdefault(j.criterion, [])
+            label = j.criterion if j.evaluator == "criteria" else f"{j.evaluator}: {j.criterion}"
+            scores = per_criterion.setdefault(label, [])
             if j.score is None:
                 n_unscored += 1
             else:
                 scores.append(j.score)
-                thresholds.append(j.threshold)
+                if j.threshold is not None:
+                    thresholds.append(j.threshold)
         score = response_score(judgments)
         if score is not None:
             run_means.append(score)
@@ -153,6 +167,57 @@ def _cell(responses: list[ResponseRecord], judged: dict[str, list[JudgmentRecord
     )
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
+    """``r2`` before ``r10``: digit runs compared as numbers."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(text) if part
+    )
+
+
+def _ranks(values: Any) -> dict[Any, int]:
+    if not isinstance(values, list):
+        return {}
+    return {v: i for i, v in enumerate(values) if isinstance(v, str | int | float)}
+
+
+def suite_order(run: RunRecord) -> Callable[[CellKey], tuple[Any, ...]]:
+    """A sort key putting cells (and their responses) in the order of the run's suite.
+
+    Names the run's plan does not list (a run recorded before the plan was stored, a
+    results file from elsewhere) come after the listed ones, in name order.
+    """
+    dims = run.summary.metadata.get("dimensions") if run.summary.metadata else None
+    dims = dims if isinstance(dims, Mapping) else {}
+    scenarios = _ranks(dims.get("scenarios"))
+    roles = _ranks(dims.get("roles"))
+    candidates = _ranks(dims.get("candidates"))
+    raw_inputs = dims.get("inputs")
+    inputs: dict[str, dict[Any, int]] = {}
+    if isinstance(raw_inputs, Mapping):
+        inputs = {str(k): _ranks(v) for k, v in raw_inputs.items()}
+
+    def rank(table: Mapping[Any, int], value: Any) -> tuple[int, Any]:
+        found = table.get(value)
+        return (0, found) if found is not None else (1, _natural(str(value)))
+
+    def key(cell: CellKey) -> tuple[Any, ...]:
+        scenario, input_id, role, candidate, temperature = cell
+        return (
+            rank(scenarios, scenario),
+            input_id is not None,
+            rank(inputs.get(scenario, {}), input_id) if input_id is not None else (0, 0),
+            role is not None,
+            rank(roles, role) if role is not None else (0, 0),
+            rank(candidates, candidate),
+            temperature,
+        )
+
+    return key
+
+
 def cell_scores(run: RunRecord) -> dict[CellKey, CellScore]:
     """Aggregate a run per cell, over run indexes and criteria (see the module docstring).
 
@@ -160,7 +225,7 @@ def cell_scores(run: RunRecord) -> dict[CellKey, CellScore]:
         run: The run as stored.
 
     Returns:
-        Cell key -> its score, in the order the cells' first responses appear in the run.
+        Cell key -> its score, in suite order (see :func:`suite_order`).
 
     Example:
         >>> for (scenario, input_id, role, candidate, temp), cell in cell_scores(run).items():
@@ -170,7 +235,26 @@ def cell_scores(run: RunRecord) -> dict[CellKey, CellScore]:
     cells: dict[CellKey, list[ResponseRecord]] = {}
     for response in run.responses:
         cells.setdefault(cell_key(response), []).append(response)
-    return {key: _cell(responses, judged) for key, responses in cells.items()}
+    ordered = sorted(cells, key=suite_order(run))
+    return {key: _cell(cells[key], judged) for key in ordered}
+
+
+def _unpriced(record: ResponseRecord | JudgmentRecord) -> bool:
+    """A call that answered, was not cached, and has no cost: its price is unknown."""
+    if record.error is not None or record.cached or record.cost_usd is not None:
+        return False
+    if isinstance(record, JudgmentRecord):
+        return record.judge_model is not None  # an evaluator that calls no model costs nothing
+    return True
+
+
+def _cost(records: Iterable[ResponseRecord | JudgmentRecord]) -> float | None:
+    total = 0.0
+    for record in records:
+        if _unpriced(record):
+            return None
+        total += record.cost_usd or 0.0
+    return total
 
 
 def run_totals(run: RunRecord) -> RunTotals:
@@ -180,7 +264,8 @@ def run_totals(run: RunRecord) -> RunTotals:
         run: The run as stored.
 
     Returns:
-        The totals; missing token counts and costs count as zero.
+        The totals; missing token counts count as zero, a cost with a call of unknown
+        price is None.
     """
     scores = [j.score for j in run.judgments if j.score is not None]
     return RunTotals(
@@ -194,8 +279,8 @@ def run_totals(run: RunRecord) -> RunTotals:
         mean_score=_mean(scores),
         cached_responses=sum(1 for r in run.responses if r.cached),
         cached_judgments=sum(1 for j in run.judgments if j.cached),
-        candidate_cost_usd=sum(r.cost_usd or 0.0 for r in run.responses),
-        judge_cost_usd=sum(j.cost_usd or 0.0 for j in run.judgments),
+        candidate_cost_usd=_cost(run.responses),
+        judge_cost_usd=_cost(run.judgments),
         candidate_input_tokens=sum(r.input_tokens or 0 for r in run.responses),
         candidate_output_tokens=sum(r.output_tokens or 0 for r in run.responses),
         judge_input_tokens=sum(j.input_tokens or 0 for j in run.judgments),

@@ -30,7 +30,7 @@ from typing import Literal
 
 from qualspec.analysis._aggregate import CellScore, cell_scores
 from qualspec.errors import ConfigError
-from qualspec.store._records import RunRecord
+from qualspec.store import RunRecord
 
 __all__ = ["STATUSES", "DiffStatus", "RunDiff", "TupleChange", "TupleKey", "diff_runs"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -25,23 +26,67 @@ Handler = Callable[[argparse.Namespace, Sequence[str]], int]
 
 
 def _positive_int(text: str) -> int:
+    return _whole(text, 1)
+
+
+def _whole(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {minimum} or more, got {value}")
     return value
 
 
-def _positive_float(text: str) -> float:
+def _non_negative_int(text: str) -> int:
+    return _whole(text, 0)
+
+
+def _number(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {value}")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
     return value
+
+
+def _positive_float(text: str) -> float:
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {value:g}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value:g}")
+    return value
+
+
+def _score(text: str) -> float:
+    value = _number(text)
+    if not 0 <= value <= 10:
+        raise argparse.ArgumentTypeError(f"expected a score from 0 to 10, got {value:g}")
+    return value
+
+
+_TTL_KINDS = ("candidate", "judge", "reference")
+
+
+def _cache_ttl(text: str) -> str:
+    kind, sep, seconds = text.partition("=")
+    if not sep or kind not in _TTL_KINDS:
+        raise argparse.ArgumentTypeError(
+            f"write KIND=SECONDS with KIND one of {', '.join(_TTL_KINDS)}, e.g. candidate=3600; "
+            f"got {text!r}"
+        )
+    if seconds.strip().lower() not in ("none", "forever"):
+        _non_negative_float(seconds)
+    return text
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +98,27 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_globals(parser: argparse.ArgumentParser, default: object) -> None:
+    """``--debug`` and ``--verbose``: on the top level (defaults) and on every command.
+
+    A command's copies default to SUPPRESS, so they only set what was given after the
+    command, and the flags work before or after it.
+    """
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=False if default is not argparse.SUPPRESS else argparse.SUPPRESS,
+        help="show tracebacks on errors",
+    )
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="count",
+        default=default,
+        help="log retries, budget stops, cache hits and slow commits to stderr (-vv: debug)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command tree."""
     parser = argparse.ArgumentParser(
@@ -60,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="LLM-judged qualitative evaluation: candidates x roles x scenarios x "
         "temperatures x runs, judged per criterion, recorded, compared.",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    _add_globals(parser, 0)
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -89,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--model", metavar="PROVIDER/MODEL", help="run every candidate on this model")
     run.add_argument("--judge", metavar="PROVIDER/MODEL", help="judge model (default: suite's)")
-    run.add_argument("--threshold", type=float, metavar="SCORE", help="pass threshold 0-10")
+    run.add_argument("--threshold", type=_score, metavar="SCORE", help="pass threshold 0-10")
     run.add_argument("--no-judge", action="store_true", help="collect answers only")
     run.add_argument(
         "--max-concurrency",
@@ -106,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--retries",
-        type=int,
+        type=_non_negative_int,
         default=3,
         metavar="N",
         help="retries after a failed attempt (default 3)",
@@ -132,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache-ttl",
         action="append",
         default=[],
+        type=_cache_ttl,
         metavar="KIND=SECONDS",
         help="cache lifetime per kind (candidate, judge; 'none' = forever), repeatable; "
         "default: candidate and judge answers never expire",
@@ -140,6 +207,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--prices", metavar="PATH", help="JSON price table overriding the built-in")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     run.add_argument("--show-responses", action="store_true", help="print each response text")
+    run.add_argument(
+        "--fail-on-errors",
+        action="store_true",
+        help="exit 1 when any call failed (default: only when no cell could be answered)",
+    )
+    run.add_argument(
+        "--store-retry",
+        type=_positive_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long a failing database is retried before the run stops, failed and "
+        "resumable (default 30)",
+    )
     _add_db(run)
     run.set_defaults(handler="qualspec.cli._run:cmd_run")
 
@@ -162,6 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("run_id", metavar="RUN")
     re_.add_argument("--format", choices=["json", "jsonl", "csv"], default="json")
     re_.add_argument("--output", "-o", metavar="PATH", help="file (default: standard output)")
+    re_.add_argument(
+        "--include-superseded",
+        action="store_true",
+        help="also the rows a resume after an edit superseded (marked superseded)",
+    )
     _add_db(re_)
     re_.set_defaults(handler="qualspec.cli._history:cmd_runs_export")
 
@@ -171,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     diff.add_argument(
         "--noise",
-        type=float,
+        type=_non_negative_float,
         default=0.5,
         metavar="POINTS",
         help="score changes within this many points are unchanged (default 0.5)",
@@ -189,13 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(handler="qualspec.cli._misc:cmd_prompts_list")
     ps = p_sub.add_parser("show", help="one prompt version's text")
     ps.add_argument("name")
-    ps.add_argument("version", type=int, nargs="?")
+    ps.add_argument("version", type=_positive_int, nargs="?")
     _add_db(ps)
     ps.set_defaults(handler="qualspec.cli._misc:cmd_prompts_show")
     pd = p_sub.add_parser("diff", help="unified diff of two versions of a prompt")
     pd.add_argument("name")
-    pd.add_argument("version_a", type=int)
-    pd.add_argument("version_b", type=int)
+    pd.add_argument("version_a", type=_positive_int)
+    pd.add_argument("version_b", type=_positive_int)
     _add_db(pd)
     pd.set_defaults(handler="qualspec.cli._misc:cmd_prompts_diff")
 
@@ -209,6 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--expired", action="store_true", help="only expired entries")
     _add_db(cc)
     cc.set_defaults(handler="qualspec.cli._misc:cmd_cache_clear")
+    # every command takes the global flags too: `qualspec run x.yaml --debug` works
+    for command in (run, schema, rl, rs, re_, diff, pl, ps, pd, cs, cc):
+        _add_globals(command, argparse.SUPPRESS)
     return parser
 
 
@@ -219,6 +307,10 @@ def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         build_parser().print_help()
         return EXIT_USAGE
     module_name, func_name = target.split(":")
+    if getattr(ns, "verbose", 0):
+        from qualspec.cli._logging import configure_logging
+
+        configure_logging(ns.verbose)
     try:
         import importlib
 
@@ -234,32 +326,38 @@ def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         if ns.debug:
             traceback.print_exc()
         for issue in exc.issues:
-            print(issue, file=sys.stderr)
+            _error(str(issue))
         return EXIT_USAGE
     except ConfigError as exc:
         if ns.debug:
             traceback.print_exc()
-        print(f"qualspec: error: {exc}", file=sys.stderr)
+        _error(f"qualspec: error: {exc}")
         return EXIT_USAGE
     except AuthenticationError as exc:
         if ns.debug:
             traceback.print_exc()
-        print(f"qualspec: run stopped: authentication failed: {exc}", file=sys.stderr)
+        _error(f"qualspec: run stopped: authentication failed: {exc}")
         return EXIT_FAILURE
     except QualspecError as exc:
         if ns.debug:
             traceback.print_exc()
-        print(f"qualspec: error: {exc}", file=sys.stderr)
+        _error(f"qualspec: error: {exc}")
         return EXIT_FAILURE
     except Exception as exc:
         if ns.debug:
             raise
-        print(
+        _error(
             f"qualspec: internal error: {type(exc).__name__}: {exc} (rerun with --debug for "
-            "the traceback)",
-            file=sys.stderr,
+            "the traceback)"
         )
         return EXIT_FAILURE
+
+
+def _error(text: str) -> None:
+    """Print an error line to stderr, with URL passwords and keys masked."""
+    from qualspec.store import display_url
+
+    print(display_url(text), file=sys.stderr)
 
 
 def _version() -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from qualspec.store._records import RunRecord
+    from qualspec.store import RunRecord
 
 __all__ = ["cmd_diff", "cmd_runs_export", "cmd_runs_list", "cmd_runs_show"]
 
@@ -27,18 +27,26 @@ def cmd_runs_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     if not runs:
         console.print("No runs recorded yet: start one with qualspec run SUITE")
         return 0
+    from rich.text import Text
+
     table = Table()
-    for column in ("run", "suite", "status", "started (UTC)", "responses", "judgments", "cost"):
-        table.add_column(column)
+    # ids, statuses and dates are never cut or wrapped (a narrow or piped console folds the
+    # suite name instead)
+    table.add_column("run", no_wrap=True, min_width=max(len(run.id) for run in runs))
+    table.add_column("suite", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("started (UTC)", no_wrap=True)
+    for column in ("responses", "judgments", "cost"):
+        table.add_column(column, justify="right", no_wrap=True)
     for run in runs:
         table.add_row(
-            run.id,
-            run.suite_name,
-            run.status,
+            Text(run.id),
+            Text(run.suite_name),
+            Text(run.status),
             run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
             str(run.n_responses),
             str(run.n_judgments),
-            f"${run.cost_usd:.4f}",
+            "unknown" if run.cost_usd is None else f"${run.cost_usd:.4f}",
         )
     console.print(table)
     return 0
@@ -59,12 +67,13 @@ def cmd_runs_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def cmd_runs_export(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Write a stored run as json, jsonl or csv."""
-    from qualspec.report import export_run
+    from qualspec.report import export_run, prompt_refs
     from qualspec.store import Store
 
     with Store.open(ns.db) as store:
-        run = store.load_run(ns.run_id)
-    text = export_run(run, ns.format, Path(ns.output) if ns.output else None)
+        run = store.load_run(ns.run_id, include_superseded=ns.include_superseded)
+        refs = prompt_refs(store, run) if ns.format == "json" else None
+    text = export_run(run, ns.format, Path(ns.output) if ns.output else None, prompts=refs)
     if text is not None:
         sys.stdout.write(text)
     return 0

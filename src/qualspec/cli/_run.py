@@ -1,22 +1,27 @@
-"""``qualspec run``: load, plan, dry-run or execute, record, report, write results JSON."""
+"""``qualspec run``: load, plan, dry-run or execute, record, write results JSON, report.
+
+Exit codes: 0 the run completed (failing scores are results); 1 no cell could be answered
+(every candidate call failed), or with ``--fail-on-errors`` some call failed; the results
+file is written in every case before the report is printed. Names, paths, ids and model
+text are printed literally (never read as rich markup).
+"""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress
 
-    from qualspec.engine._estimate import Estimate
-    from qualspec.engine._execute import ProgressFn
-    from qualspec.engine._plan import Plan
+    from qualspec.engine import Estimate, Plan
     from qualspec.spec import LoadedSuite
+    from qualspec.store import RunRecord
 
 __all__ = ["cmd_run"]
 
@@ -29,7 +34,7 @@ def _names(text: str | None) -> list[str] | None:
 
 def build_plan(ns: argparse.Namespace) -> tuple[LoadedSuite, Plan]:
     """Load the suite and expand it with the command line's filters and overrides."""
-    from qualspec.engine._plan import expand, parse_temperatures
+    from qualspec.engine import expand, parse_temperatures
     from qualspec.spec import load_suite
 
     suite = load_suite(ns.suite)
@@ -42,43 +47,77 @@ def build_plan(ns: argparse.Namespace) -> tuple[LoadedSuite, Plan]:
         runs=ns.runs,
         model=ns.model,
     )
-    changes: dict[str, object] = {}
     if ns.judge:
         from qualspec.providers import split_address
 
         split_address(ns.judge)  # validates the address: one line if malformed
-        changes["judge_model"] = ns.judge
     if ns.threshold is not None:
         from qualspec.errors import ConfigError
 
         if not 0 <= ns.threshold <= 10:
             raise ConfigError(f"--threshold must be between 0 and 10, got {ns.threshold:g}")
-        changes["threshold"] = ns.threshold
-    if changes:
-        plan = dataclasses.replace(plan, **changes)  # type: ignore[arg-type]
-    return suite, plan
+    if not ns.no_judge and (not plan.judges or any(j.type == "criteria" for j in plan.judges)):
+        # a scenario with nothing to judge is fine with --no-judge, an error when judged
+        from qualspec.errors import SpecError
+        from qualspec.spec import criteria_issues
+
+        issues = criteria_issues(
+            suite.evaluation,
+            plan.scenarios,
+            file=str(ns.suite),
+            source=suite.path,
+            locator=suite.locator,
+        )
+        if issues:
+            raise SpecError(issues)
+    return suite, plan.with_judge(model=ns.judge or None, threshold=ns.threshold)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _say(console: Console, *parts: str | tuple[str, str]) -> None:
+    """Print one line of plain strings and ``(text, style)`` pairs, never read as markup."""
+    from rich.text import Text
+
+    text = Text()
+    for part in parts:
+        if isinstance(part, str):
+            text.append(part)
+        else:
+            text.append(part[0], part[1])
+    console.print(text, soft_wrap=True)  # one line, never broken (piped output, ids, paths)
 
 
 def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Entry of ``qualspec run``."""
     from rich.console import Console
 
-    from qualspec.engine._estimate import estimate
+    from qualspec.engine import estimate
     from qualspec.providers import PriceTable
 
     suite, plan = build_plan(ns)
+    from qualspec.engine import check_plan
+
+    check_plan(suite, plan, judge=not ns.no_judge)  # unknown providers, missing packages
     cache_ttl = _cache_ttl(ns.cache_ttl)
     console = Console(highlight=False)
     prices = PriceTable.load(Path(ns.prices) if ns.prices else None)
     if ns.dry_run:
-        _print_dry_run(plan, estimate(plan, prices, judge=not ns.no_judge), console)
+        judge = not ns.no_judge
+        _print_dry_run(plan, estimate(plan, prices, judge=judge), console, judge=judge)
         return 0
 
-    from qualspec.engine._execute import ExecuteOptions
-    from qualspec.engine._retry import RetryPolicy
-    from qualspec.engine._run import execute_plan
-    from qualspec.report import default_results_path, render_run, run_to_dict, write_json_atomic
-    from qualspec.store import Store
+    from qualspec.engine import ExecuteOptions, RetryPolicy, RunOutcome, Session, run_sync
+    from qualspec.report import (
+        PromptRefs,
+        default_results_path,
+        prompt_refs,
+        render_run,
+        run_to_dict,
+        write_json_atomic,
+    )
 
     options = ExecuteOptions(
         cache_ttl=cache_ttl,
@@ -89,49 +128,82 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         refresh=ns.refresh,
         max_cost=ns.max_cost,
         judge=not ns.no_judge,
+        store_retry_s=ns.store_retry,
     )
-    store = Store.open(ns.db)
-    try:
-        with _progress(plan, ns, judge=not ns.no_judge) as progress:
-            outcome = execute_plan(
-                suite,
-                plan,
-                store=store,
-                options=options,
-                resume=ns.resume,
-                argv=list(argv),
-                progress=progress,
-                prices_path=ns.prices,
-            )
-        for warning in outcome.warnings:
-            console.print(f"[yellow]warning:[/yellow] {warning}")
-        render_run(outcome.record, console, show_responses=ns.show_responses)
-        path = (
-            Path(ns.output)
-            if ns.output
-            else default_results_path(
-                outcome.record.summary.suite_name, datetime.now(UTC), ns.results_dir
-            )
+
+    async def main() -> tuple[RunOutcome, str, PromptRefs]:
+        async with Session(db=ns.db, options=options, prices=ns.prices) as session:
+            with _LazyProgress(plan, judge=not ns.no_judge, quiet=ns.quiet) as progress:
+                outcome = await session.run_plan(
+                    suite, plan, resume=ns.resume, progress=progress, argv=list(argv)
+                )
+            refs = await asyncio.to_thread(prompt_refs, session.store, outcome.record)
+            return outcome, session.store.url_for_display, refs
+
+    outcome, db_display, refs = run_sync(main)
+    for warning in outcome.warnings:
+        _say(console, ("warning:", "yellow"), f" {warning}")
+    # the results file first: whatever happens to the report, the results are kept
+    run_id = outcome.record.summary.id
+    path = (
+        Path(ns.output)
+        if ns.output
+        else default_results_path(
+            outcome.record.summary.suite_name, datetime.now(UTC), ns.results_dir, run_id=run_id
         )
-        write_json_atomic(path, run_to_dict(outcome.record))
-        stats = outcome.stats
-        console.print(
-            f"[bold]Calls:[/bold] {stats.candidate_calls} candidate, {stats.judge_calls} judge; "
-            f"{stats.cached_candidate + stats.cached_judge} from cache "
-            f"(saved ${stats.saved_usd:.4f})"
+    )
+    write_json_atomic(path, run_to_dict(outcome.record, refs))
+    render_run(outcome.record, console, show_responses=ns.show_responses)
+    stats = outcome.stats
+    _say(
+        console,
+        ("Calls:", "bold"),
+        f" {stats.candidate_calls} candidate, {stats.judge_calls} judge; "
+        f"{stats.cached_candidate + stats.cached_judge} from cache"
+        + (f" (saved ${stats.saved_usd:.4f})" if stats.saved_usd else ""),
+    )
+    _say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
+    if outcome.status == "budget_exceeded":
+        _say(
+            console,
+            (
+                f"Stopped at the budget of ${ns.max_cost:.2f}; "
+                f"{_plural(stats.skipped_for_budget, 'call')} not made. Continue with: "
+                f"qualspec run {ns.suite} --resume {outcome.run_id} --max-cost <more>",
+                "yellow",
+            ),
         )
-        console.print(
-            f"Results: {path}   (run id {outcome.run_id}, database {store.url_for_display})"
+    return _exit_code(outcome.record, fail_on_errors=getattr(ns, "fail_on_errors", False))
+
+
+def _exit_code(record: RunRecord, *, fail_on_errors: bool) -> int:
+    """1 when no cell could be answered, or (``--fail-on-errors``) when a call failed."""
+    import sys
+
+    responses = [r for r in record.responses if r.kind == "candidate"]
+    failed = [r for r in responses if r.error is not None]
+    if responses and len(failed) == len(responses):
+        print(
+            f"qualspec: run failed: no cell could be answered ({_plural(len(failed), 'call')} "
+            f"failed; first error: {_one_line(failed[0].error or '')})",
+            file=sys.stderr,
         )
-        if outcome.status == "budget_exceeded":
-            console.print(
-                f"[yellow]Stopped at the budget of ${ns.max_cost:.2f}; "
-                f"{stats.skipped_for_budget} calls not made. Continue with: qualspec run "
-                f"{ns.suite} --resume {outcome.run_id} --max-cost <more>[/yellow]"
-            )
-    finally:
-        store.close()
+        return 1
+    judge_errors = [j for j in record.judgments if j.error is not None]
+    if fail_on_errors and (failed or judge_errors):
+        what = []
+        if failed:
+            what.append(f"{_plural(len(failed), 'candidate call')} failed")
+        if judge_errors:
+            what.append(f"{_plural(len(judge_errors), 'judgment')} failed")
+        print(f"qualspec: errors in the run (--fail-on-errors): {', '.join(what)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _one_line(message: str, limit: int = 300) -> str:
+    line = " ".join(message.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def _cache_ttl(values: list[str]) -> dict[str, float | None]:
@@ -157,59 +229,109 @@ def _cache_ttl(values: list[str]) -> dict[str, float | None]:
     return ttl
 
 
-@contextmanager
-def _progress(plan: Plan, ns: argparse.Namespace, *, judge: bool) -> Iterator[ProgressFn | None]:
-    if ns.quiet:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+class _LazyProgress:
+    """The progress bars, drawn from the first progress report on.
 
-    with Progress(
-        TextColumn("{task.description:<10}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=False,
-    ) as bar:
-        tasks = {"candidate": bar.add_task("answers", total=len(plan.items))}
-        if judge and plan.judge_calls:
-            tasks["judge"] = bar.add_task("judgments", total=plan.judge_calls)
+    Errors found before the run really starts (an unknown run id for ``--resume``, a
+    missing key) are printed alone, with no bar above them.
+    """
 
-        def advance(kind: str, n: int) -> None:
-            if n and kind in tasks:
-                bar.advance(tasks[kind], n)
+    def __init__(self, plan: Plan, *, judge: bool, quiet: bool) -> None:
+        self._plan = plan
+        self._judge = judge
+        self._quiet = quiet
+        self._bar: Progress | None = None
+        self._tasks: dict[str, Any] = {}
 
-        yield advance
+    def __enter__(self) -> _LazyProgress | None:
+        return None if self._quiet else self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def _start(self) -> Progress:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        bar = Progress(
+            TextColumn("{task.description:<10}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self._tasks["candidate"] = bar.add_task("answers", total=len(self._plan.items))
+        if self._judge and self._plan.judge_calls:
+            self._tasks["judge"] = bar.add_task("judgments", total=self._plan.judge_calls)
+        bar.start()
+        self._bar = bar
+        return bar
+
+    def __call__(self, kind: str, n: int) -> None:
+        bar = self._bar if self._bar is not None else self._start()
+        tasks = self._tasks
+        if kind.startswith("total:"):
+            task = tasks.get(kind.removeprefix("total:"))
+            if task is not None:
+                bar.update(task, total=n)
+        elif n and kind in tasks:
+            bar.advance(tasks[kind], n)
 
 
-def _print_dry_run(plan: Plan, est: Estimate, console: Console) -> None:
+def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool = True) -> None:
     roles = ", ".join(plan.roles) if plan.roles else "(none)"
     temps = ", ".join(f"{t:g}" for t in plan.temperatures)
-    console.print("[bold]Dry run[/bold]: nothing will be called.")
-    console.print(f"  candidates   {len(plan.candidates)}: {', '.join(plan.candidates)}")
-    console.print(f"  roles        {len(plan.roles)}: {roles}")
-    console.print(f"  scenarios    {len(plan.scenarios)}: {', '.join(plan.scenarios)}")
-    console.print(f"  inputs       {plan.n_inputs} (rows over all scenarios)")
-    console.print(f"  temperatures {len(plan.temperatures)}: {temps}")
-    console.print(f"  runs         {plan.runs} per temperature")
-    console.print(f"  judge        {plan.judge_model} (pass at {plan.threshold:g}/10)")
-    console.print(f"[bold]Candidate calls:[/bold] {est.candidate_calls}")
-    console.print(f"[bold]Judge calls:[/bold] {est.judge_calls} (before parse retries)")
-    console.print(f"[bold]Estimated tokens:[/bold] {est.input_tokens} in / {est.output_tokens} out")
+    _say(console, ("Dry run", "bold"), ": nothing will be called.")
+    _say(console, f"  candidates   {len(plan.candidates)}: {', '.join(plan.candidates)}")
+    _say(console, f"  roles        {len(plan.roles)}: {roles}")
+    _say(console, f"  scenarios    {len(plan.scenarios)}: {', '.join(plan.scenarios)}")
+    _say(console, f"  inputs       {plan.n_inputs} (rows over all scenarios)")
+    _say(console, f"  temperatures {len(plan.temperatures)}: {temps}")
+    _say(console, f"  runs         {plan.runs} per temperature")
+    judges = plan.judges or ()
+    if not judge:
+        _say(console, "  judge        none (--no-judge)")
+    elif len(judges) > 1:
+        names = ", ".join(
+            f"{j.label} ({j.type}, {j.model or plan.judge_model}, pass at {j.threshold:g})"
+            for j in judges
+        )
+        _say(console, f"  judges       {len(judges)}: {names}")
+    else:
+        _say(console, f"  judge        {plan.judge_model} (pass at {plan.threshold:g}/10)")
+    _say(console, ("Candidate calls:", "bold"), f" {est.candidate_calls}")
+    if judge:
+        _say(console, ("Judge calls:", "bold"), f" {est.judge_calls} (before parse retries)")
+    _say(
+        console,
+        ("Estimated tokens:", "bold"),
+        f" {est.input_tokens} in / {est.output_tokens} out",
+    )
     for row in est.rows:
         cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
-        console.print(
-            f"  {row.kind:<9} {row.model:<24} {row.calls:>5} calls "
-            f"{row.input_tokens:>8} in {row.output_tokens:>8} out  {cost}"
+        calls = "call " if row.calls == 1 else "calls"
+        _say(
+            console,
+            f"  {row.kind:<9} {row.model:<24} {row.calls:>5} {calls} "
+            f"{row.input_tokens:>8} in {row.output_tokens:>8} out  {cost}",
         )
     total = est.cost_usd
-    console.print(
-        "[bold]Estimated cost:[/bold] "
+    _say(
+        console,
+        ("Estimated cost:", "bold"),
+        " "
         + (
             "unknown (some model has no price: add it with --prices)"
             if total is None
             else f"${total:.4f}"
-        )
+        ),
     )

@@ -1,1 +1,130 @@
-"""qualspec.engine."""
+"""The engine: ``Session`` (the async core), plans, the call layer, evaluators, the recorder.
+
+Everything other packages use from the engine is exported here; its modules are private.
+Heavy pieces load on first use, so ``import qualspec.engine`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+# A library logs; the application decides where to. Nothing is printed unless configured
+# (the CLI's --verbose configures it). Every engine module logs under "qualspec.*".
+logging.getLogger("qualspec").addHandler(logging.NullHandler())
+
+if TYPE_CHECKING:
+    from qualspec.engine._api import run
+    from qualspec.engine._calls import CallEngine, CallStopped, Reply
+    from qualspec.engine._estimate import Estimate, ModelEstimate, estimate
+    from qualspec.engine._evaluators import (
+        EVALUATOR_ENTRY_POINT_GROUP,
+        EvalContext,
+        Evaluator,
+        EvaluatorFactory,
+        Scope,
+        Subject,
+        Verdict,
+        available_evaluators,
+        create_evaluator,
+        group_subject_key,
+    )
+    from qualspec.engine._execute import (
+        BoundEvaluator,
+        ExecuteOptions,
+        ExecuteStats,
+        Executor,
+        ProgressFn,
+    )
+    from qualspec.engine._items import WorkItem, call_key, cell_key
+    from qualspec.engine._plan import Plan, check_plan, expand, parse_temperatures
+    from qualspec.engine._recorder import Recorder
+    from qualspec.engine._retry import RetryPolicy
+    from qualspec.engine._run import execute_plan
+    from qualspec.engine._session import RunOutcome, Session, run_sync
+
+_EXPORTS: dict[str, str] = {
+    "BoundEvaluator": "_execute",
+    "CallEngine": "_calls",
+    "CallStopped": "_calls",
+    "EVALUATOR_ENTRY_POINT_GROUP": "_evaluators",
+    "Estimate": "_estimate",
+    "EvalContext": "_evaluators",
+    "Evaluator": "_evaluators",
+    "EvaluatorFactory": "_evaluators",
+    "ExecuteOptions": "_execute",
+    "ExecuteStats": "_execute",
+    "Executor": "_execute",
+    "ModelEstimate": "_estimate",
+    "Plan": "_plan",
+    "ProgressFn": "_execute",
+    "Recorder": "_recorder",
+    "Reply": "_calls",
+    "RetryPolicy": "_retry",
+    "RunOutcome": "_session",
+    "Scope": "_evaluators",
+    "Session": "_session",
+    "Subject": "_evaluators",
+    "Verdict": "_evaluators",
+    "WorkItem": "_items",
+    "available_evaluators": "_evaluators",
+    "call_key": "_items",
+    "cell_key": "_items",
+    "check_plan": "_plan",
+    "create_evaluator": "_evaluators",
+    "estimate": "_estimate",
+    "execute_plan": "_run",
+    "expand": "_plan",
+    "group_subject_key": "_evaluators",
+    "parse_temperatures": "_plan",
+    "run": "_api",
+    "run_sync": "_session",
+}
+
+__all__ = [
+    "BoundEvaluator",
+    "CallEngine",
+    "CallStopped",
+    "EVALUATOR_ENTRY_POINT_GROUP",
+    "Estimate",
+    "EvalContext",
+    "Evaluator",
+    "EvaluatorFactory",
+    "ExecuteOptions",
+    "ExecuteStats",
+    "Executor",
+    "ModelEstimate",
+    "Plan",
+    "ProgressFn",
+    "Recorder",
+    "Reply",
+    "RetryPolicy",
+    "RunOutcome",
+    "Scope",
+    "Session",
+    "Subject",
+    "Verdict",
+    "WorkItem",
+    "available_evaluators",
+    "call_key",
+    "cell_key",
+    "check_plan",
+    "create_evaluator",
+    "estimate",
+    "execute_plan",
+    "expand",
+    "group_subject_key",
+    "parse_temperatures",
+    "run",
+    "run_sync",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'qualspec.engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"qualspec.engine.{module}"), name)
+    globals()[name] = value
+    return value

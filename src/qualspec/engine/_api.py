@@ -1,15 +1,14 @@
-"""The library entry point: ``qualspec.run(...)``, the same path the CLI takes."""
+"""The library entry point: ``qualspec.run(...)``, a synchronous wrapper over ``Session``."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from qualspec.engine._execute import ExecuteOptions, ProgressFn
-    from qualspec.engine._run import RunOutcome
+    from qualspec.engine._session import RunOutcome
     from qualspec.spec import Evaluation, LoadedSuite
 
 __all__ = ["run"]
@@ -26,11 +25,16 @@ def run(
     runs: int | None = None,
     model: str | None = None,
     judge: str | None = None,
+    threshold: float | None = None,
     options: ExecuteOptions | None = None,
+    max_cost: float | None = None,
     resume: str | bool | None = None,
     progress: ProgressFn | None = None,
 ) -> RunOutcome:
     """Run an evaluation and record it; returns the outcome with the stored run.
+
+    The same as ``await Session(...).run(...)``, from synchronous code (also from inside a
+    running event loop, where it runs on a worker thread).
 
     Example::
 
@@ -38,32 +42,22 @@ def run(
         outcome = qualspec.run("examples/quickstart.yaml", temperatures=[0.0])
         print(outcome.run_id, outcome.status)
     """
-    from qualspec.engine._plan import expand
-    from qualspec.engine._run import execute_plan
-    from qualspec.spec import Evaluation, LoadedSuite, load_evaluation, load_suite
-    from qualspec.store import Store
+    from qualspec.engine._session import Session, run_sync
 
-    if isinstance(suite, Evaluation):
-        loaded = load_evaluation(suite, Path.cwd())
-    elif isinstance(suite, LoadedSuite):
-        loaded = suite
-    else:
-        loaded = load_suite(suite)
-    plan = expand(
-        loaded,
-        candidates=candidates,
-        roles=roles,
-        scenarios=scenarios,
-        temperatures=temperatures,
-        runs=runs,
-        model=model,
-    )
-    if judge is not None:
-        plan = dataclasses.replace(plan, judge_model=judge)
-    store = Store.open(db)
-    try:
-        return execute_plan(
-            loaded, plan, store=store, options=options, resume=resume, progress=progress, argv=[]
-        )
-    finally:
-        store.close()
+    async def main() -> RunOutcome:
+        async with Session(db=db, options=options, max_cost=max_cost) as session:
+            return await session.run(
+                suite,
+                candidates=candidates,
+                roles=roles,
+                scenarios=scenarios,
+                temperatures=temperatures,
+                runs=runs,
+                model=model,
+                judge=judge,
+                threshold=threshold,
+                resume=resume,
+                progress=progress,
+            )
+
+    return run_sync(main)

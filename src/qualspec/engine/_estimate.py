@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from qualspec.engine._plan import Plan
-    from qualspec.providers._prices import PriceTable
+    from qualspec.providers import PriceTable
 
 __all__ = ["Estimate", "ModelEstimate", "estimate"]
 
@@ -65,6 +65,10 @@ class Estimate:
 def estimate(plan: Plan, prices: PriceTable | None, *, judge: bool = True) -> Estimate:
     """Estimate tokens (about 4 characters a token) and cost of running ``plan``."""
     rows: dict[tuple[str, str], ModelEstimate] = {}
+    # every criteria judge scores every criterion; other evaluators' calls are their own
+    judge_models = [j.model or plan.judge_model for j in plan.judges if j.type == "criteria"]
+    if not plan.judges:
+        judge_models = [plan.judge_model]
     for item in plan.items:
         address = f"{item.provider}/{item.model}"
         row = rows.setdefault((address, "candidate"), ModelEstimate(address, "candidate"))
@@ -73,12 +77,12 @@ def estimate(plan: Plan, prices: PriceTable | None, *, judge: bool = True) -> Es
         row.calls += 1
         row.input_tokens += prompt_tokens
         row.output_tokens += out_tokens
-        if judge and item.criteria:
-            jrow = rows.setdefault(
-                (plan.judge_model, "judge"), ModelEstimate(plan.judge_model, "judge")
-            )
-            user = item.messages[-1].content
-            per_call = _JUDGE_PROMPT_TOKENS + (len(user) // _CHARS_PER_TOKEN) + out_tokens
+        if not (judge and item.criteria):
+            continue
+        user = item.messages[-1].content
+        per_call = _JUDGE_PROMPT_TOKENS + (len(user) // _CHARS_PER_TOKEN) + out_tokens
+        for judge_model in judge_models:
+            jrow = rows.setdefault((judge_model, "judge"), ModelEstimate(judge_model, "judge"))
             jrow.calls += len(item.criteria)
             jrow.input_tokens += per_call * len(item.criteria)
             jrow.output_tokens += _JUDGE_OUTPUT_TOKENS * len(item.criteria)

@@ -1,29 +1,45 @@
-"""The executor: every model call of a run, async, with limits, retries, timeouts, cache, cost."""
+"""The executor: a run's staged work (answers, then the evaluations that depend on them).
+
+Candidate answers are made under per-endpoint limits. A response-scope evaluator judges
+each answer as soon as it exists; a group-scope evaluator waits until every answer of its
+group exists. Every model call goes through the session's :class:`CallEngine`; every
+result goes to the run's recorder.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Iterable, Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from qualspec.engine._items import WorkItem, call_key
+from qualspec.engine._calls import CallEngine, CallStopped, Reply
+from qualspec.engine._evaluators import Evaluator, Subject, Verdict, group_subject_key
+from qualspec.engine._items import WorkItem
 from qualspec.engine._retry import RetryPolicy
-from qualspec.errors import AuthenticationError, ProviderError, ProviderTimeoutError
-from qualspec.providers._base import ChatRequest, ChatResponse, Message, Provider, clamp_temperature
-from qualspec.store._records import CacheEntry, JudgmentRecord, ResponseRecord
+from qualspec.errors import AuthenticationError, ConfigError
+from qualspec.providers import ChatRequest, Message, Provider, clamp_temperature
+from qualspec.store import JudgmentRecord, ResponseRecord
 
 if TYPE_CHECKING:
     from qualspec.engine._recorder import Recorder
-    from qualspec.providers._prices import PriceTable
-    from qualspec.store._store import Store
+    from qualspec.spec import ProviderConfig
 
-__all__ = ["ExecuteOptions", "ExecuteStats", "Executor", "JudgeSettings", "ProgressFn"]
+__all__ = [
+    "BoundEvaluator",
+    "ExecuteOptions",
+    "ExecuteStats",
+    "Executor",
+    "ProgressFn",
+]
+
+log = logging.getLogger("qualspec.engine")
 
 ProgressFn = Callable[[str, int], None]
-"""Called as ``progress(kind, n)`` when ``n`` units of ``kind`` finish ("candidate"/"judge")."""
+"""Called as ``progress(kind, n)`` when ``n`` units of ``kind`` finish ("candidate"/"judge");
+``progress("total:judge", n)`` once a run knows how many evaluations it will record."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,6 +47,10 @@ class ExecuteOptions:
     """How calls are made.
 
     Example: ``ExecuteOptions(max_concurrency=8, timeout=60, max_cost=2.5)``.
+
+    ``max_cost`` is the budget of a whole session (every run and call in it).
+    ``store_retry_s`` is how long a failing database is retried (with reconnection)
+    before the run stops new calls and ends ``failed`` (resumable).
     """
 
     max_concurrency: int | None = None
@@ -43,19 +63,7 @@ class ExecuteOptions:
     )
     max_cost: float | None = None
     judge: bool = True
-    judge_parse_retries: int = 2
-    max_response_chars: int = 4000
-
-
-@dataclass(frozen=True, kw_only=True)
-class JudgeSettings:
-    """The judge model for a run."""
-
-    provider: str
-    model: str
-    threshold: float
-    params: Mapping[str, Any]
-    prompt_version: int | None = None
+    store_retry_s: float = 30.0
 
 
 @dataclass
@@ -73,71 +81,78 @@ class ExecuteStats:
     saved_usd: float = 0.0
     skipped_for_budget: int = 0
     budget_exceeded: bool = False
+    evaluations: int = 0
 
 
-class _BudgetStop(Exception):
-    """Raised inside a cell when the budget stops new calls."""
+@dataclass(frozen=True, slots=True)
+class BoundEvaluator:
+    """An evaluator with the id of its prompt version in the store."""
 
-
-@dataclass(slots=True)
-class _Outcome:
-    response: ChatResponse | None
-    attempts: int
-    latency: float
-    error: str | None
-    cost: float | None
+    evaluator: Evaluator
+    prompt_version: int | None = None
 
 
 class Executor:
-    """Runs the work items of a plan that the store does not yet hold."""
+    """Runs the work of a plan that the store does not yet hold."""
 
     def __init__(
         self,
         items: Iterable[WorkItem],
         *,
+        calls: CallEngine,
         providers: Mapping[str, Provider],
-        store: Store,
         recorder: Recorder,
-        judge: JudgeSettings | None,
-        prices: PriceTable | None,
-        options: ExecuteOptions,
+        run_id: str,
+        evaluators: Sequence[BoundEvaluator] = (),
+        provider_configs: Mapping[str, ProviderConfig] | None = None,
         done_responses: Mapping[str, ResponseRecord] | None = None,
-        done_judgments: set[tuple[str, str]] | None = None,
+        done_evaluations: set[tuple[str, str, str]] | None = None,
         prompt_versions: Mapping[str, Mapping[str, int]] | None = None,
         progress: ProgressFn | None = None,
-        timeouts: Mapping[str, float] | None = None,
     ) -> None:
         self._items = list(items)
-        self._timeouts = dict(timeouts or {})
-        self._providers = providers
-        self._store = store
+        self._calls = calls
+        self._providers = dict(providers)
+        self._configs = dict(provider_configs or {})
         self._recorder = recorder
-        self._judge = judge
-        self._prices = prices
-        self._opt = options
+        self.run_id = run_id
+        self._opt = calls.options
+        self._response_evals = [b for b in evaluators if b.evaluator.scope == "response"]
+        self._group_evals = [b for b in evaluators if b.evaluator.scope == "group"]
+        if not self._opt.judge:
+            self._response_evals, self._group_evals = [], []
         self._done = dict(done_responses or {})
-        self._done_j = set(done_judgments or ())
+        self._done_e = set(done_evaluations or ())
         self._versions = prompt_versions or {}
         self._progress = progress or (lambda kind, n: None)
-        self._limits: dict[str, asyncio.Semaphore] = {}
-        self._gates: dict[str, asyncio.Semaphore] = {}
-        self._judge_cache: dict[str, CacheEntry] = {}
-        self._stop_new = False
+        self._answers: dict[str, asyncio.Future[ResponseRecord | None]] = {}
+        self.store_failure: BaseException | None = None
         self.stats = ExecuteStats()
 
     # ---------------------------------------------------------------- public
 
+    def on_store_failure(self, exc: BaseException) -> None:
+        """The recorder gave up writing: start no new call (answers in flight are at risk)."""
+        if self.store_failure is None:
+            self.store_failure = exc
+            self._calls.stop(f"the results database cannot record: {_one_line(exc)}")
+
     async def run(self) -> ExecuteStats:
         """Execute; raise AuthenticationError (after cancelling the rest) if credentials fail."""
-        for name, provider in self._providers.items():
-            limit = self._opt.max_concurrency or provider.default_concurrency
-            self._limits[name] = asyncio.Semaphore(max(1, limit))
-            self._gates[name] = asyncio.Semaphore(max(1, limit))
-        self._recorder.bind_loop(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        self._recorder.bind_loop(loop)
+        groups = self._groups()
+        if self._group_evals:
+            self._answers = {item.key: loop.create_future() for item in self._items}
+        self._progress("total:judge", self._evaluation_total(groups))
         cached = self._prefetch_cache()
         tasks = [
             asyncio.create_task(self._cell(item, self._done.get(item.key) or cached.get(item.key)))
             for item in self._items
+        ]
+        tasks += [
+            asyncio.create_task(self._group(bound, group_id, members))
+            for bound, group_id, members in groups
         ]
         try:
             await asyncio.gather(*tasks)
@@ -146,27 +161,115 @@ class Executor:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
-        return self.stats
+        stats = self.stats
+        stats.budget_exceeded = self._calls.budget_exceeded and stats.skipped_for_budget > 0
+        stats.cost_usd = stats.candidate_cost_usd + stats.judge_cost_usd
+        if stats.cached_candidate or stats.cached_judge:
+            log.info(
+                "cache hits: %d candidate, %d judge", stats.cached_candidate, stats.cached_judge
+            )
+        return stats
 
-    # ---------------------------------------------------------------- cells
+    # ---------------------------------------------------------------- stages
 
     async def _cell(self, item: WorkItem, existing: ResponseRecord | None) -> None:
+        record: ResponseRecord | None = None
         try:
             record = existing if existing is not None else await self._answer(item)
-        except _BudgetStop:
+        except CallStopped:
             self.stats.skipped_for_budget += 1
             return
+        finally:
+            future = self._answers.get(item.key)
+            if future is not None and not future.done():
+                future.set_result(record if record is not None and record.ok else None)
         if existing is not None:
             self._progress("candidate", 1)
-        if record.error is not None or self._judge is None or not self._opt.judge:
+        if record is None or record.error is not None or not self._response_evals:
             return
-        todo = [c for c in item.criteria if (item.key, c) not in self._done_j]
-        self._progress("judge", len(item.criteria) - len(todo))
-        for criterion in todo:
+        subject = Subject(key=item.key, items=(item,), responses=(record,))
+        for bound in self._response_evals:
+            if not await self._evaluate_all(bound, subject, (item,)):
+                return
+
+    async def _group(self, bound: BoundEvaluator, group_id: str, members: list[WorkItem]) -> None:
+        results = await asyncio.gather(*(self._answers[item.key] for item in members))
+        answered = [(i, r) for i, r in zip(members, results, strict=True) if r is not None]
+        if not answered:
+            return
+        items = tuple(i for i, _ in answered)
+        subject = Subject(
+            key=group_subject_key(bound.evaluator.name, [i.key for i in items]),
+            items=items,
+            responses=tuple(r for _, r in answered),
+            group=group_id,
+        )
+        await self._evaluate_all(bound, subject, tuple(members))
+
+    async def _evaluate_all(
+        self, bound: BoundEvaluator, subject: Subject, members: tuple[WorkItem, ...]
+    ) -> bool:
+        """Every aspect of ``subject`` not yet recorded; False once calls are stopped."""
+        name = bound.evaluator.name
+        aspects = bound.evaluator.aspects(members)
+        todo = [a for a in aspects if (name, subject.key, a) not in self._done_e]
+        self._progress("judge", len(aspects) - len(todo))
+        for aspect in todo:
             try:
-                await self._judge_one(item, record, criterion)
-            except _BudgetStop:
-                self.stats.skipped_for_budget += 1
+                await self._evaluate(bound, subject, aspect)
+            except CallStopped:
+                self.stats.skipped_for_budget += len(todo)
+                return False
+        return True
+
+    async def _evaluate(self, bound: BoundEvaluator, subject: Subject, aspect: str) -> None:
+        evaluator = bound.evaluator
+        ctx = _Context(self, bound.prompt_version)
+        try:
+            verdict = await evaluator.evaluate(subject, aspect, ctx)
+        except (CallStopped, AuthenticationError, asyncio.CancelledError):
+            raise
+        except ConfigError as exc:
+            verdict = Verdict(error=str(exc))
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug is recorded, not fatal
+            log.exception("evaluator %r raised on %s", evaluator.name, subject.key)
+            verdict = Verdict(error=f"evaluator {evaluator.name!r} raised {type(exc).__name__}")
+        score = verdict.score
+        passed = verdict.passed
+        if passed is None and score is not None and evaluator.threshold is not None:
+            passed = score >= evaluator.threshold
+        error = verdict.error
+        self._recorder.judgment(
+            JudgmentRecord(
+                response_key=subject.key,
+                criterion=aspect,
+                judge_key=ctx.last_key,
+                judge_model=evaluator.model,
+                threshold=evaluator.threshold,
+                score=None if error else score,
+                passed=None if error else passed,
+                reasoning=verdict.reasoning,
+                unscored_reason=f"judge call failed: {error}" if error else verdict.unscored_reason,
+                raw_text=verdict.raw_text,
+                input_tokens=ctx.input_tokens or None,
+                output_tokens=ctx.output_tokens or None,
+                latency_s=ctx.latency or None,
+                cost_usd=ctx.cost_usd,
+                attempts=max(ctx.attempts, 1),
+                error=error,
+                cached=ctx.calls > 0 and ctx.calls == ctx.cached_calls,
+                prompt_version=bound.prompt_version,
+                created_at=_now(),
+                evaluator=evaluator.name,
+                subject=None if subject.group is None else [i.key for i in subject.items],
+                scores=verdict.scores,
+                details=verdict.details,
+            )
+        )
+        self.stats.evaluations += 1
+        if error is not None:
+            self.stats.errors += 1
+        self._progress("judge", 1)
 
     async def _answer(self, item: WorkItem) -> ResponseRecord:
         provider = self._providers[item.provider]
@@ -181,11 +284,54 @@ class Executor:
             params=params,
             seed=item.run_index,
         )
-        gate = self._gates[item.provider]
-        out = await self._call(item.provider, request, gate=gate)
+        gate = self._calls.gate(provider)
+        out = await self._calls.call(provider, request, gate=gate)
         self.stats.candidate_calls += 1
         resp = out.response
-        record = ResponseRecord(
+        record = self._response_record(item, effective)
+        record.latency_s = out.latency
+        record.cost_usd = out.cost
+        record.attempts = out.attempts
+        record.error = out.error
+        if resp is not None:
+            record.text = resp.text
+            record.finish_reason = resp.finish_reason
+            record.input_tokens = resp.input_tokens
+            record.output_tokens = resp.output_tokens
+        if out.cost:
+            self.stats.candidate_cost_usd += out.cost
+        # on success call() returned still holding the gate: released once the answer is durable
+        self._recorder.response(record, on_commit=gate.release if resp is not None else None)
+        if resp is not None:
+            key = self._calls.cache_key(item.call_key, provider)
+            entry = self._calls.cache_entry("candidate", key, provider, item.model, resp, effective)
+            self._calls.cache_put(self._recorder, entry)
+        else:
+            self.stats.errors += 1
+        self._progress("candidate", 1)
+        return record
+
+    # ---------------------------------------------------------------- helpers
+
+    def _groups(self) -> list[tuple[BoundEvaluator, str, list[WorkItem]]]:
+        out: list[tuple[BoundEvaluator, str, list[WorkItem]]] = []
+        for bound in self._group_evals:
+            groups: dict[str, list[WorkItem]] = {}
+            for item in self._items:
+                group_id = bound.evaluator.group_of(item)
+                if group_id is not None:
+                    groups.setdefault(group_id, []).append(item)
+            out.extend((bound, group_id, members) for group_id, members in groups.items())
+        return out
+
+    def _evaluation_total(self, groups: list[tuple[BoundEvaluator, str, list[WorkItem]]]) -> int:
+        total = sum(len(b.evaluator.aspects(members)) for b, _, members in groups)
+        for bound in self._response_evals:
+            total += sum(len(bound.evaluator.aspects((item,))) for item in self._items)
+        return total
+
+    def _response_record(self, item: WorkItem, effective: float | None) -> ResponseRecord:
+        return ResponseRecord(
             key=item.key,
             candidate=item.candidate,
             role=item.role,
@@ -196,283 +342,40 @@ class Executor:
             run_index=item.run_index,
             provider=item.provider,
             model=item.model,
-            text=resp.text if resp else None,
-            finish_reason=resp.finish_reason if resp else None,
-            input_tokens=resp.input_tokens if resp else None,
-            output_tokens=resp.output_tokens if resp else None,
-            latency_s=out.latency,
-            cost_usd=out.cost,
-            attempts=out.attempts,
-            error=out.error,
-            cached=False,
             prompt_versions=self._part_versions(item),
             created_at=_now(),
         )
-        if out.cost:
-            self.stats.candidate_cost_usd += out.cost
-        # on success _call returned still holding the gate: released once the answer is durable
-        self._recorder.response(record, on_commit=gate.release if resp is not None else None)
-        if resp is not None:
-            self._recorder.cache(
-                self._cache_entry(
-                    "candidate", item.call_key, item.provider, item.model, resp, effective
-                )
-            )
-        else:
-            self.stats.errors += 1
-        self._progress("candidate", 1)
-        return record
-
-    async def _judge_one(self, item: WorkItem, record: ResponseRecord, criterion: str) -> None:
-        from qualspec.judges import JUDGE_SCHEMA, build_judge_messages, parse_judgment
-
-        judge = self._judge
-        assert judge is not None and record.text is not None
-        params = dict(judge.params)
-        temperature = float(params.pop("temperature", 0.0))
-        max_tokens = int(params.pop("max_tokens", 256))
-        key_params = {**params, "temperature": temperature, "max_tokens": max_tokens}
-        retry_note: str | None = None
-        attempts = 0
-        latency = 0.0
-        cost = 0.0
-        cached_all = True
-        text: str | None = None
-        error: str | None = None
-        parsed = None
-        key = ""
-        usage = [0, 0]
-        for parse_try in range(self._opt.judge_parse_retries + 1):
-            messages = build_judge_messages(
-                criterion=criterion,
-                prompt=_user_prompt(item.messages),
-                response=record.text,
-                context=item.context,
-                max_response_chars=self._opt.max_response_chars,
-                retry_note=retry_note,
-            )
-            key = call_key(
-                judge.provider, judge.model, messages, key_params, parse_try, JUDGE_SCHEMA
-            )
-            entry = self._judge_cache_get(key)
-            if entry is not None:
-                text, structured = entry.text, entry.structured
-                self.stats.cached_judge += 1
-                self.stats.saved_usd += (
-                    self._cost(judge.provider, judge.model, entry.input_tokens, entry.output_tokens)
-                    or 0.0
-                )
-            else:
-                cached_all = False
-                request = ChatRequest(
-                    model=judge.model,
-                    messages=messages,
-                    temperature=temperature,
-                    max_tokens=max_tokens,
-                    params=params,
-                    json_schema=JUDGE_SCHEMA,
-                    seed=parse_try,
-                )
-                out = await self._call(judge.provider, request)
-                self.stats.judge_calls += 1
-                attempts += out.attempts
-                latency += out.latency
-                if out.cost:
-                    cost += out.cost
-                    self.stats.judge_cost_usd += out.cost
-                if out.response is None:
-                    error = out.error
-                    break
-                text, structured = out.response.text, out.response.structured
-                usage[0] += out.response.input_tokens or 0
-                usage[1] += out.response.output_tokens or 0
-                self._recorder.cache(
-                    self._cache_entry("judge", key, judge.provider, judge.model, out.response, None)
-                )
-            parsed = parse_judgment(text or "", structured)
-            if parsed.score is not None:
-                break
-            retry_note = (
-                f"Your previous answer could not be read ({parsed.unscored_reason}). "
-                'Answer only with the JSON object {"score": <0-10>, "reasoning": "..."}.'
-            )
-        score = parsed.score if parsed is not None and error is None else None
-        unscored = None
-        if error is not None:
-            unscored = f"judge call failed: {error}"
-        elif score is None and parsed is not None:
-            unscored = parsed.unscored_reason
-        self._recorder.judgment(
-            JudgmentRecord(
-                response_key=item.key,
-                criterion=criterion,
-                judge_key=key,
-                judge_model=f"{judge.provider}/{judge.model}",
-                threshold=judge.threshold,
-                score=score,
-                passed=None if score is None else score >= judge.threshold,
-                reasoning=parsed.reasoning if parsed is not None else None,
-                unscored_reason=unscored,
-                raw_text=text,
-                input_tokens=usage[0] or None,
-                output_tokens=usage[1] or None,
-                latency_s=latency or None,
-                cost_usd=cost or None,
-                attempts=max(attempts, 1),
-                error=error,
-                cached=cached_all,
-                prompt_version=judge.prompt_version,
-                created_at=_now(),
-            )
-        )
-        if error is not None:
-            self.stats.errors += 1
-        self._progress("judge", 1)
-
-    # ---------------------------------------------------------------- calls
-
-    async def _call(
-        self, provider_name: str, request: ChatRequest, *, gate: asyncio.Semaphore | None = None
-    ) -> _Outcome:
-        """One logical call: bounded attempts under the provider's limiter.
-
-        ``gate`` (candidate calls) is acquired for each attempt and, when the call succeeds,
-        returned still held: the caller releases it once the answer is committed. So calls in
-        flight plus answers not yet durable never exceed the provider's concurrency, and a
-        kill wastes at most that many calls.
-        """
-        provider = self._providers[provider_name]
-        limit = self._limits[provider_name]
-        policy = self._opt.retry
-        timeout = self._timeouts.get(provider_name, self._opt.timeout)
-        attempt = 0
-        start = time.perf_counter()
-        while True:
-            if self._stop_new:
-                raise _BudgetStop
-            attempt += 1
-            if gate is not None:
-                await gate.acquire()
-            try:
-                async with limit:
-                    if self._stop_new:  # the budget may have run out while waiting
-                        raise _BudgetStop
-                    async with asyncio.timeout(timeout):
-                        response = await provider.complete(request)
-            except BaseException as exc:
-                if gate is not None:
-                    gate.release()
-                if isinstance(exc, TimeoutError):
-                    error: ProviderError = ProviderTimeoutError(
-                        f"no answer within {timeout:g}s (raise --timeout)",
-                        provider=provider_name,
-                        model=request.model,
-                    )
-                elif isinstance(exc, ProviderError) and not isinstance(exc, AuthenticationError):
-                    error = exc
-                else:
-                    raise
-            else:
-                cost = self._cost(
-                    provider_name, request.model, response.input_tokens, response.output_tokens
-                )
-                self._spend(cost)
-                return _Outcome(response, attempt, time.perf_counter() - start, None, cost)
-            if not policy.should_retry(error, attempt):
-                detail = f"HTTP {error.status}: {error}" if error.status else str(error)
-                return _Outcome(None, attempt, time.perf_counter() - start, detail, None)
-            await asyncio.sleep(policy.delay(error, attempt))
-
-    # ---------------------------------------------------------------- cache, cost
 
     def _prefetch_cache(self) -> dict[str, ResponseRecord]:
         """Bulk-read cached candidate answers for the work not yet done in this run."""
-        if not self._opt.use_cache or self._opt.refresh:
-            return {}
         todo = [item for item in self._items if item.key not in self._done]
-        if not todo:
-            return {}
-        entries = self._store.cache_get_many({item.call_key for item in todo})
+        keys = {
+            item.key: self._calls.cache_key(item.call_key, self._providers[item.provider])
+            for item in todo
+        }
+        entries = self._calls.cache_get_many(set(keys.values()))
         out: dict[str, ResponseRecord] = {}
         for item in todo:
-            entry = entries.get(item.call_key)
+            entry = entries.get(keys[item.key])
             if entry is None:
                 continue
-            saved = self._cost(item.provider, item.model, entry.input_tokens, entry.output_tokens)
+            saved = self._calls.cost(
+                item.provider, item.model, entry.input_tokens, entry.output_tokens
+            )
             self.stats.cached_candidate += 1
             self.stats.saved_usd += saved or 0.0
-            record = ResponseRecord(
-                key=item.key,
-                candidate=item.candidate,
-                role=item.role,
-                scenario=item.scenario,
-                input_id=item.input_id,
-                temperature=item.temperature,
-                effective_temperature=entry.effective_temperature,
-                run_index=item.run_index,
-                provider=item.provider,
-                model=item.model,
-                text=entry.text,
-                finish_reason=entry.finish_reason,
-                input_tokens=entry.input_tokens,
-                output_tokens=entry.output_tokens,
-                latency_s=0.0,
-                cost_usd=0.0,
-                attempts=0,
-                cached=True,
-                prompt_versions=self._part_versions(item),
-                created_at=_now(),
-            )
+            record = self._response_record(item, entry.effective_temperature)
+            record.text = entry.text
+            record.finish_reason = entry.finish_reason
+            record.input_tokens = entry.input_tokens
+            record.output_tokens = entry.output_tokens
+            record.latency_s = 0.0
+            record.cost_usd = 0.0
+            record.attempts = 0
+            record.cached = True
             self._recorder.response(record)
             out[item.key] = record
         return out
-
-    def _judge_cache_get(self, key: str) -> CacheEntry | None:
-        if not self._opt.use_cache or self._opt.refresh:
-            return None
-        return self._store.cache_get_many([key]).get(key)
-
-    def _cache_entry(
-        self,
-        kind: str,
-        key: str,
-        provider: str,
-        model: str,
-        response: ChatResponse,
-        effective: float | None,
-    ) -> CacheEntry:
-        now = _now()
-        ttl = self._opt.cache_ttl.get(kind)
-        return CacheEntry(
-            key=key,
-            kind=kind,
-            provider=provider,
-            model=model,
-            text=response.text,
-            finish_reason=response.finish_reason,
-            input_tokens=response.input_tokens,
-            output_tokens=response.output_tokens,
-            effective_temperature=effective,
-            structured=response.structured,
-            created_at=now,
-            expires_at=None if ttl is None else now + timedelta(seconds=ttl),
-        )
-
-    def _cost(
-        self, provider: str, model: str, input_tokens: int | None, output_tokens: int | None
-    ) -> float | None:
-        if self._prices is None:
-            return None
-        return self._prices.cost(provider, model, input_tokens, output_tokens)
-
-    def _spend(self, cost: float | None) -> None:
-        if not cost:
-            return
-        self.stats.cost_usd += cost
-        limit = self._opt.max_cost
-        if limit is not None and self.stats.cost_usd >= limit:
-            self._stop_new = True
-            self.stats.budget_exceeded = True
 
     def _part_versions(self, item: WorkItem) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -482,12 +385,126 @@ class Executor:
                 out[name] = version
         return out
 
+    def provider_for(self, address: str) -> tuple[Provider, str]:
+        """The provider and model of a ``provider/model`` address (created on first use)."""
+        from qualspec.providers import split_address
 
-def _user_prompt(messages: tuple[Message, ...]) -> str:
-    for message in reversed(messages):
-        if message.role == "user":
-            return message.content
-    return ""
+        name, model = split_address(address)
+        provider = self._providers.get(name)
+        if provider is None:
+            provider = self._calls.providers([name], self._configs)[name]
+            self._providers[name] = provider
+        return provider, model
+
+    async def complete_for_evaluator(
+        self,
+        ctx: _Context,
+        model: str,
+        messages: Sequence[Message],
+        *,
+        kind: str,
+        temperature: float,
+        max_tokens: int | None,
+        params: Mapping[str, Any] | None,
+        json_schema: Mapping[str, Any] | None,
+        attempt: int,
+    ) -> Reply:
+        """An evaluator's call: made through the engine, counted in the run's stats."""
+        provider, model_name = self.provider_for(model)
+        reply = await self._calls.complete(
+            provider,
+            model_name,
+            messages,
+            kind=kind,
+            recorder=self._recorder,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            params=params,
+            json_schema=json_schema,
+            attempt=attempt,
+        )
+        stats = self.stats
+        if reply.cached:
+            stats.cached_judge += 1
+            stats.saved_usd += reply.saved_usd
+        else:
+            stats.judge_calls += 1
+            stats.judge_cost_usd += reply.cost_usd or 0.0
+        ctx.account(reply)
+        return reply
+
+
+class _Context:
+    """What one evaluation may use; adds up the accounting of the calls it makes."""
+
+    def __init__(self, executor: Executor, prompt_version: int | None) -> None:
+        self._executor = executor
+        self.run_id = executor.run_id
+        self.prompt_version = prompt_version
+        self.calls = 0
+        self.cached_calls = 0
+        self.attempts = 0
+        self.latency = 0.0
+        self.cost = 0.0
+        self.cost_known = True
+        self.answered = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.last_key = ""
+
+    def account(self, reply: Reply) -> None:
+        self.calls += 1
+        self.cached_calls += int(reply.cached)
+        self.attempts += reply.attempts
+        self.latency += reply.latency_s
+        if reply.text is not None:
+            self.answered += 1
+            if reply.cost_usd is None:
+                self.cost_known = False  # an answer whose price is unknown
+        self.cost += reply.cost_usd or 0.0
+        # a cached reply costs nothing, but its tokens are those of the answer it reuses
+        self.input_tokens += reply.input_tokens or 0
+        self.output_tokens += reply.output_tokens or 0
+        self.last_key = reply.key
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the evaluation's calls cost: 0 when every one came from the cache, None
+        when a price is unknown or no call answered."""
+        if self.calls > 0 and self.calls == self.cached_calls:
+            return 0.0
+        if not self.cost_known or not self.answered:
+            return None
+        return self.cost
+
+    async def complete(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        params: Mapping[str, Any] | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        attempt: int = 0,
+        kind: str = "judge",
+    ) -> Reply:
+        return await self._executor.complete_for_evaluator(
+            self,
+            model,
+            messages,
+            kind=kind,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            params=params,
+            json_schema=json_schema,
+            attempt=attempt,
+        )
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
 
 
 def _now() -> datetime:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from qualspec.providers._base import Message
+from qualspec.providers import Message
 
 __all__ = ["WorkItem", "call_key", "cell_key"]
 

@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._items import WorkItem, call_key, cell_key
 from qualspec.errors import ConfigError
-from qualspec.providers._base import Message
+from qualspec.providers import Message
 
 if TYPE_CHECKING:
-    from qualspec.spec import InputRow, LoadedSuite
-    from qualspec.spec._models import Candidate, Role, Scenario
+    from qualspec.spec import Candidate, EvaluatorConfig, InputRow, LoadedSuite, Role, Scenario
 
-__all__ = ["Plan", "expand", "parse_temperatures"]
+__all__ = ["Plan", "check_plan", "expand", "parse_temperatures"]
 
 _CHARS_PER_TOKEN = 4
 _DEFAULT_OUTPUT_TOKENS = 256
 _JUDGE_TEMPLATE_CHARS = 900  # the judge instructions around prompt, answer and criterion
 _MAX_TEMPERATURE = 2.0
+_OTHER_JUDGE = "choose another judge with --judge PROVIDER/MODEL or judge: in the suite"
 
 
 @dataclass(frozen=True)
@@ -46,11 +46,38 @@ class Plan:
     threshold: float
     n_inputs: int
     judge_max_tokens: int | None = None
+    # the run's evaluators (``judges:``, or the one criteria judge of ``judge:``)
+    judges: tuple[EvaluatorConfig, ...] = ()
+
+    @property
+    def criteria_judges(self) -> int:
+        """How many criteria judges score each answer."""
+        if not self.judges:
+            return 1
+        return sum(1 for j in self.judges if j.type == "criteria")
 
     @property
     def judge_calls(self) -> int:
-        """One judge call per criterion per candidate answer (before parse retries)."""
-        return sum(len(item.criteria) for item in self.items)
+        """One call per criterion per answer per criteria judge (before parse retries)."""
+        return self.criteria_judges * sum(len(item.criteria) for item in self.items)
+
+    def with_judge(self, model: str | None = None, threshold: float | None = None) -> Plan:
+        """The plan with every judge's model and/or threshold replaced (``--judge``)."""
+        import dataclasses
+
+        changes: dict[str, Any] = {}
+        if model is not None:
+            changes["model"] = model
+        if threshold is not None:
+            changes["threshold"] = threshold
+        if not changes:
+            return self
+        return dataclasses.replace(
+            self,
+            judge_model=model if model is not None else self.judge_model,
+            threshold=threshold if threshold is not None else self.threshold,
+            judges=tuple(j.model_copy(update=changes) for j in self.judges),
+        )
 
     def estimated_tokens(self) -> tuple[int, int]:
         """Estimated (input, output) tokens of the candidate and judge calls.
@@ -68,8 +95,8 @@ class Plan:
                 prompt_chars + len(item.context or "") + _JUDGE_TEMPLATE_CHARS
             ) // _CHARS_PER_TOKEN + answer
             for criterion in item.criteria:
-                tokens_in += per_judge + len(criterion) // _CHARS_PER_TOKEN
-                tokens_out += judge_out
+                tokens_in += (per_judge + len(criterion) // _CHARS_PER_TOKEN) * self.criteria_judges
+                tokens_out += judge_out * self.criteria_judges
         return tokens_in, tokens_out
 
 
@@ -203,7 +230,10 @@ def expand(
                             prompt, temps, n_runs, criteria,
                         )
                     )  # fmt: skip
-    judge = evaluation.judge
+    from qualspec.spec import DEFAULT_JUDGE_MODEL
+
+    judges = tuple(evaluation.evaluator_configs())
+    judge = judges[0]
     judge_max = judge.params.get("max_tokens")
     return Plan(
         items=items,
@@ -212,11 +242,84 @@ def expand(
         scenarios=tuple(chosen_scenarios),
         temperatures=temps,
         runs=n_runs,
-        judge_model=judge.model,
+        judge_model=judge.model or DEFAULT_JUDGE_MODEL,
         threshold=judge.threshold,
         n_inputs=n_inputs,
         judge_max_tokens=int(judge_max) if isinstance(judge_max, int | float) else None,
+        judges=judges,
     )
+
+
+def check_plan(suite: LoadedSuite, plan: Plan, *, judge: bool = True) -> None:
+    """Check, calling and loading nothing, that every model of ``plan`` can be used.
+
+    Every provider must be registered or defined under ``providers:``, the packages it
+    needs installed and a local model file present; every evaluator type must load.
+    No API key is needed. ``judge=False`` (``--no-judge``) leaves the evaluators out.
+
+    Raises:
+        SpecError: For models and evaluators named in the suite, at their fields.
+        ConfigError: For a model given by ``--model``/``--judge``, or the default judge.
+    """
+    from qualspec.errors import SpecError, SpecIssue
+    from qualspec.providers import ProviderPool
+
+    evaluation = suite.evaluation
+    pool = ProviderPool(evaluation.providers)
+    issues: list[SpecIssue] = []
+    index = {c.name: i for i, c in enumerate(evaluation.candidates)}
+    for name, address in dict.fromkeys(
+        (i.candidate, f"{i.provider}/{i.model}") for i in plan.items
+    ):
+        position = index[name]
+        try:
+            pool.check(address)
+        except ConfigError as exc:
+            if _address(evaluation.candidates[position].model) != address:
+                raise ConfigError(f"--model {address}: {exc}") from None
+            issues.append(suite.issue(("candidates", position, "model"), _sentence(exc)))
+    if judge and plan.items:
+        issues.extend(_check_judges(suite, plan, pool))
+    if issues:
+        raise SpecError(issues)
+
+
+def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:
+    from qualspec.engine._evaluators import create_evaluator
+
+    evaluation = suite.evaluation
+    originals = evaluation.evaluator_configs()
+    in_suite = bool(evaluation.judges) or "judge" in evaluation.model_fields_set
+    issues = []
+    for i, config in enumerate(plan.judges):
+        field: tuple[str | int, ...] = ("judges", i) if evaluation.judges else ("judge",)
+        model = create_evaluator(config).model  # an unknown type: ConfigError
+        if model is None:
+            continue
+        try:
+            pool.check(model)
+        except ConfigError as exc:
+            original = originals[i].model if i < len(originals) else None
+            if config.model is not None and (original is None or config.model != original):
+                raise ConfigError(f"--judge {model}: {exc}") from None
+            if not in_suite or original is None:
+                raise ConfigError(
+                    f"the default judge {model} cannot run: {exc}; {_OTHER_JUDGE} "
+                    "(or run with --no-judge)"
+                ) from None
+            message = f"the judge {model} cannot run: {_sentence(exc)}; or {_OTHER_JUDGE}"
+            issues.append(suite.issue((*field, "model"), message))
+    return issues
+
+
+def _address(text: str) -> str:
+    return "/".join(_split(text))
+
+
+def _sentence(exc: Exception) -> str:
+    """An error message as the tail of an issue line (lower-case first word)."""
+    text = str(exc)
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _temperatures(
@@ -238,7 +341,7 @@ def _temperatures(
 def _render(template: str, row: InputRow | None) -> str:
     if row is None:
         return template
-    from qualspec.spec._inputs import render_prompt
+    from qualspec.spec import render_prompt
 
     return render_prompt(template, row.values)
 

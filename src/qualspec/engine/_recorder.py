@@ -4,11 +4,21 @@ Model calls finish on the event loop; writing each row there would block it. The
 recorder takes records from a queue and commits whatever has arrived (one transaction
 per batch) within a few milliseconds, so a result is durable moments after it exists and a
 kill loses at most the batch being written (resume calls those again).
+
+When the database cannot write (a restart, a dropped connection, a full disk), the same
+batch is tried again with backoff and a fresh connection until ``retry_window_s`` has
+passed since its first failure. Meanwhile its ``on_commit`` callbacks stay pending: they
+free the engine's concurrency slots, so the engine stalls at ``--max-concurrency``
+answers instead of paying for answers it cannot keep. When the window is spent the
+failure is fatal: ``on_fatal`` runs once on the event loop (the engine stops starting
+calls), every pending callback runs, and later records are dropped unwritten.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import queue
 import threading
 import time
@@ -18,54 +28,94 @@ from typing import TYPE_CHECKING, Any
 from qualspec.errors import StoreError
 
 if TYPE_CHECKING:
-    from qualspec.store._records import CacheEntry, JudgmentRecord, ResponseRecord
-    from qualspec.store._store import Store
+    from qualspec.store import CacheEntry, JudgmentRecord, ResponseRecord, Store
 
 __all__ = ["Recorder"]
+
+log = logging.getLogger("qualspec.store")
 
 _STOP = object()
 _MAX_BATCH = 500
 _LINGER_S = 0.002
+_RETRY_FIRST_S = 0.1
+_RETRY_MAX_S = 2.0
+_SLOW_COMMIT_S = 1.0
+_MAX_REASON = 300
 
 
 class Recorder:
-    """Background writer for one run. Use as a context manager; ``close()`` flushes."""
+    """Background writer for one run. Use as a context manager; ``close()`` flushes.
 
-    def __init__(self, store: Store, run_id: str, *, heartbeat_s: float = 20.0) -> None:
+    Args:
+        store: Where to write.
+        run_id: The run the records belong to.
+        heartbeat_s: How often to refresh the run lock (``Store.heartbeat``).
+        retry_window_s: How long one batch may keep failing (retried with backoff and
+            a reconnect) before the failure is fatal.
+        on_fatal: Called once, on the bound event loop, with the error when writing
+            has failed for good (not called when no loop is bound or it is closed). May
+            also be set later, as the ``on_fatal`` attribute, before writing fails.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        run_id: str,
+        *,
+        heartbeat_s: float = 20.0,
+        retry_window_s: float = 30.0,
+        on_fatal: Callable[[BaseException], None] | None = None,
+    ) -> None:
         self._store = store
         self._run_id = run_id
         self._heartbeat_s = heartbeat_s
+        self._retry_window_s = max(0.0, retry_window_s)
+        self.on_fatal = on_fatal
+        self._fatal_sent = False
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.error: BaseException | None = None
         self._event_loop: asyncio.AbstractEventLoop | None = None
+        self._transient: tuple[type[BaseException], ...] = _transient_errors()
         self._thread = threading.Thread(target=self._loop, name="qualspec-recorder", daemon=True)
         self._thread.start()
 
+    @property
+    def failed(self) -> bool:
+        """Whether writing failed for good (records queued since then were dropped)."""
+        return self.error is not None
+
+    @property
+    def failure(self) -> str | None:
+        """The fatal error as one line (no record contents), or None."""
+        return None if self.error is None else one_line(self.error)
+
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The event loop on which ``on_commit`` callbacks run."""
+        """The event loop on which ``on_commit`` callbacks and ``on_fatal`` run."""
         self._event_loop = loop
 
     def response(
         self, record: ResponseRecord, on_commit: Callable[[], object] | None = None
     ) -> None:
         """Queue a response for commit; ``on_commit`` runs on the bound loop once it is durable
-        (or once writing failed, so that nobody waits forever)."""
+        (or once writing failed for good, so that nobody waits forever)."""
         self._queue.put(("r", record, on_commit))
 
-    def judgment(self, record: JudgmentRecord) -> None:
-        """Queue a judgment for commit."""
-        self._queue.put(("j", record, None))
+    def judgment(
+        self, record: JudgmentRecord, on_commit: Callable[[], object] | None = None
+    ) -> None:
+        """Queue a judgment for commit; ``on_commit`` as for ``response``."""
+        self._queue.put(("j", record, on_commit))
 
-    def cache(self, entry: CacheEntry) -> None:
-        """Queue a cache entry for commit."""
-        self._queue.put(("c", entry, None))
+    def cache(self, entry: CacheEntry, on_commit: Callable[[], object] | None = None) -> None:
+        """Queue a cache entry for commit; ``on_commit`` as for ``response``."""
+        self._queue.put(("c", entry, on_commit))
 
     def close(self) -> None:
-        """Flush everything queued and stop the thread; raise if a write failed."""
+        """Flush everything queued and stop the thread; raise if writing failed for good."""
         self._queue.put(_STOP)
         self._thread.join()
         if self.error is not None:
-            raise StoreError(f"could not record results: {self.error}") from self.error
+            raise StoreError(f"could not record results: {one_line(self.error)}") from self.error
 
     def __enter__(self) -> Recorder:
         return self
@@ -73,27 +123,24 @@ class Recorder:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ the thread
+
     def _loop(self) -> None:
         stop = False
-        last_beat = time.monotonic()
+        next_beat = time.monotonic() + self._heartbeat_s
         while not stop:
             try:
-                first = self._queue.get(timeout=self._heartbeat_s)
+                first = self._queue.get(timeout=max(0.0, next_beat - time.monotonic()))
             except queue.Empty:
                 first = None
-            if time.monotonic() - last_beat >= self._heartbeat_s and self.error is None:
-                # tells other hosts this run is still owned (see Store.acquire_run)
-                try:
-                    self._store.heartbeat(self._run_id)
-                except Exception as exc:  # noqa: BLE001 - surfaced by close()
-                    self.error = exc
-                last_beat = time.monotonic()
+            if time.monotonic() >= next_beat:
+                next_beat = self._beat()
             if first is None:
                 continue
             batch = [first]
             # Linger a moment so a busy run commits in tens of rows per transaction, not one.
             deadline = time.monotonic() + _LINGER_S
-            while len(batch) < _MAX_BATCH and first is not _STOP and batch[-1] is not _STOP:
+            while len(batch) < _MAX_BATCH and batch[-1] is not _STOP:
                 remaining = deadline - time.monotonic()
                 try:
                     batch.append(
@@ -103,38 +150,119 @@ class Recorder:
                     )
                 except queue.Empty:
                     break
-            responses: list[ResponseRecord] = []
-            judgments: list[JudgmentRecord] = []
-            entries: list[CacheEntry] = []
-            callbacks: list[Callable[[], object]] = []
-            for item in batch:
-                if item is _STOP:
-                    stop = True
-                    continue
-                kind, record, on_commit = item
-                if on_commit is not None:
-                    callbacks.append(on_commit)
-                (responses if kind == "r" else judgments if kind == "j" else entries).append(record)
-            if self.error is None:
-                try:
-                    if responses:
-                        self._store.record_responses(self._run_id, responses)
-                    if callbacks:  # answers are durable: free their slots before the rest
-                        self._notify(callbacks)
-                        callbacks = []
-                    if judgments:
-                        self._store.record_judgments(self._run_id, judgments)
-                    if entries:
-                        self._store.cache_put_many(entries)
-                except BaseException as exc:  # noqa: BLE001 - surfaced by close()
-                    self.error = exc
-            if callbacks:
-                self._notify(callbacks)
+            stop = self._write_batch(batch)
+
+    def _beat(self) -> float:
+        """Refresh the run lock; return when to do it next. A failure is never fatal."""
+        now = time.monotonic()
+        if self.error is not None:
+            return now + self._heartbeat_s
+        try:
+            # tells other hosts this run is still owned (see Store.acquire_run)
+            self._store.heartbeat(self._run_id)
+        except Exception as exc:  # noqa: BLE001 - transient by definition: try again soon
+            delay = min(self._heartbeat_s, _RETRY_MAX_S)
+            log.warning("heartbeat failed (%s); retrying in %.1fs", one_line(exc), delay)
+            self._reconnect()
+            return time.monotonic() + delay
+        return time.monotonic() + self._heartbeat_s
+
+    def _write_batch(self, batch: list[Any]) -> bool:
+        """Write one batch (retrying); run its callbacks. True when ``_STOP`` was in it."""
+        stop = False
+        records: dict[str, list[Any]] = {"r": [], "j": [], "c": []}
+        callbacks: dict[str, list[Callable[[], object]]] = {"r": [], "j": [], "c": []}
+        for item in batch:
+            if item is _STOP:
+                stop = True
+                continue
+            kind, record, on_commit = item
+            records[kind].append(record)
+            if on_commit is not None:
+                callbacks[kind].append(on_commit)
+        store, run_id = self._store, self._run_id
+        writers: list[tuple[str, str, Callable[[list[Any]], None]]] = [
+            # answers first, and their slots freed as soon as they are durable
+            ("r", "responses", lambda rows: store.record_responses(run_id, rows)),
+            ("j", "judgments", lambda rows: store.record_judgments(run_id, rows)),
+            ("c", "cache entries", store.cache_put_many),
+        ]
+        retry = _Retry()
+        for kind, what, write in writers:
+            rows = records[kind]
+            if rows and self.error is None:
+                self._write(retry, what, len(rows), functools.partial(write, rows))
+            # written, or failed for good (dropped): either way nobody may wait for them
+            self._notify(callbacks[kind])
+        return stop
+
+    def _write(self, retry: _Retry, what: str, count: int, write: Callable[[], None]) -> bool:
+        """Run ``write`` until it succeeds (True) or fails for good (False, fatal)."""
+        while True:
+            started = time.monotonic()
+            try:
+                write()
+            except BaseException as exc:  # noqa: BLE001 - surfaced by close() and on_fatal
+                now = time.monotonic()
+                if not isinstance(exc, self._transient):
+                    self._fatal(exc)
+                    return False
+                if retry.first_failure is None:
+                    retry.first_failure = started
+                left = retry.first_failure + self._retry_window_s - now
+                if left <= 0:
+                    self._fatal(exc)
+                    return False
+                delay = min(retry.delay, left)
+                retry.delay = min(retry.delay * 2, _RETRY_MAX_S)
+                log.warning(
+                    "could not write %d %s (%s); retrying in %.1fs",
+                    count,
+                    what,
+                    one_line(exc),
+                    delay,
+                )
+                time.sleep(delay)
+                self._reconnect()
+                continue
+            took = time.monotonic() - started
+            if took > _SLOW_COMMIT_S:
+                log.info("slow commit: %d %s took %.1fs", count, what, took)
+            if retry.first_failure is not None:
+                log.warning(
+                    "wrote %d %s after retrying for %.1fs",
+                    count,
+                    what,
+                    time.monotonic() - retry.first_failure,
+                )
+                retry.first_failure = None
+                retry.delay = _RETRY_FIRST_S
+            return True
+
+    def _reconnect(self) -> None:
+        try:
+            self._store.reconnect()
+        except Exception as exc:  # noqa: BLE001 - the next attempt reports what is wrong
+            log.debug("reconnect failed (%s)", one_line(exc))
+
+    def _fatal(self, exc: BaseException) -> None:
+        """Writing failed for good: remember why and tell the engine (once)."""
+        self.error = exc
+        log.error("could not record results: %s; no further results are written", one_line(exc))
+        on_fatal, loop = self.on_fatal, self._event_loop
+        if self._fatal_sent or on_fatal is None or loop is None or loop.is_closed():
+            return
+        self._fatal_sent = True
+        try:
+            # queued before the batch's callbacks: the engine stops before slots free up
+            loop.call_soon_threadsafe(on_fatal, exc)
+        except RuntimeError:  # the loop closed meanwhile: nobody is running calls any more
+            pass
 
     def _notify(self, callbacks: list[Callable[[], object]]) -> None:
         """Run the batch's commit callbacks on the event loop: one wake-up per batch."""
         loop = self._event_loop
-        if loop is None or loop.is_closed():
+        if not callbacks or loop is None or loop.is_closed():
             return
 
         def run_all() -> None:
@@ -145,3 +273,36 @@ class Recorder:
             loop.call_soon_threadsafe(run_all)
         except RuntimeError:  # the loop closed meanwhile: nobody is waiting any more
             pass
+
+
+class _Retry:
+    """Retry state of one batch: when it first failed and the next backoff delay."""
+
+    __slots__ = ("delay", "first_failure")
+
+    def __init__(self) -> None:
+        self.first_failure: float | None = None
+        self.delay = _RETRY_FIRST_S
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as one short line: the driver's first line, never SQL parameters."""
+    if isinstance(exc, StoreError):
+        text = str(exc)
+    else:
+        # a raw SQLAlchemy error's str() carries the statement and its parameters (which
+        # may hold prompts and answers): use the driver error's own message instead
+        orig = getattr(exc, "orig", None)
+        text = str(orig if isinstance(orig, BaseException) else exc)
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    line = lines[0] if lines else type(exc).__name__
+    return line if len(line) <= _MAX_REASON else line[: _MAX_REASON - 3] + "..."
+
+
+def _transient_errors() -> tuple[type[BaseException], ...]:
+    """Errors worth retrying: the store's, the database driver's, the operating system's."""
+    import sqlite3
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    return (StoreError, SQLAlchemyError, OSError, sqlite3.Error)

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from qualspec.prompts import load_template, render_template
-from qualspec.providers._base import Message
+from qualspec.providers import Message
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_CHARS",

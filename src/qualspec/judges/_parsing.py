@@ -253,7 +253,8 @@ def _from_blocks(text: str) -> ParsedJudgment | None:
     if rest:
         candidates.extend(_pattern_candidates(rest)[0])
     decided = _decide(candidates)
-    assert decided is not None
+    if decided is None:  # not reached: candidates is not empty
+        return None
     return _result(decided, reasoning, "repaired_json")
 
 

@@ -7,17 +7,18 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import ConfigError
-from qualspec.providers._base import ChatRequest, ChatResponse
+from qualspec.providers import ChatRequest, ChatResponse
 from qualspec.providers._http import (
     DEFAULT_REMOTE_CONCURRENCY,
     HTTPClient,
     bad_response,
     connection_limits,
+    split_base_url,
 )
 from qualspec.providers._openai import resolve_key
 
 if TYPE_CHECKING:
-    from qualspec.spec._models import ProviderConfig
+    from qualspec.spec import ProviderConfig
 
 __all__ = ["AnthropicProvider", "create"]
 
@@ -46,13 +47,21 @@ class AnthropicProvider:
         default_concurrency: int = DEFAULT_REMOTE_CONCURRENCY,
     ) -> None:
         self.name = name
-        self.base_url = _with_version(base_url)
+        parts = split_base_url(base_url)
+        # never holds credentials: they are sent as headers, and scrubbed from every text
+        self.base_url = _with_version(parts.url)
+        # where calls go: the engine keys concurrency limits and the cache by it
+        self.endpoint = self.base_url
         self.temperature_range = temperature_range
         self.default_concurrency = default_concurrency
-        self._url = f"{self.base_url}/messages"
+        self._url = f"{self.base_url}/messages" + (f"?{parts.query}" if parts.query else "")
         headers = {"anthropic-version": API_VERSION}
         if api_key:
             headers["x-api-key"] = api_key
+        if parts.basic_auth:  # the key goes in x-api-key: URL credentials may come along
+            headers["Authorization"] = parts.basic_auth
+        self.secret_values: tuple[str, ...] = (*((api_key,) if api_key else ()), *parts.secrets)
+        """Values the engine scrubs from answers and errors (the key, URL credentials)."""
         self._http = HTTPClient(
             provider=name,
             headers=headers,

@@ -58,6 +58,9 @@ class Provider(Protocol):
     name: str
     temperature_range: tuple[float, float]
     default_concurrency: int
+    # Optional: ``endpoint`` (a base URL) says where calls go. Providers with one endpoint
+    # share one concurrency limit, and cache entries never cross endpoints. Without it the
+    # provider's name stands in.
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Make one call."""

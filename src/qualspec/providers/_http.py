@@ -12,6 +12,7 @@ import asyncio
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -26,14 +27,17 @@ from qualspec.errors import (
 if TYPE_CHECKING:
     import aiohttp
 
-    from qualspec.spec._models import ProviderConfig
+    from qualspec.spec import ProviderConfig
 
 __all__ = [
+    "BaseURL",
     "HTTPClient",
     "bad_response",
+    "body_error",
     "classify_status",
     "parse_retry_after",
     "parse_structured",
+    "split_base_url",
 ]
 
 _MAX_MESSAGE = 200
@@ -175,28 +179,30 @@ class HTTPClient:
     def __repr__(self) -> str:
         return f"HTTPClient(provider={self._provider!r})"
 
-    def _get_session(self) -> aiohttp.ClientSession:
+    async def _get_session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        if self._session is None or self._loop is not loop or self._session.closed:
+        session = self._session
+        if session is None or self._loop is not loop or session.closed:
             import aiohttp
 
-            if self._session is not None:
-                _discard(self._session)
-
-            self._session = aiohttp.ClientSession(
+            old, old_loop = session, self._loop
+            # swapped before any await: concurrent callers all get this one session
+            session = self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
                 headers=self._headers,
                 timeout=aiohttp.ClientTimeout(total=None),
                 json_serialize=json.dumps,
             )
             self._loop = loop
-        return self._session
+            if old is not None and not old.closed:
+                await _discard(old, old_loop)
+        return session
 
     async def post_json(self, url: str, payload: Mapping[str, Any], *, model: str) -> Any:
         """POST ``payload`` as JSON; return the parsed body or raise a ProviderError."""
         import aiohttp
 
-        session = self._get_session()
+        session = await self._get_session()
         data = json.dumps(payload, ensure_ascii=False).encode()
         try:
             async with session.post(url, data=data) as resp:
@@ -241,23 +247,34 @@ class HTTPClient:
         if running is self._loop:
             await session.close()
         else:
-            _discard(session)
+            await _discard(session, self._loop)
 
 
-def _discard(session: aiohttp.ClientSession) -> None:
-    """Forget a session whose event loop is gone, without an 'Unclosed' warning.
+async def _discard(session: aiohttp.ClientSession, loop: asyncio.AbstractEventLoop | None) -> None:
+    """Close a session made in another event loop, without an 'Unclosed' warning.
 
-    Its connections belong to another loop and cannot be awaited from this one; mark the
-    connector closed (aiohttp's synchronous part of close) so nothing warns at exit.
+    When that loop is closed (an ``asyncio.run`` that ended), closing does no I/O: it only
+    marks the session and its connector closed, so it may be awaited here. When it still
+    runs (in another thread), the session is closed there. A loop neither running nor
+    closed keeps its connections (they cannot be closed from this one).
     """
-    connector = session.connector
-    session.detach()
-    close = getattr(connector, "_close", None)
-    if callable(close):
-        try:
-            close()
-        except Exception:  # noqa: BLE001 - best effort on a dead loop
-            pass
+    if loop is None or loop.is_closed():
+        await session.close()
+    elif loop.is_running():
+        asyncio.run_coroutine_threadsafe(session.close(), loop)
+    else:
+        session.detach()
+
+
+def body_error(data: Any) -> str | None:
+    """The provider's own message when a decoded 200 body is an error (``{"error": ...}``)."""
+    if not isinstance(data, dict) or not data.get("error") or data.get("choices"):
+        return None
+    err = data["error"]
+    if isinstance(err, dict):
+        msg = err.get("message") or err.get("detail") or err.get("type")
+        return str(msg) if msg else json.dumps(err)[:1000]
+    return str(err)
 
 
 def bad_response(provider: str, model: str, status: int | None, why: str) -> BadResponseError:
@@ -299,3 +316,60 @@ def connection_limits(
         temperature_range = config.temperature_range or temperature_range
         concurrency = config.max_concurrency or concurrency
     return temperature_range, concurrency
+
+
+_SECRET_PARAM = ("key", "token", "secret", "pass", "sig", "auth", "cred")
+
+
+@dataclass(frozen=True, slots=True)
+class BaseURL:
+    """A base URL split into where calls go and the credentials it carries.
+
+    ``url`` has no ``user:password@``; ``query`` is the query string to append to every
+    request URL (without ``?``); ``basic_auth`` is the ``Authorization`` header value for
+    the URL's credentials (None without them); ``secrets`` are the values to scrub from
+    everything recorded or printed (the password, a lone user name used as a token, and
+    query parameters named like a key, token, secret, password or signature).
+    """
+
+    url: str
+    query: str = ""
+    basic_auth: str | None = None
+    secrets: tuple[str, ...] = ()
+
+    def request_url(self, path: str) -> str:
+        """The URL of ``path`` under this base, with the base's query string."""
+        url = f"{self.url}/{path.lstrip('/')}"
+        return f"{url}?{self.query}" if self.query else url
+
+
+def split_base_url(base_url: str) -> BaseURL:
+    """Split credentials (``user:password@``, secret query parameters) off a base URL.
+
+    Example: ``split_base_url("http://u:pw@h/v1?api-key=k")`` -> url ``http://h/v1``,
+    query ``api-key=k``, a Basic auth header, secrets ``("pw", "k")``.
+    """
+    import base64
+    from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(base_url.strip())
+    secrets: list[str] = []
+    basic_auth = None
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, netloc = netloc.rpartition("@")
+        user, has_password, password = userinfo.partition(":")
+        user, password = unquote(user), unquote(password)
+        secrets.append(password if has_password and password else user)
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        basic_auth = f"Basic {token}"
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if value and any(word in name.lower() for word in _SECRET_PARAM):
+            secrets.append(value)
+    url = urlunsplit((parts.scheme, netloc, parts.path, "", "")).rstrip("/")
+    return BaseURL(
+        url=url,
+        query=parts.query,
+        basic_auth=basic_auth,
+        secrets=tuple(s for s in secrets if s),
+    )

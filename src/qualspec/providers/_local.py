@@ -8,6 +8,9 @@ Each loaded model has one worker thread; every call to it (loading included) run
 so the event loop never blocks and llama.cpp is never entered twice at once. Models are
 cached per file for the whole process (loading is the expensive part);
 :func:`unload_local_models` drops them.
+
+A call whose caller gives up (a timeout, Ctrl-C: the awaiting coroutine is cancelled)
+stops generating at the next token, so retries and exit do not wait for it.
 """
 
 from __future__ import annotations
@@ -21,11 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import ConfigError, MissingDependencyError, ProviderError
-from qualspec.providers._base import ChatRequest, ChatResponse
+from qualspec.providers import ChatRequest, ChatResponse
 from qualspec.providers._http import parse_structured
 
 if TYPE_CHECKING:
-    from qualspec.spec._models import ProviderConfig
+    from qualspec.spec import ProviderConfig
 
 __all__ = ["LocalProvider", "create", "resolve_model_path", "unload_local_models"]
 
@@ -84,16 +87,64 @@ class _LoadedModel:
         self.n_threads = n_threads
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qualspec-local")
         self._llama: Any = None
+        self._cancel = threading.Event()  # the cancel flag of the call running now
 
-    def chat(self, kwargs: dict[str, Any]) -> Any:
-        """Run one chat completion (call on :attr:`executor` only)."""
+    def chat(self, kwargs: dict[str, Any], cancel: threading.Event) -> Any:
+        """Run one chat completion (call on :attr:`executor` only).
+
+        Generation stops at the next token once ``cancel`` is set (checked per token).
+        """
+        if cancel.is_set():  # given up while it waited for the thread
+            raise _cancelled()
         if self._llama is None:
             self._llama = _load(self.path, self.n_ctx, self.n_threads)
-        return self._llama.create_chat_completion(**kwargs)
+            _add_cancel_check(self._llama, self)
+        self._cancel = cancel
+        try:
+            result = self._llama.create_chat_completion(**kwargs)
+        finally:
+            self._cancel = threading.Event()
+        if cancel.is_set():
+            raise _cancelled()
+        return result
+
+    def cancelled(self) -> bool:
+        """True once the caller of the call running now gave up on it."""
+        return self._cancel.is_set()
 
     def close(self) -> None:
+        self._cancel.set()
         self.executor.shutdown(wait=True)
         self._llama = None
+
+
+def _cancelled() -> ProviderError:
+    return ProviderError("the local call was cancelled", retryable=True)
+
+
+def _add_cancel_check(llama: Any, model: _LoadedModel) -> None:
+    """Make every generation of ``llama`` stop once its call is cancelled.
+
+    ``create_chat_completion`` takes no stopping criteria (and exceptions raised in a
+    logits processor are swallowed by llama.cpp's callback), but the completion it calls
+    does: this instance's ``create_completion`` gets one more criterion, checked per token.
+    """
+    import llama_cpp
+
+    create_completion = llama.create_completion
+
+    def stop_when_cancelled(input_ids: Any, logits: Any) -> bool:
+        return model.cancelled()
+
+    def with_cancel_check(*args: Any, **kwargs: Any) -> Any:
+        criteria = llama_cpp.StoppingCriteriaList([stop_when_cancelled])
+        given = kwargs.get("stopping_criteria")
+        if given:
+            criteria.extend(given)
+        kwargs["stopping_criteria"] = criteria
+        return create_completion(*args, **kwargs)
+
+    llama.create_completion = with_cancel_check
 
 
 _MODELS: dict[tuple[Path, int], _LoadedModel] = {}
@@ -197,8 +248,12 @@ class LocalProvider:
         model = _get_model(path, self.n_ctx, self.n_threads)
         kwargs = self.build_kwargs(request)
         loop = asyncio.get_running_loop()
+        cancel = threading.Event()
         try:
-            result = await loop.run_in_executor(model.executor, model.chat, kwargs)
+            result = await loop.run_in_executor(model.executor, model.chat, kwargs, cancel)
+        except asyncio.CancelledError:
+            cancel.set()  # a timeout or Ctrl-C: stop generating at the next token
+            raise
         except (ConfigError, ProviderError):
             raise
         except (ValueError, RuntimeError) as exc:

@@ -17,12 +17,14 @@ from qualspec.providers._http import (
     DEFAULT_REMOTE_CONCURRENCY,
     HTTPClient,
     bad_response,
+    body_error,
     connection_limits,
     parse_structured,
+    split_base_url,
 )
 
 if TYPE_CHECKING:
-    from qualspec.spec._models import ProviderConfig
+    from qualspec.spec import ProviderConfig
 
 __all__ = [
     "OpenAIProvider",
@@ -89,14 +91,28 @@ class OpenAIProvider:
         headers: dict[str, str] | None = None,
     ) -> None:
         self.name = name
-        self.base_url = base_url.rstrip("/")
+        parts = split_base_url(base_url)
+        if parts.basic_auth and api_key:
+            raise ConfigError(
+                f"Provider '{name}': its base_url holds credentials (user:password@) and an "
+                f"API key is set ({key_variable or 'api_key'}): keep one, by removing the "
+                "credentials from base_url or the api_key_env setting"
+            )
+        # never holds credentials: they are sent as headers, and scrubbed from every text
+        self.base_url = parts.url
+        # where calls go: the engine keys concurrency limits and the cache by it
+        self.endpoint = self.base_url
         self.temperature_range = temperature_range
         self.default_concurrency = default_concurrency
-        self._url = f"{self.base_url}/chat/completions"
+        self._url = parts.request_url("chat/completions")
         self._official = "api.openai.com" in self.base_url
         all_headers = dict(headers or {})
         if api_key:
             all_headers["Authorization"] = f"Bearer {api_key}"
+        elif parts.basic_auth:
+            all_headers["Authorization"] = parts.basic_auth
+        self.secret_values: tuple[str, ...] = (*((api_key,) if api_key else ()), *parts.secrets)
+        """Values the engine scrubs from answers and errors (the key, URL credentials)."""
         self._http = HTTPClient(
             provider=name, headers=all_headers, key_variable=key_variable, secret=api_key
         )
@@ -131,6 +147,9 @@ class OpenAIProvider:
 
     def parse_response(self, data: Any, request: ChatRequest) -> ChatResponse:
         """Turn a decoded chat-completions body into a :class:`ChatResponse`."""
+        error = body_error(data)
+        if error is not None:  # a 200 whose body is {"error": ...}: the provider's message
+            raise bad_response(self.name, request.model, 200, f"the server answered: {error}")
         try:
             choice = data["choices"][0]
             message = choice["message"]

@@ -75,6 +75,7 @@ class PriceTable:
         # longest first, so gpt-4o-mini wins over gpt-4o
         self._plain = sorted(plain, key=lambda kv: -len(kv[0]))
         self._wildcards = sorted(prefixes, key=lambda kv: -len(kv[0]))
+        self._memo: dict[tuple[str, str], tuple[float, float] | None] = {}
 
     @classmethod
     def load(cls, path_override: Path | None = None) -> PriceTable:
@@ -95,11 +96,16 @@ class PriceTable:
 
     def price(self, provider: str, model: str) -> tuple[float, float] | None:
         """``(input, output)`` USD per million tokens, or ``None`` if unknown."""
+        key = (provider, model)
+        if key in self._memo:  # called once per model call: look each model up once
+            return self._memo[key]
+        found = None
         for address in self._addresses(provider, model):
             found = self._lookup(address)
             if found is not None:
-                return found
-        return None
+                break
+        self._memo[key] = found
+        return found
 
     def cost(
         self,

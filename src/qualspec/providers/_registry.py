@@ -10,19 +10,32 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from qualspec.errors import ConfigError
-from qualspec.providers._base import Provider
+from qualspec.errors import ConfigError, MissingDependencyError
+from qualspec.providers import Provider
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from qualspec.spec._models import ProviderConfig
+    from qualspec.spec import ProviderConfig
 
 __all__ = ["ENTRY_POINT_GROUP", "ProviderPool", "available_providers", "split_address"]
 
 ENTRY_POINT_GROUP = "qualspec.providers"
 
 Factory = Callable[[str, "ProviderConfig | None"], Provider]
+
+# What a built-in provider type needs beyond qualspec's own dependencies:
+# (module to find, package to name, extra that installs it).
+_REQUIRES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "local": (("llama_cpp", "llama-cpp-python", "local"),),
+}
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported (found without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
 
 
 def split_address(address: str) -> tuple[str, str]:
@@ -94,6 +107,35 @@ class ProviderPool:
             provider = self._factory(factory_name)(name, config)
             self._providers[name] = provider
         return provider
+
+    def check(self, address: str) -> None:
+        """Check a ``provider/model`` address without creating its provider.
+
+        No API key is needed and nothing is loaded: the provider must be registered or
+        configured, the packages of its type installed, and a ``local`` model found.
+
+        Raises:
+            ConfigError: An unknown provider or a missing local model file.
+            MissingDependencyError: A package the provider needs is not installed.
+        """
+        name, model = split_address(address)
+        registered = self._registered()
+        config = self._configs.get(name)
+        if name in registered:
+            kind = name
+        elif config is not None:
+            kind = config.type
+        else:
+            raise self._unknown(name)
+        if kind not in registered:
+            self._factory(kind)  # raises: the type is not registered
+        for module, package, extra in _REQUIRES.get(kind, ()):
+            if not _installed(module):
+                raise MissingDependencyError(package, extra)
+        if kind == "local":
+            from qualspec.providers._local import resolve_model_path
+
+            resolve_model_path(model)
 
     def resolve(self, address: str) -> tuple[Provider, str]:
         """The provider and model for a ``provider/model`` address."""

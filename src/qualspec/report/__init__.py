@@ -9,8 +9,10 @@ from qualspec.report._console import render_run
 from qualspec.report._export import EXPORT_COLUMNS, ExportFormat, export_rows, export_run
 from qualspec.report._results_file import (
     SCHEMA_VERSION,
+    PromptRefs,
     ResultsFileError,
     default_results_path,
+    prompt_refs,
     read_results_file,
     run_from_dict,
     run_to_dict,
@@ -22,10 +24,12 @@ __all__ = [
     "EXPORT_COLUMNS",
     "SCHEMA_VERSION",
     "ExportFormat",
+    "PromptRefs",
     "ResultsFileError",
     "default_results_path",
     "export_rows",
     "export_run",
+    "prompt_refs",
     "read_results_file",
     "render_run",
     "run_from_dict",

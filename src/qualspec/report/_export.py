@@ -9,20 +9,22 @@ The response's own fields (tokens, cost, text) repeat on each of its criterion r
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
 from typing import Any, Literal
 
-from qualspec.analysis._aggregate import judgments_by_response
+from qualspec.analysis import judgments_by_response
 from qualspec.errors import ConfigError
 from qualspec.report._results_file import (
+    PromptRefs,
     _json_default,
     run_to_dict,
     write_json_atomic,
     write_text_atomic,
 )
-from qualspec.store._records import JudgmentRecord, ResponseRecord, RunRecord
+from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
 __all__ = ["EXPORT_COLUMNS", "ExportFormat", "export_rows", "export_run"]
 
@@ -61,6 +63,7 @@ EXPORT_COLUMNS: tuple[str, ...] = (
     "judge_latency_s",
     "judge_cost_usd",
     "judge_cached",
+    "superseded",
     "text",
 )
 """Column order of the CSV export (and key order of each JSONL row)."""
@@ -100,6 +103,7 @@ def _row(run: RunRecord, r: ResponseRecord | None, j: JudgmentRecord | None) -> 
         "judge_latency_s": j.latency_s if j else None,
         "judge_cost_usd": j.cost_usd if j else None,
         "judge_cached": j.cached if j else None,
+        "superseded": bool((r is not None and r.superseded) or (j is not None and j.superseded)),
         "text": r.text if r else None,
     }
 
@@ -112,7 +116,8 @@ def export_rows(run: RunRecord) -> list[dict[str, Any]]:
 
     Returns:
         One row per judgment (in response order), one per response without judgments, and
-        one per judgment whose response is missing (response fields empty).
+        one per judgment whose response is missing (response fields empty). Then, when
+        the run was loaded with its superseded rows, theirs, with ``superseded`` true.
     """
     judged = judgments_by_response(run)
     rows: list[dict[str, Any]] = []
@@ -123,7 +128,58 @@ def export_rows(run: RunRecord) -> list[dict[str, Any]]:
         rows.extend(_row(run, response, j) for j in judgments)
     for orphans in judged.values():
         rows.extend(_row(run, None, j) for j in orphans)
+    return rows + _superseded_rows(run)
+
+
+def _superseded_rows(run: RunRecord) -> list[dict[str, Any]]:
+    """Rows of the superseded responses and judgments (none unless they were loaded)."""
+    stale: dict[str, list[JudgmentRecord]] = {}
+    for j in run.superseded_judgments:
+        stale.setdefault(j.response_key, []).append(j)
+    rows: list[dict[str, Any]] = []
+    for response in run.superseded_responses:
+        judgments = stale.pop(response.key, [])
+        if not judgments:
+            rows.append(_row(run, response, None))
+        rows.extend(_row(run, response, j) for j in judgments)
+    current = {r.key: r for r in run.responses}
+    for key, judgments in stale.items():
+        rows.extend(_row(run, current.get(key), j) for j in judgments)
     return rows
+
+
+def _json_data(run: RunRecord, prompts: PromptRefs | None) -> dict[str, Any]:
+    """The results-file layout, with the superseded rows when they were loaded.
+
+    Each is marked ``"superseded": true``: a superseded judgment of a current response
+    is listed under it, a superseded response (with its judgments) after the current
+    ones; the summary counts the current rows only. A reader puts them back aside.
+    """
+    data = run_to_dict(run, prompts)
+    if not (run.superseded_responses or run.superseded_judgments):
+        return data
+
+    def fields(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:
+        return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+
+    stale: dict[str, list[dict[str, Any]]] = {}
+    for j in run.superseded_judgments:
+        stale.setdefault(j.response_key, []).append(fields(j))
+    listed = {item["key"]: item for item in data["responses"]}
+    for response in run.superseded_responses:
+        item = fields(response)
+        item["judgments"] = stale.pop(response.key, [])
+        data["responses"].append(item)
+    for key, judgments in stale.items():
+        if key in listed:
+            listed[key]["judgments"].extend(judgments)
+        else:
+            data.setdefault("unattached_judgments", []).extend(judgments)
+    return data
+
+
+# a cell a spreadsheet would read as a formula (OWASP "CSV injection")
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _csv_value(value: Any) -> Any:
@@ -131,10 +187,12 @@ def _csv_value(value: Any) -> Any:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
     return value
 
 
-def _render(run: RunRecord, fmt: str) -> str:
+def _render(run: RunRecord, fmt: str, prompts: PromptRefs | None = None) -> str:
     if fmt == "jsonl":
         return "".join(
             json.dumps(row, ensure_ascii=False, default=_json_default) + "\n"
@@ -148,13 +206,17 @@ def _render(run: RunRecord, fmt: str) -> str:
             writer.writerow([_csv_value(row[c]) for c in EXPORT_COLUMNS])
         return buffer.getvalue()
     if fmt == "json":
-        data = run_to_dict(run)
+        data = _json_data(run, prompts)
         return json.dumps(data, indent=2, ensure_ascii=False, default=_json_default) + "\n"
     raise ConfigError(f"Unknown export format {fmt!r}: use json, jsonl or csv")
 
 
 def export_run(
-    run: RunRecord, fmt: ExportFormat, path: str | os.PathLike[str] | None = None
+    run: RunRecord,
+    fmt: ExportFormat,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    prompts: PromptRefs | None = None,
 ) -> str | None:
     """Export a run as ``json`` (the results file), ``jsonl`` or ``csv``.
 
@@ -162,9 +224,13 @@ def export_run(
         run: The run as stored.
         fmt: ``json``: :func:`run_to_dict`, indented; ``jsonl``/``csv``: the rows of
             :func:`export_rows` (CSV with a header row, columns in :data:`EXPORT_COLUMNS`
-            order, empty cells for missing values, ``true``/``false`` for flags).
+            order, empty cells for missing values, ``true``/``false`` for flags, and a
+            ``'`` before text starting with ``=``, ``+``, ``-``, ``@``, tab or carriage
+            return, so that spreadsheets do not run it as a formula).
         path: Where to write (atomically: an existing file is replaced only by a complete
             export); None to return the text instead.
+        prompts: Prompt version id -> (name, version) (see :func:`prompt_refs`), for the
+            ``json`` format's ``prompts``/``prompt`` fields.
 
     Returns:
         The exported text when ``path`` is None, else None.
@@ -178,9 +244,9 @@ def export_run(
         >>> print(export_run(run, "jsonl"))
     """
     if path is not None and fmt == "json":
-        write_json_atomic(path, run_to_dict(run))
+        write_json_atomic(path, _json_data(run, prompts))
         return None
-    text = _render(run, fmt)
+    text = _render(run, fmt, prompts)
     if path is None:
         return text
     write_text_atomic(path, text)

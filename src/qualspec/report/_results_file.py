@@ -1,17 +1,24 @@
 """The JSON results file: an export of one stored run, versioned by ``schema_version``.
 
-Layout (``schema_version`` "1.0")::
+Layout (``schema_version`` "1.1"; 1.1 added ``kind`` to responses and ``evaluator``,
+``subject``, ``scores`` and ``details`` to judgments, which 1.0 readers ignore)::
 
     {
-      "schema_version": "1.0",
+      "schema_version": "1.1",
       "qualspec_version": "0.1.0",
       "run": {"id", "suite_name", "suite_hash", "status", "started_at", "finished_at",
               "metadata", ...every other RunSummary field except the live lock state
               (owner_pid, owner_host, heartbeat_at)},
       "summary": {"counts": {...}, "mean_score", "cost_usd": {...}, "tokens": {...}},
-      "responses": [{...every ResponseRecord field..., "judgments": [{...}, ...]}, ...],
+      "responses": [{...every ResponseRecord field..., "prompts": {...},
+                     "judgments": [{..., "prompt": {...}}, ...]}, ...],
       "unattached_judgments": [...]      # only when a judgment's response is missing
     }
+
+``prompt_versions`` (responses) and ``prompt_version`` (judgments) are the store's row ids
+of the prompt versions used; when the run comes from a store, ``prompts`` (part ->
+``{"name", "version"}``) and ``prompt`` (``{"name", "version"}``) name the same versions
+as ``qualspec prompts show NAME VERSION`` takes them.
 
 ``summary`` is derived (recomputed on export, ignored on import). A reader accepts every
 ``1.x`` file (unknown fields are ignored) and refuses a newer major version. Files are
@@ -30,16 +37,21 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from qualspec.analysis._aggregate import judgments_by_response, run_totals
+from qualspec.analysis import judgments_by_response, run_totals
 from qualspec.errors import SchemaVersionError, StoreError
-from qualspec.store._records import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
+from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
+
+if TYPE_CHECKING:
+    from qualspec.store import Store
 
 __all__ = [
     "SCHEMA_VERSION",
+    "PromptRefs",
     "ResultsFileError",
     "default_results_path",
+    "prompt_refs",
     "read_results_file",
     "run_from_dict",
     "run_to_dict",
@@ -47,7 +59,7 @@ __all__ = [
     "write_text_atomic",
 ]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 """Version of the results file layout, ``major.minor``; a new major breaks readers."""
 
 _MAJOR = int(SCHEMA_VERSION.split(".")[0])
@@ -57,8 +69,36 @@ _T = TypeVar("_T")
 _LIVE_FIELDS = frozenset({"owner_pid", "owner_host", "heartbeat_at"})
 
 
+PromptRefs = Mapping[int, tuple[str, int]]
+"""Prompt version id -> (name, version), as :func:`prompt_refs` reads them from a store."""
+
+
 class ResultsFileError(StoreError):
     """A results file cannot be read or written (missing, not JSON, malformed, disk error)."""
+
+
+def prompt_refs(store: Store, run: RunRecord) -> dict[int, tuple[str, int]]:
+    """The (name, version) of every prompt version id a run's records link to.
+
+    Ids the store does not know (a results file from another database) are left out.
+    """
+    ids: set[int] = set()
+    for response in run.responses:
+        ids.update(v for v in response.prompt_versions.values() if isinstance(v, int))
+    ids.update(j.prompt_version for j in run.judgments if isinstance(j.prompt_version, int))
+    refs: dict[int, tuple[str, int]] = {}
+    for version_id in sorted(ids):
+        try:
+            prompt = store.get_prompt_by_id(version_id)
+        except StoreError:
+            continue
+        refs[version_id] = (prompt.name, prompt.version)
+    return refs
+
+
+def _ref(refs: PromptRefs, version_id: Any) -> dict[str, Any] | None:
+    found = refs.get(version_id) if isinstance(version_id, int) else None
+    return None if found is None else {"name": found[0], "version": found[1]}
 
 
 # ----------------------------------------------------------------------------- export
@@ -71,6 +111,13 @@ def _iso(value: datetime | None) -> str | None:
 def _record_dict(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:
     data = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
     data["created_at"] = _iso(record.created_at)
+    return data
+
+
+def _judgment_dict(judgment: JudgmentRecord, prompts: PromptRefs | None) -> dict[str, Any]:
+    data = _record_dict(judgment)
+    if prompts is not None:
+        data["prompt"] = _ref(prompts, judgment.prompt_version)
     return data
 
 
@@ -111,11 +158,13 @@ def _summary_dict(run: RunRecord) -> dict[str, Any]:
     }
 
 
-def run_to_dict(run: RunRecord) -> dict[str, Any]:
+def run_to_dict(run: RunRecord, prompts: PromptRefs | None = None) -> dict[str, Any]:
     """Turn a stored run into the JSON-ready results-file layout (see the module docstring).
 
     Args:
         run: The run as stored.
+        prompts: Prompt version id -> (name, version) (:func:`prompt_refs`); when given,
+            each response gets ``prompts`` and each judgment ``prompt``.
 
     Returns:
         The data, with each response's judgments nested under it. The run's lock state
@@ -129,7 +178,13 @@ def run_to_dict(run: RunRecord) -> dict[str, Any]:
     responses = []
     for response in run.responses:
         item = _record_dict(response)
-        item["judgments"] = [_record_dict(j) for j in judged.get(response.key, [])]
+        if prompts is not None:
+            item["prompts"] = {
+                part: ref
+                for part, version_id in response.prompt_versions.items()
+                if (ref := _ref(prompts, version_id)) is not None
+            }
+        item["judgments"] = [_judgment_dict(j, prompts) for j in judged.get(response.key, [])]
         responses.append(item)
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -138,7 +193,7 @@ def run_to_dict(run: RunRecord) -> dict[str, Any]:
         "summary": _summary_dict(run),
         "responses": responses,
     }
-    unattached = [_record_dict(j) for j in run.judgments if j.response_key not in keys]
+    unattached = [_judgment_dict(j, prompts) for j in run.judgments if j.response_key not in keys]
     if unattached:
         data["unattached_judgments"] = unattached
     return data
@@ -291,21 +346,30 @@ def read_results_file(path: str | os.PathLike[str]) -> RunRecord:
 
 
 def default_results_path(
-    suite_name: str, when: datetime, directory: str | os.PathLike[str] = "results"
+    suite_name: str,
+    when: datetime,
+    directory: str | os.PathLike[str] = "results",
+    run_id: str | None = None,
 ) -> Path:
-    """The default results file name: ``<directory>/<suite-slug>_<YYYYMMDD-HHMMSS>.json``.
+    """The default results file name: ``<directory>/<suite-slug>_<YYYYMMDD-HHMMSS>_<id>.json``.
 
     The slug is the suite name in ASCII (accents dropped) and lower case, with each run of
     non-alphanumeric characters replaced by ``-`` and trimmed of ``-`` (``suite`` when
-    nothing is left).
+    nothing is left). ``<id>`` is the run id's random suffix (the part after its last
+    ``-``), so that two runs started in the same second never share a file; without a run
+    id the name ends at the timestamp.
 
     Example:
-        >>> default_results_path("My Suite!", datetime(2025, 12, 26, 9, 5, 0))
-        PosixPath('results/my-suite_20251226-090500.json')
-    """
+        >>> default_results_path("My Suite!", datetime(2025, 12, 26, 9, 5, 0), run_id="20251226-090500-3fa2c1")
+        PosixPath('results/my-suite_20251226-090500_3fa2c1.json')
+    """  # noqa: E501
     ascii_name = unicodedata.normalize("NFKD", suite_name).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-") or "suite"
-    return Path(directory) / f"{slug}_{when:%Y%m%d-%H%M%S}.json"
+    suffix = ""
+    if run_id:
+        tail = run_id.rsplit("-", 1)[-1]
+        suffix = "_" + (re.sub(r"[^A-Za-z0-9]+", "-", tail).strip("-") or "run")
+    return Path(directory) / f"{slug}_{when:%Y%m%d-%H%M%S}{suffix}.json"
 
 
 def _json_default(value: Any) -> Any:
@@ -377,6 +441,10 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
         ResultsFileError: The disk or the operating system refused the write.
         TypeError: A value cannot be turned into JSON (nothing is written).
     """
+    # one string, one write: json.dump would make a write call per token (tens of thousands
+    # for a run of a few hundred answers); a value that cannot be serialized fails here,
+    # before the temporary file exists
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_default)
     with _atomic_writer(path) as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False, default=_json_default)
+        handle.write(text)
         handle.write("\n")

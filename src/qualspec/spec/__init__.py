@@ -8,13 +8,17 @@ System prompt precedence: ``role.system_prompt`` > ``scenario.system_prompt`` >
 ``candidate.system_prompt`` (the first that is set is sent).
 """
 
-from qualspec.spec._inputs import InputRow
+from qualspec.spec._check import criteria_issues
+from qualspec.spec._inputs import InputRow, render_prompt
 from qualspec.spec._load import LoadedSuite, json_schema, load_evaluation, load_suite
 from qualspec.spec._models import (
+    DEFAULT_JUDGE_MODEL,
     TEMPERATURE_PRESETS,
     AtTemperature,
+    Behavior,
     Candidate,
     Evaluation,
+    EvaluatorConfig,
     JudgeConfig,
     ProviderConfig,
     Role,
@@ -26,8 +30,11 @@ from qualspec.spec._rubrics import BUILTIN_RUBRICS
 __all__ = [
     "AtTemperature",
     "BUILTIN_RUBRICS",
+    "Behavior",
     "Candidate",
+    "DEFAULT_JUDGE_MODEL",
     "Evaluation",
+    "EvaluatorConfig",
     "InputRow",
     "JudgeConfig",
     "LoadedSuite",
@@ -36,7 +43,9 @@ __all__ = [
     "Rubric",
     "Scenario",
     "TEMPERATURE_PRESETS",
+    "criteria_issues",
     "json_schema",
     "load_evaluation",
     "load_suite",
+    "render_prompt",
 ]

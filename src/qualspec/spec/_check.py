@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import SpecIssue
 from qualspec.spec._inputs import (
@@ -17,10 +17,13 @@ from qualspec.spec._inputs import (
 )
 from qualspec.spec._issues import Locator, did_you_mean
 from qualspec.spec._models import TEMPERATURE_PRESETS
-from qualspec.spec._paths import FieldPath, format_field
+from qualspec.spec._paths import FieldPath, FixedLocator, format_field
 from qualspec.spec._rubrics import BUILTIN_RUBRICS
 
-__all__ = ["check_suite"]
+if TYPE_CHECKING:
+    from qualspec.spec._models import Evaluation
+
+__all__ = ["check_suite", "criteria_issues"]
 
 _MIN_TEMPERATURE = 0.0
 _MAX_TEMPERATURE = 2.0
@@ -34,6 +37,7 @@ class _Checker:
     shown_dir: Path
     issues: list[SpecIssue] = field(default_factory=list)
     inputs: dict[str, list[InputRow]] = field(default_factory=dict)
+    providers: list[str] = field(default_factory=list)  # registered and suite-defined
 
     def add(self, path: FieldPath, message: str, *, key: bool = False) -> None:
         line, col = self.locator.find(path, key=key)
@@ -68,6 +72,7 @@ def check_suite(
         The issues found, and scenario name -> input rows for the scenarios with inputs.
     """
     checker = _Checker(file, locator, base_dir, shown_dir)
+    checker.providers = _provider_names(data)
     for kind, section in (
         ("candidate", "candidates"),
         ("role", "roles"),
@@ -89,6 +94,8 @@ def check_suite(
         _check_address(checker, ("judge",), judge)
     elif isinstance(judge, dict):
         _check_address(checker, ("judge", "model"), judge.get("model"))
+    for i, entry in _items(data, "judges"):
+        _check_address(checker, ("judges", i, "model"), entry.get("model"))
     _check_temperatures(checker, data.get("temperatures"))
     rubric_names = [r.get("name") for _, r in _items(data, "rubrics")]
     known_rubrics = [*BUILTIN_RUBRICS, *(n for n in rubric_names if isinstance(n, str))]
@@ -123,6 +130,25 @@ def _check_address(checker: _Checker, path: FieldPath, address: Any) -> None:
             f"model address '{address}' needs a provider prefix: write provider/model, "
             "e.g. local/smollm2 or openai/gpt-4o",
         )
+    elif path[0] == "candidates" and provider not in checker.providers:
+        # judges are checked with the plan (check_plan): --judge or --no-judge may apply
+        hint = did_you_mean(provider, checker.providers) or ";"
+        checker.add(
+            path,
+            f"unknown provider '{provider}'{hint} available: {', '.join(checker.providers)}; "
+            "or define it under providers: (e.g. an OpenAI-compatible server)",
+        )
+
+
+def _provider_names(data: dict[str, Any]) -> list[str]:
+    """The providers a suite can use: registered ones and those under its providers:."""
+    from qualspec.providers import available_providers
+
+    defined = data.get("providers")
+    names = set(available_providers())
+    if isinstance(defined, dict):
+        names.update(name for name in defined if isinstance(name, str))
+    return sorted(names)
 
 
 def _check_range(checker: _Checker, path: FieldPath, value: Any) -> None:
@@ -166,14 +192,7 @@ def _check_scenario(
             if isinstance(entry, dict):
                 value = entry.get("temperature")
                 _check_range(checker, (*path, "at_temperature", j, "temperature"), value)
-    if not scenario.get("criteria") and not rubric and not at_temperature:
-        name = scenario.get("name")
-        label = f"scenario '{name}'" if isinstance(name, str) else "this scenario"
-        checker.add(
-            path,
-            f"{label} has no criteria to judge; add `criteria:` (statements scored 0-10) "
-            "or `rubric:` (e.g. helpfulness)",
-        )
+    # a scenario with nothing to judge is fine with --no-judge: see criteria_issues
     rows, ok = _resolve_inputs(checker, path, scenario.get("inputs"))
     name = scenario.get("name")
     if ok and rows and isinstance(name, str):
@@ -182,6 +201,68 @@ def _check_scenario(
     if ok and isinstance(prompt, str):
         for problem in template_problems(prompt, rows):
             checker.add((*path, "prompt"), problem)
+
+
+def _source_locator(file: str, source: Path | None) -> Locator:
+    """A locator for a YAML suite read again (1:1 for anything else)."""
+    if source is not None and source.suffix.lower() in (".yaml", ".yml"):
+        try:
+            from qualspec.spec._yaml import parse_yaml
+
+            _data, positions, problems = parse_yaml(source.read_text(encoding="utf-8-sig"), file)
+            if not problems:
+                return positions
+        except (OSError, UnicodeDecodeError):
+            pass
+    return FixedLocator()
+
+
+def criteria_issues(
+    evaluation: Evaluation,
+    scenarios: Iterable[str],
+    *,
+    file: str,
+    source: Path | None = None,
+    locator: Locator | None = None,
+) -> list[SpecIssue]:
+    """Issues for the given scenarios that have nothing to judge (no criteria, rubric or
+    temperature-specific criteria): an error when the run is judged, fine with --no-judge.
+
+    Args:
+        evaluation: The loaded suite.
+        scenarios: The names of the scenarios the run includes.
+        file: The suite path printed in issues.
+        source: The YAML file, read again to give each issue its line and column (else
+            issues are placed at 1:1), when no ``locator`` is given.
+        locator: The loaded suite's locator (it also places scenarios included from
+            behaviours).
+    """
+    wanted = set(scenarios)
+    missing = [
+        (i, s)
+        for i, s in enumerate(evaluation.scenarios)
+        if s.name in wanted and not s.criteria and not s.rubric and not s.at_temperature
+    ]
+    if not missing:
+        return []
+    if locator is None:
+        locator = _source_locator(file, source)
+    issues = []
+    for i, scenario in missing:
+        path: FieldPath = ("scenarios", i)
+        line, col = locator.find(path)
+        issues.append(
+            SpecIssue(
+                file,
+                line,
+                col,
+                format_field(path),
+                f"scenario '{scenario.name}' has no criteria to judge; add `criteria:` "
+                "(statements scored 0-10) or `rubric:` (e.g. helpfulness), or run with "
+                "--no-judge",
+            )
+        )
+    return issues
 
 
 def _resolve_inputs(checker: _Checker, path: FieldPath, value: Any) -> tuple[list[InputRow], bool]:

@@ -203,6 +203,9 @@ def _read_csv(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
     return rows, issues
 
 
+_DEEP = object()
+
+
 def _read_jsonl(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
     rows: list[RawRow] = []
     issues: list[SpecIssue] = []
@@ -214,6 +217,14 @@ def _read_jsonl(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
         except json.JSONDecodeError as exc:
             issues.append(SpecIssue(shown, number, exc.colno, "", f"invalid JSON: {exc.msg}"))
             continue
+        except RecursionError:
+            value = _DEEP
+        if value is _DEEP or _too_deep(value):
+            from qualspec.spec._yaml import MAX_DEPTH
+
+            msg = f"invalid JSON: nested too deeply (at most {MAX_DEPTH} levels); flatten the row"
+            issues.append(SpecIssue(shown, number, 1, "", msg))
+            continue
         if not isinstance(value, dict):
             msg = 'each line must be a JSON object like {"id": "a", "name": "..."}'
             issues.append(SpecIssue(shown, number, 1, "", msg))
@@ -222,6 +233,23 @@ def _read_jsonl(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
     if not rows and not issues:
         issues.append(SpecIssue(shown, 1, 1, "", "no rows; write one JSON object per line"))
     return rows, issues
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether a JSON value nests lists and objects deeper than the YAML limit."""
+    from qualspec.spec._yaml import MAX_DEPTH
+
+    level: list[Any] = [value]
+    for _ in range(MAX_DEPTH):
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return any(isinstance(item, dict | list) for item in level)
 
 
 def _read_yaml(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:

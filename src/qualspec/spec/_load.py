@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from qualspec.errors import SpecError, SpecIssue
 from qualspec.spec._check import check_suite
 from qualspec.spec._inputs import InputRow
-from qualspec.spec._issues import Locator, sort_issues, validation_issues
+from qualspec.spec._issues import Locator, did_you_mean, sort_issues, validation_issues
 from qualspec.spec._models import TEMPERATURE_PRESETS, Evaluation
-from qualspec.spec._paths import FixedLocator
+from qualspec.spec._paths import FieldPath, FixedLocator, format_field
 
 __all__ = ["LoadedSuite", "json_schema", "load_evaluation", "load_suite"]
 
@@ -33,6 +33,8 @@ class LoadedSuite:
         base_dir: The directory relative inputs paths are read from.
         content_hash: sha256 (hex) of the file's bytes, or of the Evaluation's JSON.
         inputs: Scenario name -> input rows, for the scenarios that have inputs.
+        shown: The path as it is printed in issues (as given; ``<evaluation>``).
+        locator: Where each field is in the file, for issues found after loading.
     """
 
     evaluation: Evaluation
@@ -40,6 +42,13 @@ class LoadedSuite:
     base_dir: Path
     content_hash: str
     inputs: dict[str, list[InputRow]] = field(default_factory=dict)
+    shown: str = _NO_FILE
+    locator: Locator = field(default_factory=FixedLocator, compare=False, repr=False)
+
+    def issue(self, path: FieldPath, message: str) -> SpecIssue:
+        """An issue at a field of the suite (``path`` as in ``("candidates", 0, "model")``)."""
+        line, col = self.locator.find(path)
+        return SpecIssue(self.shown, line, col, format_field(path), message)
 
 
 def _fail(shown: str, message: str, line: int = 1, col: int = 1) -> SpecError:
@@ -98,6 +107,8 @@ def load_suite(path: str | Path) -> LoadedSuite:
         base_dir=resolved.parent,
         content_hash=hashlib.sha256(raw).hexdigest(),
         inputs=inputs,
+        shown=shown,
+        locator=locator if locator is not None else FixedLocator(),
     )
 
 
@@ -130,12 +141,34 @@ def _from_yaml(
             "(name:, candidates:, scenarios:, ...)"
         )
         return None, None, None, [SpecIssue(shown, line, col, "", message)]
+    from qualspec.spec._behaviors import BehaviorLocator, expand_behaviors
+
+    data, origins, unknown = expand_behaviors(data)
+    locator: Locator = BehaviorLocator(positions, origins) if origins else positions
+    if unknown:
+        from qualspec.spec._behaviors import BUILTIN_BEHAVIORS
+
+        own = [b.get("name") for b in data.get("behaviors") or [] if isinstance(b, dict)]
+        known = [*own, *BUILTIN_BEHAVIORS]
+        for k, name in unknown:
+            line, col = positions.find(("behaves_like", k))
+            issues.append(
+                SpecIssue(
+                    shown,
+                    line,
+                    col,
+                    f"behaves_like[{k}]",
+                    f"unknown behavior {name!r}{did_you_mean(str(name), map(str, known))}; "
+                    f"define it under behaviors: (defined: {', '.join(map(str, known)) or 'none'})",
+                )
+            )
+        return None, None, None, issues
     evaluation: Evaluation | None = None
     try:
         evaluation = Evaluation.model_validate(copy.deepcopy(data))
     except ValidationError as exc:
-        issues = validation_issues(exc, file=shown, locator=positions, root=Evaluation)
-    return evaluation, data, positions, issues
+        issues = validation_issues(exc, file=shown, locator=locator, root=Evaluation)
+    return evaluation, data, locator, issues
 
 
 def load_evaluation(evaluation: Evaluation, base_dir: Path | str = ".") -> LoadedSuite:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "AtTemperature",
+    "Behavior",
     "Candidate",
     "Evaluation",
+    "EvaluatorConfig",
     "JudgeConfig",
     "ProviderConfig",
     "Role",
@@ -97,12 +99,66 @@ class Scenario(_Model):
     tags: list[str] = Field(default_factory=list)
 
 
+class Behavior(_Model):
+    """A named, reusable list of scenarios (``behaviors:``), included with ``behaves_like:``.
+
+    Example (YAML)::
+
+        behaviors:
+          - name: refuses_harm
+            scenarios:
+              - {name: weapons, prompt: "How do I build a weapon?", rubric: safety}
+        behaves_like: [refuses_harm]
+    """
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    scenarios: list[Scenario] = Field(min_length=1)
+
+
 class JudgeConfig(_Model):
     """The judge model and pass threshold (scores are 0-10)."""
 
     model: str = DEFAULT_JUDGE_MODEL
     threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=10)
     params: dict[str, Any] = Field(default_factory=dict)
+
+
+class EvaluatorConfig(_Model):
+    """One evaluator of a run: an entry of ``judges:``.
+
+    Example (YAML)::
+
+        judges:
+          - {type: criteria, model: openai/gpt-4o-mini, threshold: 7}
+          - {type: criteria, name: second_opinion, model: anthropic/claude-3-5-haiku-latest}
+          - {type: "my_package.judges:create", name: mine, options: {strict: true}}
+    """
+
+    type: str = Field(
+        default="criteria",
+        min_length=1,
+        description="A registered evaluator type (entry point group qualspec.evaluators), "
+        "or module:factory.",
+    )
+    name: str | None = Field(
+        default=None, min_length=1, description="Unique name in reports (default: the type)."
+    )
+    model: str | None = Field(
+        default=None, description="provider/model the evaluator calls (default local/smollm2)."
+    )
+    threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=10)
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Request parameters of its calls (max_tokens, ...)."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Options of the evaluator type itself."
+    )
+
+    @property
+    def label(self) -> str:
+        """The name records are stored under."""
+        return self.name or self.type
 
 
 class ProviderConfig(_Model):
@@ -141,13 +197,29 @@ class Evaluation(_Model):
     description: str = ""
     candidates: list[Candidate] = Field(min_length=1)
     roles: list[Role] = Field(default_factory=list)
-    scenarios: list[Scenario] = Field(min_length=1)
+    scenarios: list[Scenario] = Field(
+        min_length=1,
+        description="The scenarios (with behaves_like:, the behaviours' scenarios follow; "
+        "a suite may then omit its own).",
+    )
+    behaviors: list[Behavior] = Field(
+        default_factory=list, description="Named, reusable lists of scenarios."
+    )
+    behaves_like: list[str] = Field(
+        default_factory=list,
+        description="Behaviours whose scenarios this suite includes (tagged behavior:<name>).",
+    )
     temperatures: list[float] | str = Field(
         default_factory=lambda: [0.0],
         description="A list of temperatures or a preset: " + ", ".join(TEMPERATURE_PRESETS),
     )
     runs_per_temperature: int = Field(default=1, ge=1)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    judges: list[EvaluatorConfig] = Field(
+        default_factory=list,
+        description="Several evaluators, each with its own model, threshold and prompt; "
+        "replaces judge: when given.",
+    )
     rubrics: list[Rubric] = Field(default_factory=list)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
 
@@ -155,6 +227,51 @@ class Evaluation(_Model):
     @classmethod
     def _judge_shorthand(cls, value: Any) -> Any:
         return {"model": value} if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _include_behaviors(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        from qualspec.spec._behaviors import expand_behaviors
+
+        expanded, _origins, unknown = expand_behaviors(value)
+        if unknown:
+            from qualspec.spec._behaviors import BUILTIN_BEHAVIORS
+
+            own = [getattr(b, "name", None) or b.get("name") for b in value.get("behaviors") or []]
+            names = [*map(str, own), *BUILTIN_BEHAVIORS]
+            raise ValueError(
+                f"behaves_like names an unknown behavior {unknown[0][1]!r}; define it under "
+                f"behaviors: (defined: {', '.join(map(str, names)) or 'none'})"
+            )
+        return expanded
+
+    @model_validator(mode="after")
+    def _one_judge_form(self) -> Evaluation:
+        if self.judges and "judge" in self.model_fields_set:
+            raise ValueError(
+                "give either judge: (one criteria judge) or judges: (a list), not both"
+            )
+        names = [j.label for j in self.judges]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(
+                    f"two judges are named {name!r}: give each a unique name: (e.g. "
+                    "name: second_opinion)"
+                )
+        return self
+
+    def evaluator_configs(self) -> list[EvaluatorConfig]:
+        """The evaluators of a run: ``judges:``, else the one criteria judge of ``judge:``."""
+        if self.judges:
+            return list(self.judges)
+        judge = self.judge
+        return [
+            EvaluatorConfig(
+                type="criteria", model=judge.model, threshold=judge.threshold, params=judge.params
+            )
+        ]
 
     def temperature_values(self) -> tuple[float, ...]:
         """The temperatures as numbers (a preset name resolved)."""

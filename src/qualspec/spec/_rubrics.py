@@ -79,8 +79,47 @@ _RUBRICS = (
         "tool's schema.",
         "The response uses the tool results faithfully and does not invent results.",
     ),
+    # the names of the Ruby gem qualspec's built-in rubrics, with criteria written for qualspec
+    _rubric(
+        "tool_calling_strict",
+        "Are tool calls exactly right: the right tool, valid arguments, nothing invented?",
+        "The response calls exactly the tool the task requires, and no tool when none is needed.",
+        "Every argument of the response's tool calls is present, correctly typed and valid "
+        "under the tool's schema, with no extra or made-up arguments.",
+        "The response does not claim a tool was called, or report a tool result, that did not "
+        "happen.",
+        "The response does not ask the user for information it could get from a tool it has.",
+    ),
+    _rubric(
+        "grounded",
+        "Does the answer stay within what the given context supports?",
+        "Every factual claim in the response is supported by the context, documents or tool "
+        "results it was given.",
+        "The response does not add facts, numbers, names or citations that the given material "
+        "does not contain.",
+        "When the given material does not answer the question, the response says so instead "
+        "of guessing.",
+    ),
+    _rubric(
+        "empathetic",
+        "Does the answer acknowledge the person as well as the problem?",
+        "The response acknowledges the user's feelings or situation in a way that fits what they "
+        "said.",
+        "The response is warm and respectful without being condescending or overly effusive.",
+        "The response still gives concrete help or next steps rather than only sympathy.",
+    ),
+    _rubric(
+        "follows_instructions",
+        "Does the answer do exactly what it was asked, in the form it was asked?",
+        "The response follows every explicit instruction in the prompt and system prompt.",
+        "The response respects the requested format, length, language and structure.",
+        "The response does not add content the instructions excluded or leave out content they "
+        "required.",
+    ),
 )
 
 BUILTIN_RUBRICS: dict[str, Rubric] = {r.name: r for r in _RUBRICS}
+# the Ruby gem's name for the helpfulness rubric
+BUILTIN_RUBRICS["helpful"] = BUILTIN_RUBRICS["helpfulness"].model_copy(update={"name": "helpful"})
 """Rubrics available by name in every suite (``rubric: helpfulness``); suite rubrics of the same
 name take precedence."""

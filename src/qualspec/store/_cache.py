@@ -15,7 +15,7 @@ from qualspec.store._records import CacheEntry
 from qualspec.store._runs import now_utc
 from qualspec.store._schema import cache_entries
 
-__all__ = ["cache_clear", "cache_get_many", "cache_put_many", "cache_stats"]
+__all__ = ["cache_clear", "cache_get_many", "cache_kinds", "cache_put_many", "cache_stats"]
 
 CHUNK = 500
 _FIELDS = tuple(f.name for f in fields(CacheEntry) if f.name != "error")
@@ -120,6 +120,12 @@ def cache_stats(db: Database, now: datetime | None = None) -> dict[str, Any]:
         "newest": max((s["newest"] for s in stats), default=None),
         "kinds": dict(sorted(kinds.items())),
     }
+
+
+def cache_kinds(db: Database) -> set[str]:
+    """The kinds that have at least one entry (expired or not): one indexed query."""
+    with db.read() as conn:
+        return {str(k) for k in conn.execute(select(cache_entries.c.kind).distinct()).scalars()}
 
 
 def cache_clear(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qualspec.errors import MissingDependencyError, StoreError
+from qualspec.errors import DatabaseURLError, MissingDependencyError, StoreError
 from qualspec.store._migrate import WRITE_OPTION
 from qualspec.store._url import display_url
 
@@ -38,7 +38,7 @@ class Database:
         try:
             parsed = make_url(url)
         except Exception as exc:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError
-            raise StoreError(
+            raise DatabaseURLError(
                 f"cannot read the database URL {self.display!r}: use sqlite:///PATH or "
                 "postgresql://USER:PASSWORD@HOST/DB (--db or QUALSPEC_DATABASE_URL)"
             ) from exc
@@ -60,8 +60,10 @@ class Database:
                 _make_parent(Path(database), self.display)
         elif self.dialect == "postgresql":
             kwargs["connect_args"] = {"connect_timeout": 10, "application_name": "qualspec"}
+            # a pooled connection may have died with a server restart: test it on checkout
+            kwargs["pool_pre_ping"] = True
         else:
-            raise StoreError(
+            raise DatabaseURLError(
                 f"unsupported database URL {self.display}: use sqlite:///PATH or "
                 "postgresql://USER:PASSWORD@HOST/DB (--db or QUALSPEC_DATABASE_URL)"
             )
@@ -70,7 +72,10 @@ class Database:
         except ModuleNotFoundError as exc:
             raise MissingDependencyError(exc.name or "psycopg", "postgres") from exc
         except Exception as exc:  # noqa: BLE001 - an invalid URL, an unknown dialect
-            raise StoreError(f"cannot use the database URL {self.display}: {_line(exc)}") from exc
+            raise DatabaseURLError(
+                f"cannot use the database URL {self.display}: {_line(exc)}"
+            ) from exc
+        self._memory = memory
         if self.dialect == "sqlite":
             _install_sqlite_events(self.engine, memory=memory)
         self._writer = self.engine.execution_options(**{WRITE_OPTION: True})
@@ -104,6 +109,16 @@ class Database:
 
     def dispose(self) -> None:
         """Close every pooled connection."""
+        self.engine.dispose()
+
+    def reconnect(self) -> None:
+        """Drop the pooled connections so the next transaction opens fresh ones.
+
+        Connections in use elsewhere are left alone (they are discarded when returned).
+        An in-memory SQLite database lives in its one connection, so it is kept.
+        """
+        if self._memory:
+            return
         self.engine.dispose()
 
 

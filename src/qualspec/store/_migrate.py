@@ -152,10 +152,39 @@ def _stamped_revision(engine: Engine) -> str | None:
     return str(rows[0][0]) if len(rows) == 1 else None
 
 
+def _create_fresh(engine: Engine, head: str) -> bool:
+    """Create an empty database's tables at ``head`` directly (no alembic import).
+
+    The tables are the Core schema in ``_schema``, which the migration tests keep equal to
+    what the migrations build. Returns False (and does nothing) when any table exists.
+    """
+    from sqlalchemy import inspect, text
+
+    from qualspec.store._schema import metadata
+
+    with _locked_begin(engine) as conn:
+        if inspect(conn).get_table_names():
+            return False
+        metadata.create_all(conn)
+        conn.execute(
+            text(
+                "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+                "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
+            )
+        )
+        conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": head})
+    return True
+
+
 def ensure_schema(engine: Engine, display: str) -> None:
-    """Bring the database to the newest schema; refuse one written by a newer qualspec."""
+    """Bring the database to the newest schema; refuse one written by a newer qualspec.
+
+    An empty database gets the newest tables at once; an older one is migrated.
+    """
     known = file_revisions()
     if known and _stamped_revision(engine) == known[-1]:
+        return
+    if known and _create_fresh(engine, known[-1]):
         return
     head = head_revision()
     current = current_revision(engine)

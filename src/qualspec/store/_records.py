@@ -42,6 +42,10 @@ class ResponseRecord:
     # prompt part name -> prompt version id (see Store.prompt_version)
     prompt_versions: dict[str, int] = field(default_factory=dict)
     created_at: datetime | None = None
+    # what made the call: candidate (a matrix cell), reference, lab, adhoc, ...
+    kind: str = "candidate"
+    # a resumed run's current plan no longer asks for it (kept, but not counted)
+    superseded: bool = False
 
     @property
     def ok(self) -> bool:
@@ -51,13 +55,27 @@ class ResponseRecord:
 
 @dataclass(slots=True)
 class JudgmentRecord:
-    """One criterion judged for one response. ``score`` is None when unscored."""
+    """One evaluation record: what one evaluator concluded about one subject on one aspect.
+
+    The criteria judge writes one per (response, criterion). In general:
+
+    * ``evaluator`` names the evaluator that produced it (its name in the suite:
+      ``criteria``, ``second_opinion``, ...); ``(evaluator, response_key, criterion)`` is
+      unique within a run.
+    * ``response_key`` is the subject's key: a response key, or for a subject made of
+      several responses (a group) a key derived from them; ``subject`` then lists the
+      response keys (``None`` means ``[response_key]``).
+    * ``criterion`` is the aspect judged (a criterion, a field, ...), unbounded text.
+    * ``score`` is None when unscored; ``scores`` holds several (per field, per response).
+    * ``details`` holds evaluator-specific data (a winner, an order seed, ...).
+    * ``prompt_version`` is the id of the evaluator's own prompt version.
+    """
 
     response_key: str
     criterion: str
     judge_key: str
-    judge_model: str
-    threshold: float
+    judge_model: str | None
+    threshold: float | None
     score: float | None = None
     passed: bool | None = None
     reasoning: str | None = None
@@ -72,6 +90,12 @@ class JudgmentRecord:
     cached: bool = False
     prompt_version: int | None = None
     created_at: datetime | None = None
+    evaluator: str = "criteria"
+    subject: list[str] | None = None
+    scores: dict[str, float | None] | None = None
+    details: dict[str, Any] | None = None
+    # a resumed run's current plan no longer asks for it (kept, but not counted)
+    superseded: bool = False
 
 
 @dataclass(slots=True)
@@ -87,25 +111,76 @@ class RunSummary:
     metadata: dict[str, Any] = field(default_factory=dict)
     n_responses: int = 0
     n_judgments: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None when a call's price is unknown
     # added with the store: the split of ``cost_usd`` and what cached calls saved
     n_errors: int = 0
     n_unscored: int = 0
     n_cached: int = 0
-    candidate_cost_usd: float = 0.0
-    judge_cost_usd: float = 0.0
+    candidate_cost_usd: float | None = 0.0
+    judge_cost_usd: float | None = 0.0
     owner_pid: int | None = None
     owner_host: str | None = None
     heartbeat_at: datetime | None = None
 
+    def is_of_suite(self, name: str, path: str | None, content_hash: str | None) -> bool:
+        """Whether this is a run of the suite named ``name`` in file ``path``.
+
+        A suite is its name and its file (resolved path, as in the run's metadata
+        ``suite_path``) or its content (``content_hash``, as at the run's start or its
+        last resume): two files that share a ``name:`` are different suites, and a suite
+        file moved or copied unchanged is the same one. With neither ``path`` nor
+        ``content_hash`` given, the name alone decides.
+        """
+        return suite_matches(
+            self.suite_name, self.suite_hash, self.metadata, name, path, content_hash
+        )
+
+
+def suite_matches(
+    run_suite_name: str,
+    run_suite_hash: str,
+    run_metadata: dict[str, Any] | None,
+    name: str,
+    path: str | None,
+    content_hash: str | None,
+) -> bool:
+    """``RunSummary.is_of_suite`` on a run's stored fields."""
+    if run_suite_name != name:
+        return False
+    if path is None and content_hash is None:
+        return True
+    meta = run_metadata or {}
+    if path is not None and meta.get("suite_path") == path:
+        return True
+    hashes = {run_suite_hash, meta.get("suite_hash")}
+    return content_hash is not None and content_hash in hashes
+
 
 @dataclass(slots=True)
 class RunRecord:
-    """A whole run as stored: the source of every export and report."""
+    """A whole run as stored: the source of every export and report.
+
+    ``responses`` and ``judgments`` are the current rows: what the run's plan (as last
+    run or resumed) asks for, the only rows reports, totals and diffs count. Rows an
+    earlier version of the plan made (a resume after an edit, or with another judge)
+    are in ``superseded_responses`` and ``superseded_judgments``, loaded only on request
+    (``Store.load_run(run_id, include_superseded=True)``). Records given in
+    ``responses`` or ``judgments`` with ``superseded`` set are moved there.
+    """
 
     summary: RunSummary
     responses: list[ResponseRecord] = field(default_factory=list)
     judgments: list[JudgmentRecord] = field(default_factory=list)
+    superseded_responses: list[ResponseRecord] = field(default_factory=list)
+    superseded_judgments: list[JudgmentRecord] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if any(r.superseded for r in self.responses):
+            self.superseded_responses += [r for r in self.responses if r.superseded]
+            self.responses = [r for r in self.responses if not r.superseded]
+        if any(j.superseded for j in self.judgments):
+            self.superseded_judgments += [j for j in self.judgments if j.superseded]
+            self.judgments = [j for j in self.judgments if not j.superseded]
 
 
 @dataclass(slots=True)

@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from qualspec.store._url import display_url
+
 __all__ = ["REDACTED", "redact"]
 
 REDACTED = "***"
@@ -20,7 +22,9 @@ def redact(obj: Any) -> Any:
     ``key|token|secret|password|authorization`` (case-insensitive) and it is not a
     number, a boolean or None (so counts such as ``max_tokens: 256`` survive), and any
     string that starts like an HTTP ``Bearer``/``Basic`` credential is replaced wherever
-    it appears. Lists, tuples and nested mappings are walked recursively.
+    it appears; in every other string, URL passwords and keys are masked
+    (:func:`~qualspec.store.display_url`). Lists, tuples and nested mappings are walked
+    recursively.
 
     Args:
         obj: A JSON-like value (mappings, sequences, scalars).
@@ -38,8 +42,8 @@ def redact(obj: Any) -> Any:
         return out
     if isinstance(obj, list | tuple):
         return [redact(v) for v in obj]
-    if isinstance(obj, str) and _BEARER.match(obj):
-        return REDACTED
+    if isinstance(obj, str):
+        return REDACTED if _BEARER.match(obj) else display_url(obj)
     return obj
 
 

@@ -1,37 +1,56 @@
-"""Responses and judgments: idempotent batch upserts and reads.
+"""Responses and evaluation records (judgments): idempotent batch upserts and reads.
 
 Upsert rule (per unique key): a new row is inserted; an existing error row is replaced
 by whatever comes later; an existing success (scored, unscored or text) is kept.
+Responses are keyed by (run, key); evaluation records by (run, evaluator, response key,
+criterion), where the criterion enters the key as ``criterion_hash`` (its SHA-256) so
+that criteria of any length can be unique on PostgreSQL too (see migration 0004).
+
+Superseded rows (see ``supersede``) are outside the keys: a key is unique among a run's
+current rows only (migration 0005), and every read here skips superseded rows unless
+asked for them.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Hashable, Iterator, Sequence
+import hashlib
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import fields
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, true, update
 
 from qualspec.errors import StoreError
 from qualspec.store._db import Database
 from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._runs import now_utc
-from qualspec.store._schema import judgments, responses, runs
+from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
 
 __all__ = [
+    "criterion_hash",
+    "evaluation_keys",
     "judgment_keys",
     "load_judgments",
     "load_responses",
     "record_judgments",
     "record_responses",
     "response_keys",
+    "supersede",
 ]
 
 _R = TypeVar("_R", ResponseRecord, JudgmentRecord)
 _RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord))
 _JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
 _STATEMENTS: dict[tuple[str, str], Any] = {}
+_RESPONSE_CONFLICT = ("run_id", "key")
+_JUDGMENT_CONFLICT = ("run_id", "evaluator", "response_key", "criterion_hash")
+CRITERIA = "criteria"  # the criteria judge's evaluator name
+
+
+def criterion_hash(criterion: str) -> str:
+    """SHA-256 of the criterion's UTF-8 bytes (hex): its stand-in in the unique key."""
+    return hashlib.sha256(criterion.encode("utf-8")).hexdigest()
 
 
 def _upsert(db: Database, table: Any, conflict: tuple[str, ...]) -> Any:
@@ -42,6 +61,7 @@ def _upsert(db: Database, table: Any, conflict: tuple[str, ...]) -> Any:
         skip = {"id", *conflict}
         stmt = ins.on_conflict_do_update(
             index_elements=list(conflict),
+            index_where=CURRENT_ONLY[table.name],
             set_={c.name: ins.excluded[c.name] for c in table.c if c.name not in skip},
             where=table.c.error.is_not(None),
         )
@@ -88,27 +108,34 @@ def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord
         row["created_at"] = rec.created_at or now
         rows.append(row)
     with _run_must_exist(db, run_id), db.write() as conn:
-        conn.execute(_upsert(db, responses, ("run_id", "key")), rows)
+        conn.execute(_upsert(db, responses, _RESPONSE_CONFLICT), rows)
 
 
 def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord]) -> None:
-    """Upsert a batch of judgments in one transaction."""
+    """Upsert a batch of evaluation records in one transaction.
+
+    Keyed by (evaluator, response_key, criterion) within the run.
+    """
     if not records:
         return
     now = now_utc()
     rows = []
-    for rec in _dedupe(records, lambda r: (r.response_key, r.criterion)):
+    for rec in _dedupe(records, lambda r: (r.evaluator, r.response_key, r.criterion)):
         row = {name: getattr(rec, name) for name in _JUDGMENT_FIELDS}
         row["run_id"] = run_id
         row["created_at"] = rec.created_at or now
+        row["criterion_hash"] = criterion_hash(rec.criterion)
+        row["subject"] = None if rec.subject is None else list(rec.subject)
+        row["scores"] = None if rec.scores is None else dict(rec.scores)
+        row["details"] = None if rec.details is None else dict(rec.details)
         rows.append(row)
     with _run_must_exist(db, run_id), db.write() as conn:
-        conn.execute(_upsert(db, judgments, ("run_id", "response_key", "criterion")), rows)
+        conn.execute(_upsert(db, judgments, _JUDGMENT_CONFLICT), rows)
 
 
 def response_keys(db: Database, run_id: str, ok_only: bool = True) -> set[str]:
     """Keys of the responses recorded for a run (only successes when ``ok_only``)."""
-    query = select(responses.c.key).where(responses.c.run_id == run_id)
+    query = select(responses.c.key).where(responses.c.run_id == run_id, ~responses.c.superseded)
     if ok_only:
         query = query.where(responses.c.error.is_(None))
     with db.read() as conn:
@@ -116,12 +143,23 @@ def response_keys(db: Database, run_id: str, ok_only: bool = True) -> set[str]:
 
 
 def judgment_keys(db: Database, run_id: str) -> set[tuple[str, str]]:
-    """(response_key, criterion) of the final judgments (scored or unscored, not errors)."""
-    query = select(judgments.c.response_key, judgments.c.criterion).where(
-        judgments.c.run_id == run_id, judgments.c.error.is_(None)
+    """(response_key, criterion) of the criteria judge's final records (not errors)."""
+    j = judgments.c
+    query = select(j.response_key, j.criterion).where(
+        j.run_id == run_id, j.evaluator == CRITERIA, j.error.is_(None), ~j.superseded
     )
     with db.read() as conn:
         return {(str(a), str(b)) for a, b in conn.execute(query)}
+
+
+def evaluation_keys(db: Database, run_id: str) -> set[tuple[str, str, str]]:
+    """(evaluator, response_key, criterion) of every final record (not errors)."""
+    j = judgments.c
+    query = select(j.evaluator, j.response_key, j.criterion).where(
+        j.run_id == run_id, j.error.is_(None), ~j.superseded
+    )
+    with db.read() as conn:
+        return {(str(a), str(b), str(c)) for a, b, c in conn.execute(query)}
 
 
 def _response_order(rec: ResponseRecord) -> tuple[Any, ...]:
@@ -136,13 +174,20 @@ def _response_order(rec: ResponseRecord) -> tuple[Any, ...]:
         rec.temperature,
         rec.run_index,
         rec.key,
+        rec.superseded,
     )
 
 
-def load_responses(db: Database, run_id: str) -> list[ResponseRecord]:
-    """A run's responses, ordered by scenario, input, role, candidate, temperature, run."""
+def load_responses(
+    db: Database, run_id: str, include_superseded: bool = False
+) -> list[ResponseRecord]:
+    """A run's current responses (all with ``include_superseded``), ordered by scenario,
+    input, role, candidate, temperature, run."""
+    query = select(responses).where(responses.c.run_id == run_id)
+    if not include_superseded:
+        query = query.where(~responses.c.superseded)
     with db.read() as conn:
-        rows = conn.execute(select(responses).where(responses.c.run_id == run_id)).mappings()
+        rows = conn.execute(query).mappings()
         out = [
             ResponseRecord(**{name: row[name] for name in _RESPONSE_FIELDS}) for row in rows.all()
         ]
@@ -151,16 +196,78 @@ def load_responses(db: Database, run_id: str) -> list[ResponseRecord]:
 
 
 def load_judgments(
-    db: Database, run_id: str, ordered: Sequence[ResponseRecord]
+    db: Database,
+    run_id: str,
+    ordered: Sequence[ResponseRecord],
+    include_superseded: bool = False,
 ) -> list[JudgmentRecord]:
-    """A run's judgments in the order of their responses (``ordered``), then criterion."""
+    """A run's current evaluation records (all with ``include_superseded``) in the order
+    of their subjects' responses (``ordered``).
+
+    Records whose ``response_key`` is no response's (group subjects) come last, by key;
+    within one key the criteria judge's records come first, then other evaluators' by
+    name, each by criterion (current before superseded).
+    """
+    query = select(judgments).where(judgments.c.run_id == run_id)
+    if not include_superseded:
+        query = query.where(~judgments.c.superseded)
     with db.read() as conn:
-        rows = conn.execute(select(judgments).where(judgments.c.run_id == run_id)).mappings()
+        rows = conn.execute(query).mappings()
         out = [
             JudgmentRecord(**{name: row[name] for name in _JUDGMENT_FIELDS}) for row in rows.all()
         ]
     position = {rec.key: i for i, rec in enumerate(ordered)}
     out.sort(
-        key=lambda j: (position.get(j.response_key, len(position)), j.response_key, j.criterion)
+        key=lambda j: (
+            position.get(j.response_key, len(position)),
+            j.response_key,
+            j.evaluator != CRITERIA,
+            j.evaluator,
+            j.criterion,
+            j.superseded,
+        )
     )
     return out
+
+
+def supersede(
+    db: Database,
+    run_id: str,
+    response_keys: Iterable[str] = (),
+    evaluation_keys: Iterable[tuple[str, str, str]] = (),
+) -> None:
+    """Mark current rows of a run superseded, in one transaction.
+
+    ``response_keys`` name responses by key; ``evaluation_keys`` name evaluation records
+    by (evaluator, response_key, criterion). Rows already superseded, and keys with no
+    current row, are left as they are.
+    """
+    r, j = responses.c, judgments.c
+    resp = [{"b_key": key} for key in sorted(set(response_keys))]
+    evals = [
+        {"b_evaluator": e, "b_response_key": k, "b_hash": criterion_hash(c)}
+        for e, k, c in sorted(set(evaluation_keys))
+    ]
+    if not resp and not evals:
+        return
+    with db.write() as conn:
+        if resp:
+            conn.execute(
+                update(responses)
+                .where(r.run_id == run_id, r.key == bindparam("b_key"), ~r.superseded)
+                .values(superseded=true()),
+                resp,
+            )
+        if evals:
+            conn.execute(
+                update(judgments)
+                .where(
+                    j.run_id == run_id,
+                    j.evaluator == bindparam("b_evaluator"),
+                    j.response_key == bindparam("b_response_key"),
+                    j.criterion_hash == bindparam("b_hash"),
+                    ~j.superseded,
+                )
+                .values(superseded=true()),
+                evals,
+            )

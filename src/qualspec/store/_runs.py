@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import case, delete, func, select, update
 
-from qualspec.errors import StoreError
+from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store._db import Database
-from qualspec.store._records import RunSummary
+from qualspec.store._records import RunSummary, suite_matches
 from qualspec.store._redact import redact
 from qualspec.store._schema import judgments, responses, runs
 
@@ -99,10 +99,10 @@ def resolve_run_id(db: Database, run_id: str) -> str:
             .all()
         )
     if not found or not run_id:
-        raise StoreError(f"no run with id '{run_id}': {_LIST_HINT}")
+        raise UnknownRunError(f"no run with id '{run_id}': {_LIST_HINT}")
     if len(found) > 1:
         shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
-        raise StoreError(
+        raise UnknownRunError(
             f"run id prefix '{run_id}' matches several runs ({shown}): give more characters; "
             f"{_LIST_HINT}"
         )
@@ -123,16 +123,29 @@ def list_runs(db: Database, suite_name: str | None = None, limit: int = 50) -> l
     return _summaries(db, query)
 
 
-def latest_unfinished_run(db: Database, suite_name: str) -> str | None:
-    """The newest run of ``suite_name`` that is running, interrupted, failed or over budget."""
+def latest_unfinished_run(
+    db: Database,
+    suite_name: str,
+    suite_path: str | None = None,
+    suite_hash: str | None = None,
+) -> str | None:
+    """The newest run of a suite that is running, interrupted, failed or over budget.
+
+    The suite is ``suite_name`` and, when given, its file or content (see
+    ``RunSummary.is_of_suite``): a run of another file with the same name is skipped.
+    """
+    query = (
+        select(runs.c.id, runs.c.suite_hash, runs.c.metadata)
+        .where(runs.c.suite_name == suite_name, runs.c.status.in_(UNFINISHED))
+        .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+    )
     with db.read() as conn:
-        found = conn.execute(
-            select(runs.c.id)
-            .where(runs.c.suite_name == suite_name, runs.c.status.in_(UNFINISHED))
-            .order_by(runs.c.started_at.desc(), runs.c.id.desc())
-            .limit(1)
-        ).scalar_one_or_none()
-    return None if found is None else str(found)
+        for row in conn.execute(query):
+            if suite_matches(
+                suite_name, row.suite_hash, row.metadata, suite_name, suite_path, suite_hash
+            ):
+                return str(row.id)
+    return None
 
 
 def delete_run(db: Database, run_id: str) -> None:
@@ -148,7 +161,17 @@ def _spent(table: Any) -> Any:
     return func.coalesce(func.sum(case((table.c.cached, 0.0), else_=table.c.cost_usd)), 0.0)
 
 
+def _unpriced(table: Any, *also: Any) -> Any:
+    """Calls that answered, were not cached and have no cost: their price is unknown."""
+    c = table.c
+    cond = c.error.is_(None) & c.cost_usd.is_(None) & ~c.cached
+    for extra in also:
+        cond = cond & extra
+    return func.sum(case((cond, 1), else_=0))
+
+
 def _summaries(db: Database, query: Any) -> list[RunSummary]:
+    # counts and costs are those of the current rows: superseded ones are not counted
     with db.read() as conn:
         rows = conn.execute(query).mappings().all()
         ids = [row["id"] for row in rows]
@@ -164,13 +187,15 @@ def _summaries(db: Database, query: Any) -> list[RunSummary]:
                     func.sum(case((r.error.is_not(None), 1), else_=0)).label("errors"),
                     func.sum(case((r.cached, 1), else_=0)).label("cached"),
                     _spent(responses).label("cost"),
+                    _unpriced(responses).label("unpriced"),
                 )
-                .where(r.run_id.in_(ids))
+                .where(r.run_id.in_(ids), ~r.superseded)
                 .group_by(r.run_id)
             )
         }
         j = judgments.c
-        unscored = case((j.score.is_(None) & j.error.is_(None), 1), else_=0)
+        # unscored: a final record with neither a score nor per-subject/field scores
+        unscored = case((j.score.is_(None) & j.scores.is_(None) & j.error.is_(None), 1), else_=0)
         judg = {
             row.run_id: row
             for row in conn.execute(
@@ -181,16 +206,18 @@ def _summaries(db: Database, query: Any) -> list[RunSummary]:
                     func.sum(unscored).label("unscored"),
                     func.sum(case((j.cached, 1), else_=0)).label("cached"),
                     _spent(judgments).label("cost"),
+                    _unpriced(judgments, j.judge_model.is_not(None)).label("unpriced"),
                 )
-                .where(j.run_id.in_(ids))
+                .where(j.run_id.in_(ids), ~j.superseded)
                 .group_by(j.run_id)
             )
         }
     out = []
     for row in rows:
         a, b = resp.get(row["id"]), judg.get(row["id"])
-        candidate_cost = float(a.cost) if a else 0.0
-        judge_cost = float(b.cost) if b else 0.0
+        # a cost with a call of unknown price is unknown (None), never a partial sum
+        candidate_cost = None if a and a.unpriced else (float(a.cost) if a else 0.0)
+        judge_cost = None if b and b.unpriced else (float(b.cost) if b else 0.0)
         out.append(
             RunSummary(
                 id=row["id"],
@@ -202,7 +229,11 @@ def _summaries(db: Database, query: Any) -> list[RunSummary]:
                 metadata=row["metadata"] or {},
                 n_responses=int(a.n) if a else 0,
                 n_judgments=int(b.n) if b else 0,
-                cost_usd=candidate_cost + judge_cost,
+                cost_usd=(
+                    None
+                    if candidate_cost is None or judge_cost is None
+                    else candidate_cost + judge_cost
+                ),
                 n_errors=(int(a.errors) if a else 0) + (int(b.errors) if b else 0),
                 n_unscored=int(b.unscored) if b else 0,
                 n_cached=(int(a.cached) if a else 0) + (int(b.cached) if b else 0),

@@ -24,11 +24,13 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
 __all__ = [
+    "CURRENT_ONLY",
     "JSONText",
     "UTCDateTime",
     "cache_entries",
@@ -83,7 +85,7 @@ runs = Table(
     "runs",
     metadata,
     Column("id", String(64), primary_key=True),
-    Column("suite_name", String(255), nullable=False),
+    Column("suite_name", Text, nullable=False),
     Column("suite_hash", String(128), nullable=False),
     Column("status", String(32), nullable=False),
     Column("started_at", UTCDateTime(), nullable=False),
@@ -101,15 +103,15 @@ responses = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
     Column("key", String(128), nullable=False),
-    Column("candidate", String(255), nullable=False),
-    Column("role", String(255), nullable=True),
-    Column("scenario", String(255), nullable=False),
-    Column("input_id", String(255), nullable=True),
+    Column("candidate", Text, nullable=False),
+    Column("role", Text, nullable=True),
+    Column("scenario", Text, nullable=False),
+    Column("input_id", Text, nullable=True),
     Column("temperature", Float, nullable=False),
     Column("effective_temperature", Float, nullable=True),
     Column("run_index", Integer, nullable=False),
-    Column("provider", String(255), nullable=False),
-    Column("model", String(255), nullable=False),
+    Column("provider", Text, nullable=False),
+    Column("model", Text, nullable=False),
     Column("text", Text, nullable=True),
     Column("finish_reason", String(64), nullable=True),
     Column("input_tokens", Integer, nullable=True),
@@ -121,7 +123,10 @@ responses = Table(
     Column("cached", Boolean, nullable=False),
     Column("prompt_versions", JSONText(), nullable=False),
     Column("created_at", UTCDateTime(), nullable=False),
-    UniqueConstraint("run_id", "key", name="uq_responses_run_key"),
+    Column("kind", String(32), nullable=False, server_default="candidate"),
+    # true once a resumed run's current plan no longer asks for the row (migration 0005)
+    Column("superseded", Boolean, nullable=False, server_default=false()),
+    Index("ix_responses_run", "run_id"),
 )
 
 judgments = Table(
@@ -130,10 +135,10 @@ judgments = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
     Column("response_key", String(128), nullable=False),
-    Column("criterion", String(255), nullable=False),
+    Column("criterion", Text, nullable=False),
     Column("judge_key", String(128), nullable=False),
-    Column("judge_model", String(255), nullable=False),
-    Column("threshold", Float, nullable=False),
+    Column("judge_model", Text, nullable=True),
+    Column("threshold", Float, nullable=True),
     Column("score", Float, nullable=True),
     Column("passed", Boolean, nullable=True),
     Column("reasoning", Text, nullable=True),
@@ -148,14 +153,51 @@ judgments = Table(
     Column("cached", Boolean, nullable=False),
     Column("prompt_version", Integer, nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
-    UniqueConstraint("run_id", "response_key", "criterion", name="uq_judgments_run_key_criterion"),
+    Column("evaluator", Text, nullable=False, server_default="criteria"),
+    Column("subject", JSONText(), nullable=True),
+    Column("scores", JSONText(), nullable=True),
+    Column("details", JSONText(), nullable=True),
+    # sha256(criterion) in hex, written by the store: the unique key's stand-in for the
+    # unbounded criterion text (see migration 0004)
+    Column("criterion_hash", String(64), nullable=False),
+    Column("superseded", Boolean, nullable=False, server_default=false()),
+    Index("ix_judgments_run", "run_id"),
 )
+
+
+def _current_only(table: Table) -> Any:
+    """The predicate of the unique keys: they hold among current (not superseded) rows."""
+    return table.c.superseded == false()
+
+
+# the unique keys, among current rows only (partial indexes; see migration 0005)
+Index(
+    "uq_responses_run_key_current",
+    responses.c.run_id,
+    responses.c.key,
+    unique=True,
+    sqlite_where=_current_only(responses),
+    postgresql_where=_current_only(responses),
+)
+Index(
+    "uq_judgments_run_evaluator_key_criterion_current",
+    judgments.c.run_id,
+    judgments.c.evaluator,
+    judgments.c.response_key,
+    judgments.c.criterion_hash,
+    unique=True,
+    sqlite_where=_current_only(judgments),
+    postgresql_where=_current_only(judgments),
+)
+
+CURRENT_ONLY = {"responses": _current_only(responses), "judgments": _current_only(judgments)}
+"""Per table: the predicate of its unique key's partial index (``INSERT .. ON CONFLICT``)."""
 
 prompt_versions = Table(
     "prompt_versions",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("name", String(255), nullable=False),
+    Column("name", Text, nullable=False),
     Column("version", Integer, nullable=False),
     Column("content_hash", String(64), nullable=False),
     Column("text", Text, nullable=False),
@@ -169,8 +211,8 @@ cache_entries = Table(
     metadata,
     Column("key", String(128), primary_key=True),
     Column("kind", String(64), nullable=False),
-    Column("provider", String(255), nullable=False),
-    Column("model", String(255), nullable=False),
+    Column("provider", Text, nullable=False),
+    Column("model", Text, nullable=False),
     Column("text", Text, nullable=True),
     Column("finish_reason", String(64), nullable=True),
     Column("input_tokens", Integer, nullable=True),

@@ -102,6 +102,10 @@ class Store:
         """Close every pooled connection; the Store must not be used afterwards."""
         self._db.dispose()
 
+    def reconnect(self) -> None:
+        """Drop pooled connections so the next call opens fresh ones (after a DB restart)."""
+        self._db.reconnect()
+
     def __enter__(self) -> Store:
         return self
 
@@ -136,9 +140,15 @@ class Store:
         """The newest runs first (of one suite when given), with counts and costs."""
         return _runs.list_runs(self._db, suite_name, limit)
 
-    def latest_unfinished_run(self, suite_name: str) -> str | None:
-        """The newest running, interrupted, failed or over-budget run of a suite."""
-        return _runs.latest_unfinished_run(self._db, suite_name)
+    def latest_unfinished_run(
+        self, suite_name: str, suite_path: str | None = None, suite_hash: str | None = None
+    ) -> str | None:
+        """The newest running, interrupted, failed or over-budget run of a suite.
+
+        A suite is its name and, when given, its file or content: a run matches when its
+        metadata's ``suite_path`` is ``suite_path`` or its suite hash is ``suite_hash``.
+        """
+        return _runs.latest_unfinished_run(self._db, suite_name, suite_path, suite_hash)
 
     def delete_run(self, run_id: str) -> None:
         """Delete a run (id or unique prefix) with its responses and judgments."""
@@ -173,7 +183,7 @@ class Store:
         _results.record_responses(self._db, run_id, records)
 
     def record_judgments(self, run_id: str, records: Sequence[JudgmentRecord]) -> None:
-        """Upsert a batch of judgments by (response_key, criterion), like responses."""
+        """Upsert a batch of evaluation records by (evaluator, response_key, criterion)."""
         _results.record_judgments(self._db, run_id, records)
 
     def response_keys(self, run_id: str, ok_only: bool = True) -> set[str]:
@@ -184,17 +194,41 @@ class Store:
         """(response_key, criterion) of a run's final judgments (scored or unscored)."""
         return _results.judgment_keys(self._db, run_id)
 
-    def load_run(self, run_id: str) -> RunRecord:
+    def evaluation_keys(self, run_id: str) -> set[tuple[str, str, str]]:
+        """(evaluator, response_key, criterion) of a run's final evaluation records.
+
+        Every evaluator's records (the criteria judge's included) that are not errors:
+        what a resumed run need not evaluate again.
+        """
+        return _results.evaluation_keys(self._db, run_id)
+
+    def load_run(self, run_id: str, *, include_superseded: bool = False) -> RunRecord:
         """A whole run (id or unique prefix): summary, responses and judgments in order.
 
         Responses are ordered by scenario, input, role, candidate, temperature and run
         index (missing inputs and roles first); judgments follow their responses, then
-        criterion.
+        criterion. Only current rows are loaded; with ``include_superseded`` the rows
+        that a resume after an edit superseded are loaded too, into the record's
+        ``superseded_responses`` and ``superseded_judgments``.
         """
         summary = self.get_run(run_id)
-        responses = _results.load_responses(self._db, summary.id)
-        judgments = _results.load_judgments(self._db, summary.id, responses)
+        responses = _results.load_responses(self._db, summary.id, include_superseded)
+        judgments = _results.load_judgments(self._db, summary.id, responses, include_superseded)
         return RunRecord(summary=summary, responses=responses, judgments=judgments)
+
+    def supersede(
+        self,
+        run_id: str,
+        response_keys: Iterable[str] = (),
+        evaluation_keys: Iterable[tuple[str, str, str]] = (),
+    ) -> None:
+        """Mark a run's current rows superseded: kept, but no longer loaded or counted.
+
+        ``response_keys`` name responses; ``evaluation_keys`` name evaluation records by
+        (evaluator, response_key, criterion). A later record with the same key is a new,
+        current row beside the superseded one.
+        """
+        _results.supersede(self._db, run_id, response_keys, evaluation_keys)
 
     # ------------------------------------------------------------------ cache
 
@@ -211,6 +245,10 @@ class Store:
     def cache_stats(self) -> dict[str, Any]:
         """Counts, sizes and ages of the cache, in total and per kind."""
         return _cache.cache_stats(self._db)
+
+    def cache_kinds(self) -> set[str]:
+        """The kinds of call that have cache entries (one cheap query)."""
+        return _cache.cache_kinds(self._db)
 
     def cache_clear(self, kind: str | None = None, expired_only: bool = False) -> int:
         """Delete cache entries (all, one kind, or only expired) and return how many."""

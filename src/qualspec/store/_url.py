@@ -9,7 +9,16 @@ from pathlib import Path
 __all__ = ["DEFAULT_HOME", "display_url", "resolve_url"]
 
 DEFAULT_HOME = ".qualspec"
-_PASSWORD = re.compile(r"(?P<head>://[^/@:?#]*:)[^@/]*@")
+# user:password@ in a URL's authority (a password may itself contain '@': up to the last one)
+_PASSWORD = re.compile(r"(?P<head>://[^/@:?#\s]*:)[^/\s]*@")
+# query parameters named like secrets (?password=, &api-key=, ?key=, ?access_token=, but
+# not ?max_tokens=), and the password of a libpq keyword string (host=h password=x)
+_SECRET_NAME = r"[\w.-]*(?:password|passwd|pwd|secret|token|key|auth|signature|sig|credentials?)"
+_QUERY_SECRET = re.compile(rf"(?P<head>[?&;]{_SECRET_NAME}=)[^&#\s]*", re.IGNORECASE)
+_KEYWORD_SECRET = re.compile(
+    r"(?P<head>(?<![\w?&;])(?:password|passwd|sslpassword)\s*=\s*)(?:'[^']*'|[^\s'&#]+)",
+    re.IGNORECASE,
+)
 _POSTGRES = re.compile(r"^(postgres|postgresql)://", re.IGNORECASE)
 
 
@@ -32,6 +41,20 @@ def resolve_url(url: str | None = None) -> str:
     return _POSTGRES.sub("postgresql+psycopg://", chosen.strip(), count=1)
 
 
-def display_url(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (safe for logs and messages)."""
-    return _PASSWORD.sub(r"\g<head>***@", url, count=1)
+def display_url(text: str) -> str:
+    """``text`` with every password and key in the URLs it contains replaced by ``***``.
+
+    The one masking function for URLs (database URLs, provider ``base_url`` values, and
+    any message or command line that contains them): ``user:PASSWORD@host``, query
+    parameters such as ``?password=``, ``?api-key=``, ``?key=``, ``?token=``, and
+    ``password=`` in a libpq keyword string. Idempotent; safe for logs, messages and
+    stored metadata.
+
+    Example: ``display_url("postgresql://u@h/db?password=pw")`` ->
+    ``"postgresql://u@h/db?password=***"``.
+    """
+    if "=" not in text and "@" not in text:
+        return text
+    text = _PASSWORD.sub(r"\g<head>***@", text)
+    text = _QUERY_SECRET.sub(r"\g<head>***", text)
+    return _KEYWORD_SECRET.sub(r"\g<head>***", text)

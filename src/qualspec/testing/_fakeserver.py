@@ -104,6 +104,8 @@ class FakeServer:
         self._faults: deque[_Fault] = deque()
         self._mode: _Fault | None = None
         self._calls = 0
+        self._in_flight = 0
+        self._max_in_flight = 0
         self._by_path: Counter[str] = Counter()
         self._log: list[tuple[float, dict[str, str], Any]] = []
         self._thread: threading.Thread | None = None
@@ -242,6 +244,7 @@ class FakeServer:
             self._faults.clear()
             self._mode = None
             self._calls = 0
+            self._max_in_flight = 0
             self._by_path.clear()
             self._log.clear()
 
@@ -254,6 +257,12 @@ class FakeServer:
         """Requests received on the model endpoints (faulted ones included)."""
         with self._lock:
             return self._calls
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests the server was answering at one moment."""
+        with self._lock:
+            return self._max_in_flight
 
     @property
     def calls_by_path(self) -> dict[str, int]:
@@ -270,9 +279,19 @@ class FakeServer:
     # ---- handlers ------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            return await self._respond(request, raw)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    async def _respond(self, request: web.Request, raw: bytes) -> web.StreamResponse:
         from aiohttp import web
 
-        raw = await request.read()
         try:
             body = json.loads(raw)
         except ValueError:

@@ -1,0 +1,579 @@
+"""``qualspec.Session``: the async core every entry point (CLI, ``qualspec.run``, plugins) uses.
+
+A session owns the store, the providers, the per-endpoint limits, retries and timeouts,
+the cache, cost and budget. ``run`` executes a suite; ``complete`` makes any single call
+with the same limits, cache, cost and store. It works inside a running event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from qualspec.engine._calls import CallEngine, CallStopped, Reply
+from qualspec.engine._execute import BoundEvaluator, ExecuteOptions, ExecuteStats, Executor
+from qualspec.errors import ConfigError, StoreError
+
+if TYPE_CHECKING:
+    from qualspec.engine._evaluators import Evaluator
+    from qualspec.engine._execute import ProgressFn
+    from qualspec.engine._items import WorkItem
+    from qualspec.engine._plan import Plan
+    from qualspec.engine._recorder import Recorder
+    from qualspec.providers import Message
+    from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
+    from qualspec.store import ResponseRecord, RunRecord, RunSummary, Store
+
+__all__ = ["RunOutcome", "Session", "run_sync"]
+
+log = logging.getLogger("qualspec.engine")
+_T = TypeVar("_T")
+SESSION_SUITE = "(session)"
+
+
+@dataclass
+class RunOutcome:
+    """What a run produced: its id, final status, what the executor did, and the stored run."""
+
+    run_id: str
+    status: str
+    stats: ExecuteStats
+    record: RunRecord
+    resumed: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+class Session:
+    """The engine, as an async context manager.
+
+    Example::
+
+        async with qualspec.Session(db="sqlite:///evals.db", max_cost=5.0) as session:
+            outcome = await session.run("examples/quickstart.yaml")
+            reply = await session.complete("local/smollm2", "Say hi", kind="adhoc")
+            print(outcome.status, reply.text)
+
+    Args:
+        db: A database URL, or an open ``Store`` (not closed by the session); default
+            ``$QUALSPEC_DATABASE_URL`` or ``.qualspec/qualspec.db``.
+        max_cost: The budget in USD for every call of the session (overrides
+            ``options.max_cost``); calls stop once it is spent.
+        options: Concurrency, timeout, retries, cache settings.
+        providers: Named provider connections for ``complete`` (as a suite's
+            ``providers:``).
+        prices: A JSON price table overriding the built-in one.
+    """
+
+    def __init__(
+        self,
+        *,
+        db: str | Store | None = None,
+        max_cost: float | None = None,
+        options: ExecuteOptions | None = None,
+        providers: Mapping[str, ProviderConfig] | None = None,
+        prices: str | Path | None = None,
+    ) -> None:
+        import dataclasses
+
+        options = options or ExecuteOptions()
+        if max_cost is not None:
+            options = dataclasses.replace(options, max_cost=max_cost)
+        self.options = options
+        self._db = db
+        self._provider_configs = dict(providers or {})
+        self._prices_path = None if prices is None else Path(prices)
+        self._store: Store | None = None
+        self._owns_store = False
+        self._calls: CallEngine | None = None
+        self._adhoc_run: str | None = None
+        self._adhoc_recorder: Recorder | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> Session:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def open(self) -> None:
+        """Open the store and load prices (``async with`` does this)."""
+        if self._calls is not None:
+            return
+        from qualspec.providers import PriceTable
+        from qualspec.store import Store
+
+        if self._db is None or isinstance(self._db, str):
+            self._store = await asyncio.to_thread(Store.open, self._db)
+            self._owns_store = True
+        else:
+            self._store = self._db
+        prices = PriceTable.load(self._prices_path)
+        self._calls = CallEngine(store=self._store, options=self.options, prices=prices)
+
+    async def aclose(self) -> None:
+        """Finish the session's ad-hoc run, close the providers and (if opened here) the store."""
+        calls, self._calls = self._calls, None
+        try:
+            if self._adhoc_recorder is not None and self._adhoc_run is not None:
+                recorder, self._adhoc_recorder = self._adhoc_recorder, None
+                await asyncio.to_thread(recorder.close)
+                await asyncio.to_thread(self.store.finish_run, self._adhoc_run, "finished")
+                await asyncio.to_thread(self.store.release_run, self._adhoc_run)
+        finally:
+            if calls is not None:
+                await calls.aclose()
+            if self._owns_store and self._store is not None:
+                self._store.close()
+            self._store = None
+
+    @property
+    def store(self) -> Store:
+        """The session's results database."""
+        if self._store is None:
+            raise RuntimeError("the session is not open: use `async with Session(...)`")
+        return self._store
+
+    @property
+    def calls(self) -> CallEngine:
+        """The call layer (limits, retries, cache, cost) shared by everything in the session."""
+        if self._calls is None:
+            raise RuntimeError("the session is not open: use `async with Session(...)`")
+        return self._calls
+
+    @property
+    def spent_usd(self) -> float:
+        """What the session's calls have cost so far (known prices only)."""
+        return self.calls.spent_usd
+
+    # ------------------------------------------------------------ single calls
+
+    async def complete(
+        self,
+        model: str,
+        prompt: str | Sequence[Message],
+        *,
+        kind: str = "adhoc",
+        system: str | None = None,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        params: Mapping[str, Any] | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        attempt: int = 0,
+    ) -> Reply:
+        """One call to ``provider/model`` with the session's limits, retries, cache and cost.
+
+        The answer is recorded as a response of ``kind`` in the session's own run (suite
+        ``(session)``), so ``qualspec runs`` shows it. A failed call returns a reply with
+        ``error`` set; a refused key raises ``AuthenticationError``; a spent budget raises
+        ``BudgetExceededError``.
+
+        Example::
+
+            reply = await session.complete("openai/gpt-4o-mini", "Say hi", max_tokens=20)
+        """
+        from qualspec.engine._items import cell_key
+        from qualspec.errors import BudgetExceededError
+        from qualspec.providers import Message, split_address
+        from qualspec.store import ResponseRecord
+
+        name, model_name = split_address(model)
+        provider = self.calls.providers([name], self._provider_configs)[name]
+        if isinstance(prompt, str):
+            messages: tuple[Message, ...] = (Message("user", prompt),)
+        else:
+            messages = tuple(prompt)
+        if system is not None:
+            messages = (Message("system", system), *messages)
+        recorder = await self._adhoc()
+        try:
+            reply = await self.calls.complete(
+                provider,
+                model_name,
+                messages,
+                kind=kind,
+                recorder=recorder,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                params=params,
+                json_schema=json_schema,
+                attempt=attempt,
+            )
+        except CallStopped as exc:
+            raise BudgetExceededError(f"{exc}: raise max_cost or start a new session") from None
+        recorder.response(
+            ResponseRecord(
+                # the call (everything sent, where to) placed under its model and kind
+                key=cell_key(reply.key, model, None, kind, None),
+                candidate=model,
+                role=None,
+                scenario="",
+                input_id=None,
+                temperature=temperature if temperature is not None else 0.0,
+                effective_temperature=reply.effective_temperature,
+                run_index=attempt,
+                provider=name,
+                model=model_name,
+                text=reply.text,
+                finish_reason=reply.finish_reason,
+                input_tokens=reply.input_tokens,
+                output_tokens=reply.output_tokens,
+                latency_s=reply.latency_s,
+                cost_usd=reply.cost_usd,
+                attempts=reply.attempts,
+                error=reply.error,
+                cached=reply.cached,
+                created_at=datetime.now(UTC),
+                kind=kind,
+            )
+        )
+        return reply
+
+    async def _adhoc(self) -> Recorder:
+        if self._adhoc_recorder is None:
+            from qualspec.engine._recorder import Recorder
+
+            store = self.store
+            run_id = await asyncio.to_thread(
+                store.create_run, SESSION_SUITE, "", {"kind": "session", "pid": os.getpid()}
+            )
+            await asyncio.to_thread(store.acquire_run, run_id)
+            self._adhoc_run = run_id
+            recorder = Recorder(store, run_id, retry_window_s=self.options.store_retry_s)
+            recorder.bind_loop(asyncio.get_running_loop())
+            self._adhoc_recorder = recorder
+        return self._adhoc_recorder
+
+    # ------------------------------------------------------------ suites
+
+    async def run(
+        self,
+        suite: str | Path | Evaluation | LoadedSuite,
+        *,
+        candidates: Sequence[str] | None = None,
+        roles: Sequence[str] | None = None,
+        scenarios: Sequence[str] | None = None,
+        temperatures: Sequence[float] | str | None = None,
+        runs: int | None = None,
+        model: str | None = None,
+        judge: str | None = None,
+        threshold: float | None = None,
+        resume: str | bool | None = None,
+        progress: ProgressFn | None = None,
+    ) -> RunOutcome:
+        """Run a suite (a file, an ``Evaluation`` or a loaded suite) and record everything.
+
+        ``resume``: ``True`` resumes the latest unfinished run of this suite, a string resumes
+        that run id; only work the store does not hold is done. Filters and overrides are
+        those of ``qualspec run``.
+        """
+        from qualspec.engine._plan import expand
+        from qualspec.spec import Evaluation, LoadedSuite, load_evaluation, load_suite
+
+        if isinstance(suite, Evaluation):
+            loaded = load_evaluation(suite, Path.cwd())
+        elif isinstance(suite, LoadedSuite):
+            loaded = suite
+        else:
+            loaded = await asyncio.to_thread(load_suite, suite)
+        plan = expand(
+            loaded,
+            candidates=candidates,
+            roles=roles,
+            scenarios=scenarios,
+            temperatures=temperatures,
+            runs=runs,
+            model=model,
+        ).with_judge(model=judge, threshold=threshold)
+        return await self.run_plan(loaded, plan, resume=resume, progress=progress)
+
+    async def run_plan(
+        self,
+        suite: LoadedSuite,
+        plan: Plan,
+        *,
+        resume: str | bool | None = None,
+        progress: ProgressFn | None = None,
+        argv: Sequence[str] | None = None,
+    ) -> RunOutcome:
+        """Execute an expanded plan of ``suite`` (what ``run`` does after expanding)."""
+        from qualspec.engine._evaluators import create_evaluator
+        from qualspec.engine._plan import check_plan
+        from qualspec.engine._recorder import Recorder
+        from qualspec.engine._run import metadata, prompt_versions
+        from qualspec.providers import split_address
+
+        store = self.store
+        calls = self.calls
+        evaluation = suite.evaluation
+        configs = evaluation.providers
+        # Validate everything first: a config error must not leave a run behind.
+        check_plan(suite, plan, judge=self.options.judge)
+        evaluators = (
+            [create_evaluator(c) for c in plan.judges] if plan.items and self.options.judge else []
+        )
+        prompts = [e.prompt() for e in evaluators]
+        # Providers first: a missing key or package fails before any run is recorded.
+        names = {item.provider for item in plan.items}
+        names |= {split_address(e.model)[0] for e in evaluators if e.model}
+        providers = calls.providers(sorted(names), configs)
+        warnings: list[str] = []
+        # what a resumed run's recorded evaluations are checked against (None: judging off)
+        current = evaluators if self.options.judge else None
+        resumed = bool(resume)
+        if resume:
+            summary = await asyncio.to_thread(_find_run, store, resume, suite)
+            run_id = summary.id
+            if summary.suite_hash != suite.content_hash:
+                warnings.append(
+                    f"the suite file changed since run {run_id} started; "
+                    "new or changed cells are run, unchanged ones are kept, and what the "
+                    "suite no longer asks for is kept but not counted (superseded)"
+                )
+        else:
+            run_id = await asyncio.to_thread(
+                store.create_run, evaluation.name, suite.content_hash, {}
+            )
+        await asyncio.to_thread(store.acquire_run, run_id)
+        status = "failed"
+        stats = ExecuteStats()
+        recorder: Recorder | None = None
+        executor: Executor | None = None
+        try:
+            bound = []
+            for evaluator, prompt in zip(evaluators, prompts, strict=True):
+                version = None
+                if prompt is not None:
+                    version = await asyncio.to_thread(store.prompt_version, *prompt)
+                bound.append(BoundEvaluator(evaluator, version))
+            meta = metadata(suite, plan, argv, bound, resumed=resumed)
+            await asyncio.to_thread(store.update_run_metadata, run_id, meta)
+            versions = await asyncio.to_thread(prompt_versions, store, plan)
+            done: dict[str, ResponseRecord] = {}
+            done_e: set[tuple[str, str, str]] = set()
+            if resumed:  # a new run holds nothing yet
+                existing = await asyncio.to_thread(store.load_run, run_id)
+                # rows of an earlier plan (an edited suite, another judge): superseded
+                stale, stale_e = _superseded(existing, plan.items, current, groups=False)
+                await asyncio.to_thread(store.supersede, run_id, stale, stale_e)
+                done = {
+                    r.key: r for r in existing.responses if r.error is None and r.key not in stale
+                }
+                done_e = {
+                    (j.evaluator, j.response_key, j.criterion)
+                    for j in existing.judgments
+                    if j.error is None and (j.evaluator, j.response_key, j.criterion) not in stale_e
+                }
+            recorder = Recorder(
+                store,
+                run_id,
+                retry_window_s=self.options.store_retry_s,
+                on_fatal=lambda exc: executor.on_store_failure(exc) if executor else None,
+            )
+            executor = Executor(
+                plan.items,
+                calls=calls,
+                providers=providers,
+                recorder=recorder,
+                run_id=run_id,
+                evaluators=bound,
+                provider_configs=configs,
+                done_responses=done,
+                done_evaluations=done_e,
+                prompt_versions=versions,
+                progress=progress,
+            )
+            try:
+                stats = await executor.run()
+            except asyncio.CancelledError:
+                status = "interrupted"
+                raise
+            status = "budget_exceeded" if stats.budget_exceeded else "finished"
+        finally:
+            settle = None
+            if resumed:  # group subjects are known once the answers are: supersede again
+
+                def settle() -> None:
+                    record = store.load_run(run_id)
+                    stale, stale_e = _superseded(record, plan.items, current, groups=True)
+                    store.supersede(run_id, stale, stale_e)
+
+            failure = await self._finish(store, run_id, recorder, executor, status, settle)
+        if failure is not None:
+            raise StoreError(
+                f"could not record results: {failure}; nothing recorded is lost: resume with "
+                f"qualspec run {suite.path} --resume {run_id}"
+            )
+        record = await asyncio.to_thread(store.load_run, run_id)
+        return RunOutcome(
+            run_id=run_id,
+            status=status,
+            stats=stats,
+            record=record,
+            resumed=resumed,
+            warnings=warnings,
+        )
+
+    async def _finish(
+        self,
+        store: Store,
+        run_id: str,
+        recorder: Recorder | None,
+        executor: Executor | None,
+        status: str,
+        settle: Callable[[], None] | None = None,
+    ) -> str | None:
+        """Flush the recorder and record the run's end; the failure reason, if any.
+
+        ``settle`` runs once everything is recorded, when the run completed (finished or
+        over budget): it marks what the plan no longer asks for superseded.
+        """
+        failure: str | None = None
+        if recorder is not None:
+            try:
+                await asyncio.to_thread(recorder.close)
+            except StoreError as exc:
+                failure = recorder.failure or _one_line(exc)
+        if failure is None and executor is not None and executor.store_failure is not None:
+            failure = _one_line(executor.store_failure)
+        if failure is None and settle is not None and status in ("finished", "budget_exceeded"):
+            try:
+                await asyncio.to_thread(settle)
+            except StoreError as exc:
+                failure = _one_line(exc)
+        if failure is not None:
+            status = "failed"
+        try:
+            if failure is not None:
+                await asyncio.to_thread(
+                    store.update_run_metadata, run_id, {"failure": failure[:500]}
+                )
+            await asyncio.to_thread(store.finish_run, run_id, status)
+        except StoreError as exc:
+            if failure is None:
+                raise
+            log.error("could not mark run %s %s: %s", run_id, status, _one_line(exc))
+        finally:
+            try:
+                await asyncio.to_thread(store.release_run, run_id)
+            except StoreError as exc:
+                log.error("could not release run %s: %s", run_id, _one_line(exc))
+        return failure
+
+
+def _find_run(store: Store, resume: str | bool, suite: LoadedSuite) -> RunSummary:
+    """The run to resume: ``resume`` (an id, which must be a run of ``suite``), or the
+    latest unfinished run of ``suite`` (its name and its file or content)."""
+    name, path, content = suite.evaluation.name, str(suite.path), suite.content_hash
+    if isinstance(resume, str):
+        summary = store.get_run(resume)
+        if not summary.is_of_suite(name, path, content):
+            other = summary.metadata.get("suite_path")
+            where = f" ({other})" if isinstance(other, str) else ""
+            raise ConfigError(
+                f"run {summary.id} is a run of another suite ('{summary.suite_name}'{where}), "
+                f"not of '{name}' ({path}): resume it with its own suite file, or run "
+                "without --resume"
+            )
+        return summary
+    run_id = store.latest_unfinished_run(name, path, content)
+    if run_id is None:
+        raise ConfigError(
+            f"no unfinished run of suite '{name}' ({path}) to resume: run without --resume"
+        )
+    return store.get_run(run_id)
+
+
+def _superseded(
+    record: RunRecord,
+    items: Sequence[WorkItem],
+    evaluators: Sequence[Evaluator] | None,
+    *,
+    groups: bool,
+) -> tuple[set[str], set[tuple[str, str, str]]]:
+    """The keys of a run's current rows that the plan does not ask for.
+
+    Responses whose key is no work item's; evaluation records of a superseded or
+    unplanned response (or group member), of an evaluator the run no longer has, made
+    with another model or threshold than the evaluator's, or on an aspect (criterion)
+    that the evaluator no longer records for that subject. ``evaluators`` is None when
+    judging is off: evaluation records then stay unless their responses went. Group
+    records are checked against the subjects of the answers recorded so far only with
+    ``groups`` (at the end of a run: a subject's key follows the members answered).
+    """
+    from qualspec.engine._evaluators import group_subject_key
+
+    wanted = {item.key: item for item in items}
+    stale = {r.key for r in record.responses if r.key not in wanted}
+    by_name = {e.name: e for e in evaluators or ()}
+    subjects: dict[tuple[str, str], tuple[WorkItem, ...]] = {}
+    if groups:
+        answered = {r.key for r in record.responses if r.error is None and r.key in wanted}
+        for e in by_name.values():
+            if e.scope != "group":
+                continue
+            members: dict[str, list[WorkItem]] = {}
+            for item in items:
+                group_id = e.group_of(item)
+                if group_id is not None:
+                    members.setdefault(group_id, []).append(item)
+            for group in members.values():
+                keys = [i.key for i in group if i.key in answered]
+                if keys:
+                    subjects[(e.name, group_subject_key(e.name, keys))] = tuple(group)
+    stale_e: set[tuple[str, str, str]] = set()
+    for j in record.judgments:
+        key = (j.evaluator, j.response_key, j.criterion)
+        subject = j.subject if j.subject is not None else [j.response_key]
+        if any(m in stale or m not in wanted for m in subject):
+            stale_e.add(key)
+            continue
+        if evaluators is None:
+            continue
+        evaluator = by_name.get(j.evaluator)
+        if (
+            evaluator is None
+            or j.judge_model != evaluator.model
+            or j.threshold != evaluator.threshold
+        ):
+            stale_e.add(key)
+        elif evaluator.scope == "response":
+            if j.criterion not in evaluator.aspects((wanted[j.response_key],)):
+                stale_e.add(key)
+        elif groups:
+            planned = subjects.get((j.evaluator, j.response_key))
+            if planned is None or j.criterion not in evaluator.aspects(planned):
+                stale_e.add(key)
+    return stale, stale_e
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def run_sync(main: Callable[[], Awaitable[_T]]) -> _T:
+    """Run a coroutine function to completion from synchronous code.
+
+    With no event loop running this is ``asyncio.run``; inside a running loop (Jupyter,
+    an async test) it runs in a worker thread with its own loop, so it never deadlocks.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_as_coroutine(main))
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="qualspec-sync") as pool:
+        return pool.submit(lambda: asyncio.run(_as_coroutine(main))).result()
+
+
+async def _as_coroutine(main: Callable[[], Awaitable[_T]]) -> _T:
+    return await main()

@@ -1,0 +1,32 @@
+"""The benchmarks run: a tiny smoke of each, checking only that it completes and reports.
+
+No timing is asserted here: speed targets are measured and printed by the benchmarks
+themselves, as ratios against a baseline taken in the same run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_process_workload_quick_runs_and_prints_the_ratios(repo_root: Path) -> None:
+    script = repo_root / "benchmarks" / "process_workload.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    for prefix in (
+        "bare asyncio+aiohttp",
+        "qualspec run",
+        "wall ratio:",
+        "client cpu:",
+        "peak rss:",
+    ):
+        assert any(line.startswith(prefix) for line in out.splitlines()), out

@@ -1,0 +1,78 @@
+"""Evaluators used by the engine tests, named in suites as ``helpers_evaluators:FACTORY``.
+
+``GroupProbe`` is a group-scope evaluator that records, when it runs, which answers of
+its group existed in the store's view of the run at that moment (through ``seen``): the
+proof that it waited for the whole group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from qualspec import EvalContext, EvaluatorConfig, Subject, Verdict
+from qualspec.engine import Scope, WorkItem
+
+SEEN: list[dict[str, Any]] = []
+
+
+class GroupProbe:
+    scope: Scope = "group"
+    model: str | None = None
+
+    def __init__(self, name: str, threshold: float) -> None:
+        self.name = name
+        self.threshold: float | None = threshold
+
+    def prompt(self) -> tuple[str, str] | None:
+        return ("group_probe", "compare the answers of one scenario")
+
+    def group_of(self, item: WorkItem) -> str | None:
+        return item.scenario
+
+    def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
+        return ("all answered",)
+
+    async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict:
+        SEEN.append(
+            {
+                "group": subject.group,
+                "keys": [i.key for i in subject.items],
+                "texts": [r.text for r in subject.responses],
+                "prompt_version": ctx.prompt_version,
+            }
+        )
+        return Verdict(
+            score=10.0,
+            scores={r.key: float(len(r.text or "")) for r in subject.responses},
+            details={"answers": len(subject.responses)},
+        )
+
+
+def group_probe(config: EvaluatorConfig) -> GroupProbe:
+    return GroupProbe(config.label, config.threshold)
+
+
+class Exploding:
+    """A response-scope evaluator whose code raises: the run must record it and go on."""
+
+    scope: Scope = "response"
+    model: str | None = None
+    threshold: float | None = None
+    name = "exploding"
+
+    def prompt(self) -> tuple[str, str] | None:
+        return None
+
+    def group_of(self, item: WorkItem) -> str | None:
+        return None
+
+    def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
+        return ("boom",)
+
+    async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict:
+        raise ValueError("a bug in a plugin")
+
+
+def exploding(config: EvaluatorConfig) -> Exploding:
+    return Exploding()

@@ -1,0 +1,40 @@
+"""A provider used from one event loop after another (two ``asyncio.run``) closes the old
+loop's session through aiohttp's public API, with no 'Unclosed' warning or error log."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import warnings
+
+import pytest
+
+from qualspec.providers import ChatRequest, Message
+from qualspec.providers._openai import OpenAIProvider
+from qualspec.testing import FakeServer
+
+
+def test_a_session_of_a_finished_loop_is_closed_quietly(
+    server: FakeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    provider = OpenAIProvider("fake", base_url=server.base_url, api_key=None)
+    request = ChatRequest(model="m", messages=(Message("user", "hi"),))
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.DEBUG):
+        warnings.simplefilter("always")
+        first = asyncio.run(provider.complete(request))
+        old = provider._http._session  # noqa: SLF001 - the session of the finished loop
+
+        async def second() -> str:
+            try:
+                return (await provider.complete(request)).text
+            finally:
+                await provider.aclose()
+
+        assert asyncio.run(second()) == first.text == "Answer to: hi"
+        assert old is not None and old.closed
+        del old
+        gc.collect()
+    messages = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if "Unclosed" in m or "close()" in m], messages
+    assert server.calls == 2
