@@ -213,6 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when any call failed (default: only when no cell could be answered)",
     )
     run.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a judge could not score anything (unreachable, or never parsed)",
+    )
+    run.add_argument(
         "--store-retry",
         type=_positive_float,
         default=30.0,

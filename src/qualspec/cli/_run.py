@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -173,12 +174,15 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
                 "yellow",
             ),
         )
-    return _exit_code(outcome.record, fail_on_errors=getattr(ns, "fail_on_errors", False))
+    code = _exit_code(outcome.record, fail_on_errors=getattr(ns, "fail_on_errors", False))
+    if code == 0 and getattr(ns, "strict", False) and outcome.judge_failures:
+        print(f"qualspec: --strict: {outcome.judge_failures[0]}", file=sys.stderr)
+        code = 1
+    return code
 
 
 def _exit_code(record: RunRecord, *, fail_on_errors: bool) -> int:
     """1 when no cell could be answered, or (``--fail-on-errors``) when a call failed."""
-    import sys
 
     responses = [r for r in record.responses if r.kind == "candidate"]
     failed = [r for r in responses if r.error is not None]

@@ -25,7 +25,14 @@ from qualspec.errors import (
     ProviderError,
     ProviderTimeoutError,
 )
-from qualspec.providers import ChatRequest, ChatResponse, Message, Provider, clamp_temperature
+from qualspec.providers import (
+    STRUCTURED_MODES,
+    ChatRequest,
+    ChatResponse,
+    Message,
+    Provider,
+    clamp_temperature,
+)
 from qualspec.store import CacheEntry
 
 if TYPE_CHECKING:
@@ -51,8 +58,13 @@ class Outcome:
     response: ChatResponse | None
     attempts: int
     latency: float
+    """Service time: seconds the provider took, over all attempts."""
     error: str | None
     cost: float | None
+    queue: float = 0.0
+    """Seconds spent waiting for a concurrency slot (not part of ``latency``)."""
+    format_rejected: bool = False
+    """The server refused the requested structured-output mode (see ``complete``)."""
 
 
 @dataclass(slots=True)
@@ -76,6 +88,10 @@ class Reply:
     key: str = ""
     saved_usd: float = 0.0
     effective_temperature: float | None = None
+    queue_s: float = 0.0
+    structured_mode: str | None = None
+    """How structured output was asked for (None: it was not)."""
+    format_rejected: bool = False
 
     @property
     def ok(self) -> bool:
@@ -176,6 +192,8 @@ class CallEngine:
         self._stop_reason: str | None = None
         self._auth_failure: AuthenticationError | None = None
         self._memory: dict[str, CacheEntry] = {}
+        self._modes: dict[str, str] = {}  # endpoint -> structured mode after a refusal
+        self._endpoint_names: dict[str, str] = {}
         self._kinds_in_store: set[str] | None = None
         self._kinds_lock: asyncio.Lock | None = None
         self.scrub = Scrubber()
@@ -303,17 +321,23 @@ class CallEngine:
         policy = self.options.retry
         timeout = self._timeouts.get(self.endpoint(provider), self.options.timeout)
         attempt = 0
-        start = time.perf_counter()
+        queued = served = 0.0
         while True:
             self._refuse_if_stopped()
             attempt += 1
+            waited = time.perf_counter()
             if gate is not None:
                 await gate.acquire()
             try:
                 async with limit:
+                    began = time.perf_counter()
+                    queued += began - waited
                     self._refuse_if_stopped()  # it may have stopped while waiting
-                    async with asyncio.timeout(timeout):
-                        response = await provider.complete(request)
+                    try:
+                        async with asyncio.timeout(timeout):
+                            response = await provider.complete(request)
+                    finally:
+                        served += time.perf_counter() - began
                     response = self.scrub.response(response)
                     if not _has_answer(response):
                         raise BadResponseError(
@@ -345,9 +369,12 @@ class CallEngine:
                     provider.name, request.model, response.input_tokens, response.output_tokens
                 )
                 self._charge(cost)
-                return Outcome(response, attempt, time.perf_counter() - start, None, cost)
+                return Outcome(response, attempt, served, None, cost, queued)
             detail = f"HTTP {error.status}: {error}" if error.status else str(error)
             detail = self.scrub.text(detail)
+            if request.json_schema is not None and _rejects_format(error, request):
+                # not retried: ``complete`` asks again in a mode the server takes
+                return Outcome(None, attempt, served, detail, None, queued, format_rejected=True)
             if not policy.should_retry(error, attempt):
                 if attempt > 1 or error.retryable:
                     log.warning(
@@ -357,7 +384,7 @@ class CallEngine:
                         attempt,
                         detail,
                     )
-                return Outcome(None, attempt, time.perf_counter() - start, detail, None)
+                return Outcome(None, attempt, served, detail, None, queued)
             delay = policy.delay(error, attempt)
             log.info(
                 "%s/%s: attempt %d failed (%s); retrying in %.2fs",
@@ -382,24 +409,95 @@ class CallEngine:
         params: Mapping[str, Any] | None = None,
         json_schema: Mapping[str, Any] | None = None,
         attempt: int = 0,
+        structured_mode: str = "auto",
     ) -> Reply:
         """One call with the cache: a cached answer is returned without calling.
 
         ``attempt`` is part of the cache key and the default seed, so a deliberate re-ask
         gets a fresh answer. A successful answer is queued for the cache on ``recorder``.
 
+        With ``json_schema``, ``structured_mode`` says how to ask for structured output:
+        one of :data:`~qualspec.providers.STRUCTURED_MODES`, or ``"auto"``: the strongest
+        mode the endpoint has not refused. When a server refuses a mode (an error that names
+        ``response_format``), the call is asked again one mode lower, and the endpoint keeps
+        the lower mode for the rest of the session (see :meth:`structured_modes`).
+
         Raises:
             CallStopped: The budget is spent or the store cannot record.
             AuthenticationError: The credentials were refused.
         """
         params = dict(params or {})
+        schema = dict(json_schema) if json_schema is not None else None
+        where = self.endpoint(provider)
+        negotiate = schema is not None and structured_mode == "auto"
+        while True:
+            mode = self._modes.get(where, STRUCTURED_MODES[0]) if negotiate else structured_mode
+            if mode == "auto":
+                mode = STRUCTURED_MODES[0]
+            reply = await self._complete_once(
+                provider,
+                model,
+                messages,
+                kind=kind,
+                recorder=recorder,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                params=params,
+                schema=schema,
+                attempt=attempt,
+                mode=mode,
+            )
+            if negotiate and reply.format_rejected and mode != STRUCTURED_MODES[-1]:
+                self._step_down(provider, mode, reply.error)
+                continue
+            return reply
+
+    def structured_modes(self) -> dict[str, str]:
+        """The structured-output mode each provider settled on, where one was stepped down.
+
+        Example: ``{"llama_server": "json_object"}`` after the server refused JSON Schema.
+        """
+        return {self._endpoint_names[w]: m for w, m in sorted(self._modes.items())}
+
+    def _step_down(self, provider: Provider, refused: str, error: str | None) -> None:
+        where = self.endpoint(provider)
+        lower = STRUCTURED_MODES[STRUCTURED_MODES.index(refused) + 1]
+        current = self._modes.get(where, STRUCTURED_MODES[0])
+        # calls in flight may all be refused at once: step down once per refused mode
+        if STRUCTURED_MODES.index(lower) > STRUCTURED_MODES.index(current):
+            self._modes[where] = lower
+            self._endpoint_names[where] = provider.name
+            log.warning(
+                "%s refused structured output as %s (%s); using %s from now on",
+                provider.name,
+                refused,
+                (error or "")[:200],
+                lower,
+            )
+
+    async def _complete_once(
+        self,
+        provider: Provider,
+        model: str,
+        messages: Sequence[Message],
+        *,
+        kind: str,
+        recorder: Recorder | None,
+        temperature: float | None,
+        max_tokens: int | None,
+        params: dict[str, Any],
+        schema: dict[str, Any] | None,
+        attempt: int,
+        mode: str,
+    ) -> Reply:
         effective = (
             None
             if temperature is None
             else clamp_temperature(temperature, provider.temperature_range)
         )
         key_params = {**params, "temperature": temperature, "max_tokens": max_tokens}
-        schema = dict(json_schema) if json_schema is not None else None
+        if schema is not None and mode != STRUCTURED_MODES[0]:
+            key_params["structured_mode"] = mode  # another request, another answer
         key = self.cache_key(
             call_key(provider.name, model, tuple(messages), key_params, attempt, schema), provider
         )
@@ -425,6 +523,7 @@ class CallEngine:
             max_tokens=max_tokens,
             params=params,
             json_schema=schema,
+            structured_mode=mode,
             seed=attempt,
         )
         # The slot is held until the answer is durable in the cache: a paid answer is never
@@ -437,9 +536,12 @@ class CallEngine:
                 text=None,
                 error=out.error,
                 latency_s=out.latency,
+                queue_s=out.queue,
                 attempts=out.attempts,
                 key=key,
                 effective_temperature=effective,
+                structured_mode=mode if schema is not None else None,
+                format_rejected=out.format_rejected,
             )
         entry = self.cache_entry(kind, key, provider, model, resp, effective)
         if recorder is None or not self.cache_put(recorder, entry, on_commit=gate.release):
@@ -452,9 +554,11 @@ class CallEngine:
             output_tokens=resp.output_tokens,
             cost_usd=out.cost,
             latency_s=out.latency,
+            queue_s=out.queue,
             attempts=out.attempts,
             key=key,
             effective_temperature=effective,
+            structured_mode=mode if schema is not None else None,
         )
 
     # ------------------------------------------------------------ cache
@@ -567,3 +671,15 @@ def _has_answer(response: ChatResponse) -> bool:
     """False for an empty answer: no text (``""`` or null) and no structured output."""
     text = response.text
     return (isinstance(text, str) and bool(text.strip())) or response.structured is not None
+
+
+def _rejects_format(error: ProviderError, request: ChatRequest) -> bool:
+    """Whether a server refused the structured-output mode itself (not the call).
+
+    llama.cpp's server answers 500 "response_format.type: Input should be 'text' or
+    'json_object'"; OpenAI 400 "'response_format' of type 'json_schema' is not supported".
+    """
+    if request.structured_mode == "none" or error.status not in (400, 422, 500):
+        return False
+    text = str(error).lower()
+    return "response_format" in text or "json_schema" in text

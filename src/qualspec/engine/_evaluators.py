@@ -102,11 +102,14 @@ class EvalContext(Protocol):
         json_schema: Mapping[str, Any] | None = None,
         attempt: int = 0,
         kind: str = "judge",
+        structured_mode: str = "auto",
     ) -> Reply:
         """One model call (``provider/model``) with the run's limits, retries, cache, cost.
 
         ``attempt`` distinguishes deliberate re-asks (it is part of the cache key and the
-        default seed), so a parse retry is not answered from the cache.
+        default seed), so a parse retry is not answered from the cache. With
+        ``json_schema``, ``structured_mode`` is ``auto`` (negotiated per endpoint:
+        ``json_schema``, then ``json_object``, then plain instructions) or one of them.
         """
         ...
 

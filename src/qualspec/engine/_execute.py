@@ -254,6 +254,7 @@ class Executor:
                 input_tokens=ctx.input_tokens or None,
                 output_tokens=ctx.output_tokens or None,
                 latency_s=ctx.latency or None,
+                queue_s=ctx.queue or None,
                 cost_usd=ctx.cost_usd,
                 attempts=max(ctx.attempts, 1),
                 error=error,
@@ -290,6 +291,7 @@ class Executor:
         resp = out.response
         record = self._response_record(item, effective)
         record.latency_s = out.latency
+        record.queue_s = out.queue
         record.cost_usd = out.cost
         record.attempts = out.attempts
         record.error = out.error
@@ -408,6 +410,7 @@ class Executor:
         params: Mapping[str, Any] | None,
         json_schema: Mapping[str, Any] | None,
         attempt: int,
+        structured_mode: str = "auto",
     ) -> Reply:
         """An evaluator's call: made through the engine, counted in the run's stats."""
         provider, model_name = self.provider_for(model)
@@ -422,6 +425,7 @@ class Executor:
             params=params,
             json_schema=json_schema,
             attempt=attempt,
+            structured_mode=structured_mode,
         )
         stats = self.stats
         if reply.cached:
@@ -445,6 +449,7 @@ class _Context:
         self.cached_calls = 0
         self.attempts = 0
         self.latency = 0.0
+        self.queue = 0.0
         self.cost = 0.0
         self.cost_known = True
         self.answered = 0
@@ -457,6 +462,7 @@ class _Context:
         self.cached_calls += int(reply.cached)
         self.attempts += reply.attempts
         self.latency += reply.latency_s
+        self.queue += reply.queue_s
         if reply.text is not None:
             self.answered += 1
             if reply.cost_usd is None:
@@ -488,6 +494,7 @@ class _Context:
         json_schema: Mapping[str, Any] | None = None,
         attempt: int = 0,
         kind: str = "judge",
+        structured_mode: str = "auto",
     ) -> Reply:
         return await self._executor.complete_for_evaluator(
             self,
@@ -499,6 +506,7 @@ class _Context:
             params=params,
             json_schema=json_schema,
             attempt=attempt,
+            structured_mode=structured_mode,
         )
 
 

@@ -76,3 +76,5 @@ class WorkItem:
     # texts whose versions are recorded (name -> text), named by source, e.g.
     # {"system_prompt:role:expert": ..., "preamble:expert": ..., "scenario_prompt:988": ...}
     prompt_parts: Mapping[str, str] = field(default_factory=dict)
+    # the input row's variables (rendered into the prompt), shown to the judge
+    input_values: Mapping[str, Any] | None = None

@@ -58,8 +58,14 @@ class Plan:
 
     @property
     def judge_calls(self) -> int:
-        """One call per criterion per answer per criteria judge (before parse retries)."""
-        return self.criteria_judges * sum(len(item.criteria) for item in self.items)
+        """Per criteria judge: one call per criterion per answer, or one per answer with
+        criteria in ``all_criteria`` mode (before parse retries)."""
+        judges = [j for j in self.judges if j.type == "criteria"] if self.judges else []
+        per_criterion = sum(len(item.criteria) for item in self.items)
+        if not self.judges:
+            return per_criterion
+        all_at_once = sum(1 for item in self.items if item.criteria)
+        return sum(all_at_once if j.mode == "all_criteria" else per_criterion for j in judges)
 
     def with_judge(self, model: str | None = None, threshold: float | None = None) -> Plan:
         """The plan with every judge's model and/or threshold replaced (``--judge``)."""
@@ -398,6 +404,7 @@ def _cells(
                     criteria=criteria[temperature],
                     context=scenario.context,
                     prompt_parts=parts,
+                    input_values=dict(row.values) if row else None,
                 )
             )
     return out

@@ -47,6 +47,9 @@ class RunOutcome:
     record: RunRecord
     resumed: bool = False
     warnings: list[str] = field(default_factory=list)
+    judge_failures: list[str] = field(default_factory=list)
+    """One line per evaluator that called a model and could not score a single record
+    (unreachable, or output that never parsed); ``--strict`` exits 1 on any."""
 
 
 class Session:
@@ -167,6 +170,7 @@ class Session:
         params: Mapping[str, Any] | None = None,
         json_schema: Mapping[str, Any] | None = None,
         attempt: int = 0,
+        structured_mode: str = "auto",
     ) -> Reply:
         """One call to ``provider/model`` with the session's limits, retries, cache and cost.
 
@@ -205,6 +209,7 @@ class Session:
                 params=params,
                 json_schema=json_schema,
                 attempt=attempt,
+                structured_mode=structured_mode,
             )
         except CallStopped as exc:
             raise BudgetExceededError(f"{exc}: raise max_cost or start a new session") from None
@@ -226,6 +231,7 @@ class Session:
                 input_tokens=reply.input_tokens,
                 output_tokens=reply.output_tokens,
                 latency_s=reply.latency_s,
+                queue_s=reply.queue_s,
                 cost_usd=reply.cost_usd,
                 attempts=reply.attempts,
                 error=reply.error,
@@ -396,6 +402,11 @@ class Session:
                 status = "interrupted"
                 raise
             status = "budget_exceeded" if stats.budget_exceeded else "finished"
+            modes = calls.structured_modes()
+            if modes:  # what each endpoint settled on, after a refusal
+                await asyncio.to_thread(
+                    store.update_run_metadata, run_id, {"structured_output": modes}
+                )
         finally:
             settle = None
             if resumed:  # group subjects are known once the answers are: supersede again
@@ -412,13 +423,15 @@ class Session:
                 f"qualspec run {suite.path} --resume {run_id}"
             )
         record = await asyncio.to_thread(store.load_run, run_id)
+        failures = judge_failures(record, evaluators)
         return RunOutcome(
             run_id=run_id,
             status=status,
             stats=stats,
             record=record,
             resumed=resumed,
-            warnings=warnings,
+            warnings=warnings + failures,
+            judge_failures=failures,
         )
 
     async def _finish(
@@ -577,3 +590,28 @@ def run_sync(main: Callable[[], Awaitable[_T]]) -> _T:
 
 async def _as_coroutine(main: Callable[[], Awaitable[_T]]) -> _T:
     return await main()
+
+
+def judge_failures(record: RunRecord, evaluators: Sequence[Evaluator]) -> list[str]:
+    """A line for each model-calling evaluator of the run that scored nothing at all.
+
+    Example: ``judge 'criteria' (openai/judge) could not judge: 0 of 12 records scored
+    (12 failed calls; first: HTTP 500: ...)``.
+    """
+    out: list[str] = []
+    for evaluator in evaluators:
+        if evaluator.model is None:
+            continue
+        mine = [
+            j for j in record.judgments if j.evaluator == evaluator.name and not j.superseded
+        ]
+        if not mine or any(j.score is not None for j in mine):
+            continue
+        errors = [j for j in mine if j.error]
+        first = errors[0].error if errors else mine[0].unscored_reason
+        kind = f"{len(errors)} failed calls" if errors else "no verdict could be read"
+        out.append(
+            f"judge {evaluator.name!r} ({evaluator.model}) could not judge: 0 of {len(mine)} "
+            f"records scored ({kind}; first: {' '.join(str(first or '?').split())[:160]})"
+        )
+    return out

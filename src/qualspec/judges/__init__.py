@@ -4,9 +4,13 @@ The engine makes the judge calls (and the parse retries); everything here is pur
 """
 
 from qualspec.judges._criteria import (
+    ALL_CRITERIA_PROMPT_NAME,
     DEFAULT_MAX_RESPONSE_CHARS,
     JUDGE_PROMPT_NAME,
     JUDGE_SCHEMA,
+    CandidateView,
+    all_criteria_schema,
+    build_all_criteria_messages,
     build_judge_messages,
     judge_prompt_text,
     truncate_text,
@@ -15,12 +19,16 @@ from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_
 from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
 __all__ = [
+    "ALL_CRITERIA_PROMPT_NAME",
     "DEFAULT_MAX_RESPONSE_CHARS",
     "JUDGE_PROMPT_NAME",
     "JUDGE_SCHEMA",
     "MAX_REASONING_CHARS",
+    "CandidateView",
     "ParsedJudgment",
     "Summary",
+    "all_criteria_schema",
+    "build_all_criteria_messages",
     "build_judge_messages",
     "judge_prompt_text",
     "parse_judgment",

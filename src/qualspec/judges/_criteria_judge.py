@@ -6,12 +6,19 @@ Registered as the built-in evaluator type ``criteria`` (entry point group
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from qualspec.judges._criteria import (
+    ALL_CRITERIA_PROMPT_NAME,
     JUDGE_PROMPT_NAME,
     JUDGE_SCHEMA,
+    CandidateView,
+    all_criteria_schema,
+    build_all_criteria_messages,
     build_judge_messages,
     judge_prompt_text,
 )
@@ -21,14 +28,24 @@ if TYPE_CHECKING:
     from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
     from qualspec.spec import EvaluatorConfig
 
-__all__ = ["CriteriaJudge", "create"]
+__all__ = ["CriteriaJudge", "candidate_view", "create"]
 
 DEFAULT_PARSE_RETRIES = 2
 DEFAULT_MAX_RESPONSE_CHARS = 4000
+# a verdict is one JSON object with one sentence of reasoning: bounded, so a small model
+# that rambles costs seconds, not minutes
+DEFAULT_JUDGE_MAX_TOKENS = 160
 
 
 class CriteriaJudge:
-    """Scores one answer on one criterion per call, with bounded re-asks for unreadable output.
+    """Scores answers 0-10 on their criteria, with bounded re-asks for unreadable output.
+
+    ``mode="per_criterion"`` (the default) makes one call per criterion;
+    ``mode="all_criteria"`` one call per answer that scores every criterion, with the same
+    parsing guarantees per criterion (a criterion whose score cannot be read is unscored
+    and asked again). ``structured_output`` is ``auto`` (negotiated per endpoint) or a
+    fixed mode. The judge sees what the candidate saw (system prompt, persona, input row),
+    marked as data apart from the answer.
 
     Example::
 
@@ -46,6 +63,8 @@ class CriteriaJudge:
         params: Mapping[str, Any] | None = None,
         parse_retries: int = DEFAULT_PARSE_RETRIES,
         max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
+        mode: str = "per_criterion",
+        structured_output: str = "auto",
     ) -> None:
         self.name = name
         self.model: str | None = model
@@ -53,10 +72,16 @@ class CriteriaJudge:
         self.params = dict(params or {})
         self.parse_retries = parse_retries
         self.max_response_chars = max_response_chars
+        self.mode = mode
+        self.structured_output = structured_output
+        # all_criteria: one shared verdict per subject while its aspects are recorded
+        self._shared: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._waiting: dict[str, int] = {}
 
     def prompt(self) -> tuple[str, str]:
         """The judge template, versioned by content."""
-        return JUDGE_PROMPT_NAME, judge_prompt_text()
+        name = ALL_CRITERIA_PROMPT_NAME if self.mode == "all_criteria" else JUDGE_PROMPT_NAME
+        return name, judge_prompt_text(name)
 
     def group_of(self, item: WorkItem) -> str | None:
         """Not a group evaluator."""
@@ -68,25 +93,36 @@ class CriteriaJudge:
 
     async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict:
         """Score the subject's answer on the criterion ``aspect``."""
-        from qualspec.engine import Verdict
         from qualspec.errors import ConfigError
 
-        model = self.model
-        if model is None:
+        if self.model is None:
             raise ConfigError(f"judge {self.name!r} has no model: give it model: provider/model")
-        item, response = subject.items[0], subject.responses[0]
+        if self.mode == "all_criteria":
+            return await self._one_of_all(self.model, subject, aspect, ctx)
+        return await self._per_criterion(self.model, subject, aspect, ctx)
+
+    def _call_params(self) -> tuple[float, int, dict[str, Any]]:
         params = dict(self.params)
         temperature = float(params.pop("temperature", 0.0))
-        max_tokens = int(params.pop("max_tokens", 256))
+        max_tokens = int(params.pop("max_tokens", DEFAULT_JUDGE_MAX_TOKENS))
+        return temperature, max_tokens, params
+
+    async def _per_criterion(
+        self, model: str, subject: Subject, aspect: str, ctx: EvalContext
+    ) -> Verdict:
+        from qualspec.engine import Verdict
+
+        item, response = subject.items[0], subject.responses[0]
+        view = candidate_view(item)
+        temperature, max_tokens, params = self._call_params()
         retry_note: str | None = None
         parsed: ParsedJudgment | None = None
         text: str | None = None
         for attempt in range(max(self.parse_retries, 0) + 1):
             messages = build_judge_messages(
                 criterion=aspect,
-                prompt=_user_prompt(item),
+                prompt=view,
                 response=response.text or "",
-                context=item.context,
                 max_response_chars=self.max_response_chars,
                 retry_note=retry_note,
             )
@@ -98,6 +134,7 @@ class CriteriaJudge:
                 params=params,
                 json_schema=JUDGE_SCHEMA,
                 attempt=attempt,
+                structured_mode=self.structured_output,
             )
             if reply.error is not None:
                 return Verdict(error=reply.error, raw_text=text)
@@ -117,6 +154,180 @@ class CriteriaJudge:
             unscored_reason=parsed.unscored_reason if parsed.score is None else None,
             raw_text=text,
         )
+
+    async def _one_of_all(
+        self, model: str, subject: Subject, aspect: str, ctx: EvalContext
+    ) -> Verdict:
+        """One aspect of the subject's all-criteria verdict (one call shared by all)."""
+        from qualspec.engine import Verdict
+
+        criteria = list(self.aspects(subject.items))
+        key = subject.key
+        shared = self._shared.get(key)
+        if shared is None:
+            shared = self._shared[key] = asyncio.ensure_future(
+                self._judge_all(model, subject, criteria, ctx)
+            )
+            self._waiting[key] = len(criteria)
+        try:
+            verdicts = await asyncio.shield(shared)
+        finally:
+            self._waiting[key] -= 1
+            if self._waiting[key] <= 0:  # every aspect has its record: forget the verdict
+                self._shared.pop(key, None)
+                self._waiting.pop(key, None)
+        found = verdicts.get(aspect)
+        if isinstance(found, Verdict):
+            return found
+        return Verdict(unscored_reason=f"criterion not in the judged list: {aspect[:80]}")
+
+    async def _judge_all(
+        self, model: str, subject: Subject, criteria: list[str], ctx: EvalContext
+    ) -> dict[str, Any]:
+        from qualspec.engine import Verdict
+
+        item, response = subject.items[0], subject.responses[0]
+        view = candidate_view(item)
+        temperature, max_tokens, params = self._call_params()
+        schema = all_criteria_schema(len(criteria))
+        found: dict[str, ParsedJudgment] = {}
+        last: dict[str, ParsedJudgment] = {}
+        reasoning: str | None = None
+        text: str | None = None
+        retry_note: str | None = None
+        for attempt in range(max(self.parse_retries, 0) + 1):
+            messages = build_all_criteria_messages(
+                criteria=criteria,
+                view=view,
+                response=response.text or "",
+                max_response_chars=self.max_response_chars,
+                retry_note=retry_note,
+            )
+            reply = await ctx.complete(
+                model,
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens * 2 if len(criteria) > 1 else max_tokens,
+                params=params,
+                json_schema=schema,
+                attempt=attempt,
+                structured_mode=self.structured_output,
+            )
+            if reply.error is not None:
+                if found:  # keep what an earlier attempt read
+                    break
+                return {c: Verdict(error=reply.error, raw_text=text) for c in criteria}
+            text = reply.text
+            last, why = read_all_criteria(text or "", reply.structured, criteria)
+            reasoning = reasoning or why
+            for criterion, parsed in last.items():
+                if parsed.score is not None and criterion not in found:
+                    found[criterion] = parsed
+            missing = [c for c in criteria if c not in found]
+            if not missing:
+                break
+            reasons = "; ".join(
+                f"{criteria.index(c) + 1}: {last[c].unscored_reason}" for c in missing[:3]
+            )
+            retry_note = (
+                f"Your previous answer could not be read for criteria {reasons}. Answer only "
+                'with the JSON object {"scores": {"1": <0-10>, ...}, "reasoning": "..."}.'
+            )
+        out: dict[str, Any] = {}
+        for criterion in criteria:
+            best = found.get(criterion) or last.get(criterion)
+            if best is None or best.score is None:
+                why_not = best.unscored_reason if best else "the judge gave no verdict"
+                out[criterion] = Verdict(
+                    unscored_reason=why_not, raw_text=text, details={"mode": "all_criteria"}
+                )
+            else:
+                out[criterion] = Verdict(
+                    score=best.score,
+                    reasoning=reasoning,
+                    raw_text=text,
+                    details={"mode": "all_criteria"},
+                )
+        return out
+
+
+_FENCED = re.compile(r"```[A-Za-z]*\s*\n?(.*?)```", re.DOTALL)
+
+
+def _verdict_object(text: str, structured: object) -> Mapping[str, Any] | None:
+    """The all-criteria verdict: the structured answer, the whole text, or a fenced or
+    embedded JSON object that has a ``scores`` key."""
+    if isinstance(structured, Mapping) and "scores" in structured:
+        return structured
+    candidates = [text.strip()]
+    candidates += [m.group(1).strip() for m in _FENCED.finditer(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            obj = json.loads(candidate, object_pairs_hook=_no_duplicates)
+        except (ValueError, _DuplicateKeyError):
+            continue
+        if isinstance(obj, Mapping) and "scores" in obj:
+            return obj
+    return None
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out and out[key] != value:
+            raise _DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+def read_all_criteria(
+    text: str, structured: object, criteria: Sequence[str]
+) -> tuple[dict[str, ParsedJudgment], str | None]:
+    """Each criterion's score from an all-criteria verdict, read as strictly as one score.
+
+    Returns (criterion -> parsed score or unscored reason, the verdict's reasoning).
+
+    Example:
+        >>> found, why = read_all_criteria('{"scores": {"1": 8, "2": "x"}, "reasoning": "ok"}',
+        ...                                None, ["Correct", "Brief"])
+        >>> found["Correct"].score, found["Brief"].score
+        (8.0, None)
+    """
+    obj = _verdict_object(text, structured)
+    if obj is None:
+        reason = "no JSON object with a scores key in the judge's answer"
+        return {c: ParsedJudgment(None, None, reason, "none") for c in criteria}, None
+    why = obj.get("reasoning")
+    reasoning = why.strip()[:1000] if isinstance(why, str) and why.strip() else None
+    scores = obj.get("scores")
+    out: dict[str, ParsedJudgment] = {}
+    for number, criterion in enumerate(criteria, 1):
+        if not isinstance(scores, Mapping) or str(number) not in scores:
+            out[criterion] = ParsedJudgment(None, None, f"no score for criterion {number}", "none")
+            continue
+        value = scores[str(number)]
+        out[criterion] = parse_judgment(json.dumps({"score": value}), {"score": value})
+    return out, reasoning
+
+
+def candidate_view(item: WorkItem) -> CandidateView:
+    """What the candidate of ``item`` saw: system prompt, prompt, persona, input row."""
+    system = next((m.content for m in item.messages if m.role == "system"), None)
+    preamble = next((t for n, t in item.prompt_parts.items() if n.startswith("preamble:")), None)
+    return CandidateView(
+        prompt=_user_prompt(item),
+        system_prompt=system,
+        preamble=preamble,
+        input_values=item.input_values,
+        context=item.context,
+    )
 
 
 def _user_prompt(item: WorkItem) -> str:
@@ -146,4 +357,6 @@ def create(config: EvaluatorConfig) -> CriteriaJudge:
         params=config.params,
         parse_retries=int(retries),
         max_response_chars=int(max_chars),
+        mode=config.mode,
+        structured_output=config.structured_output,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qualspec.providers._base import (
+    STRUCTURED_MODES,
     ChatRequest,
     ChatResponse,
     Message,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from qualspec.providers._prices import PriceTable
 
 __all__ = [
+    "STRUCTURED_MODES",
     "ChatRequest",
     "ChatResponse",
     "Message",

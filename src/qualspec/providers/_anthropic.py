@@ -88,7 +88,7 @@ class AnthropicProvider:
         body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
         if request.temperature is not None:
             body["temperature"] = request.temperature
-        if request.json_schema is not None:
+        if request.json_schema is not None and request.structured_mode != "none":
             body["tools"] = [
                 {
                     "name": TOOL_NAME,

@@ -5,7 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ChatRequest", "ChatResponse", "Message", "Provider", "clamp_temperature"]
+__all__ = [
+    "STRUCTURED_MODES",
+    "ChatRequest",
+    "ChatResponse",
+    "Message",
+    "Provider",
+    "clamp_temperature",
+]
+
+STRUCTURED_MODES = ("json_schema", "json_object", "none")
+"""How structured output is asked for, strongest first: a JSON Schema the server enforces,
+JSON mode (with the schema where the server takes one), or plain instructions only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +43,10 @@ class ChatRequest:
     max_tokens: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
     json_schema: dict[str, Any] | None = None
+    structured_mode: str = "json_schema"
+    """With ``json_schema``: how to ask for it, one of :data:`STRUCTURED_MODES`. Providers
+    that have a single mechanism (Anthropic tool use, llama.cpp grammars) use it for both
+    ``json_schema`` and ``json_object``; ``none`` sends no format constraint."""
     seed: int | None = None
     """A default sampling seed (the run index) for providers that honour one (local);
     an explicit ``params["seed"]`` wins. HTTP providers ignore it."""

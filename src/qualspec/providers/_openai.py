@@ -132,10 +132,21 @@ class OpenAIProvider:
         if self._official and _REASONING_MODEL.match(request.model) and "max_tokens" in body:
             body["max_completion_tokens"] = body.pop("max_tokens")
         if request.json_schema is not None:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "response", "schema": request.json_schema, "strict": True},
-            }
+            if request.structured_mode == "json_schema":
+                body["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": "response",
+                        "schema": request.json_schema,
+                        "strict": True,
+                    },
+                }
+            elif request.structured_mode == "json_object":
+                # JSON mode; servers that take a schema with it (llama.cpp, vLLM) get one
+                fmt: dict[str, Any] = {"type": "json_object"}
+                if not self._official:
+                    fmt["schema"] = request.json_schema
+                body["response_format"] = fmt
         return body
 
     async def complete(self, request: ChatRequest) -> ChatResponse:

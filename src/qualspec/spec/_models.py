@@ -122,6 +122,8 @@ class JudgeConfig(_Model):
     model: str = DEFAULT_JUDGE_MODEL
     threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=10)
     params: dict[str, Any] = Field(default_factory=dict)
+    structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    mode: Literal["per_criterion", "all_criteria"] = "per_criterion"
 
 
 class EvaluatorConfig(_Model):
@@ -153,6 +155,16 @@ class EvaluatorConfig(_Model):
     )
     options: dict[str, Any] = Field(
         default_factory=dict, description="Options of the evaluator type itself."
+    )
+    structured_output: Literal["auto", "json_schema", "json_object", "none"] = Field(
+        default="auto",
+        description="How the judge asks for JSON: auto (json_schema, then json_object, then "
+        "plain instructions, stepping down when a server refuses), or one fixed mode.",
+    )
+    mode: Literal["per_criterion", "all_criteria"] = Field(
+        default="per_criterion",
+        description="per_criterion: one call per criterion; all_criteria: one call scores "
+        "every criterion of an answer.",
     )
 
     @property
@@ -269,7 +281,12 @@ class Evaluation(_Model):
         judge = self.judge
         return [
             EvaluatorConfig(
-                type="criteria", model=judge.model, threshold=judge.threshold, params=judge.params
+                type="criteria",
+                model=judge.model,
+                threshold=judge.threshold,
+                params=judge.params,
+                structured_output=judge.structured_output,
+                mode=judge.mode,
             )
         ]
 

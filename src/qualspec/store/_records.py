@@ -35,6 +35,8 @@ class ResponseRecord:
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_s: float | None = None
+    # seconds waited for a concurrency slot before the call (latency_s is service time)
+    queue_s: float | None = None
     cost_usd: float | None = None
     attempts: int = 1
     error: str | None = None
@@ -84,6 +86,8 @@ class JudgmentRecord:
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_s: float | None = None
+    # seconds waited for a concurrency slot before the call (latency_s is service time)
+    queue_s: float | None = None
     cost_usd: float | None = None
     attempts: int = 1
     error: str | None = None

@@ -126,6 +126,7 @@ responses = Table(
     Column("kind", String(32), nullable=False, server_default="candidate"),
     # true once a resumed run's current plan no longer asks for the row (migration 0005)
     Column("superseded", Boolean, nullable=False, server_default=false()),
+    Column("queue_s", Float, nullable=True),
     Index("ix_responses_run", "run_id"),
 )
 
@@ -161,6 +162,7 @@ judgments = Table(
     # unbounded criterion text (see migration 0004)
     Column("criterion_hash", String(64), nullable=False),
     Column("superseded", Boolean, nullable=False, server_default=false()),
+    Column("queue_s", Float, nullable=True),
     Index("ix_judgments_run", "run_id"),
 )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections import Counter, deque
@@ -92,8 +93,11 @@ class FakeServer:
         host: str = "127.0.0.1",
         port: int = 0,
         log_requests: bool = True,
+        response_formats: tuple[str, ...] | None = None,
     ) -> None:
         self.latency = latency
+        # the response_format types accepted (None: any); others get llama.cpp's 500
+        self.response_formats = response_formats
         self.require_key = require_key
         self.judge_reply: JudgeReply = judge_reply
         self.log_requests = log_requests
@@ -326,9 +330,30 @@ class FakeServer:
                 )
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return web.Response(status=400, body=_error_body(400), content_type="application/json")
+        refused = self._refused_format(body)
+        if refused is not None:
+            return web.Response(
+                status=500,
+                body=json.dumps({"error": {"message": refused, "type": "internal_server_error"}}),
+                content_type="application/json",
+            )
         anthropic = request.path.endswith("/messages")
         payload = self._answer(body, anthropic)
         return web.Response(body=json.dumps(payload).encode(), content_type="application/json")
+
+    def _refused_format(self, body: dict[str, Any]) -> str | None:
+        """llama.cpp's server message for a response_format type it does not take."""
+        fmt = body.get("response_format")
+        if self.response_formats is None or not isinstance(fmt, dict):
+            return None
+        kind = fmt.get("type")
+        if kind in self.response_formats:
+            return None
+        allowed = " or ".join(f"'{t}'" for t in ("text", *self.response_formats))
+        return (
+            "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
+            f"  Input should be {allowed} [type=literal_error, input_value={kind!r}]"
+        )
 
     def _key_ok(self, request: web.Request) -> bool:
         auth = request.headers.get("Authorization", "")
@@ -338,7 +363,14 @@ class FakeServer:
 
     def _judge_text(self, body: dict[str, Any]) -> str:
         reply = self.judge_reply
-        return reply(body) if callable(reply) else reply
+        if callable(reply):
+            return reply(body)
+        if reply == DEFAULT_JUDGE_REPLY:  # an all-criteria judge gets a score per criterion
+            keys = re.findall(r'"(\d+)": <0-10>', _last_user_text(body.get("messages")))
+            if keys:
+                scores = {k: 8 for k in keys}
+                return json.dumps({"scores": scores, "reasoning": "Meets the criteria."})
+        return reply
 
     def _answer(self, body: dict[str, Any], anthropic: bool) -> dict[str, Any]:
         last = _last_user_text(body.get("messages"))
