@@ -94,7 +94,10 @@ def test_readme_commands_and_code_run(repo_root: Path, tmp_path: Path) -> None:
         for name, value in substitutions.items():
             command = re.sub(rf"\b{name}\b", value, command)
         result = _sh(command, tmp_path, env)
-        assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
+        # exit 1 is --fail-on-regression's answer when the embedded judge scored the edited
+        # prompt lower: a result of the model, not an error of the command
+        ok = (0, 1) if "--fail-on-regression" in command else (0,)
+        assert result.returncode in ok, f"{command}\n{result.stdout}\n{result.stderr}"
         assert "Traceback" not in result.stderr
 
     assert json.loads((tmp_path / "qualspec-suite.schema.json").read_text())["properties"]
