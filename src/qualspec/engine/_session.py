@@ -602,9 +602,7 @@ def judge_failures(record: RunRecord, evaluators: Sequence[Evaluator]) -> list[s
     for evaluator in evaluators:
         if evaluator.model is None:
             continue
-        mine = [
-            j for j in record.judgments if j.evaluator == evaluator.name and not j.superseded
-        ]
+        mine = [j for j in record.judgments if j.evaluator == evaluator.name and not j.superseded]
         if not mine or any(j.score is not None for j in mine):
             continue
         errors = [j for j in mine if j.error]
