@@ -67,7 +67,7 @@ def _timings(db: Path) -> dict[str, float]:
     con.close()
     service = sum(r[0] or 0 for r in rows) + sum(r[0] or 0 for r in jrows)
     queue = sum(r[1] or 0 for r in rows) + sum(r[1] or 0 for r in jrows)
-    return [], {
+    return {
         "service_s": service,
         "queue_s": queue,
         "answers": len(rows),
@@ -83,11 +83,16 @@ def _raw(suite: Path, work: Path) -> tuple[float, int]:
     from qualspec.engine import expand
     from qualspec.judges import all_criteria_schema, build_all_criteria_messages
     from qualspec.judges._criteria_judge import candidate_view
-    from qualspec.providers._local import resolve_model_path
+    from qualspec.providers._local import bounded_strings, resolve_model_path
     from qualspec.spec import load_suite
 
     start = time.perf_counter()
-    llama = Llama(model_path=str(resolve_model_path("smollm2")), n_ctx=2048, verbose=False)
+    llama = Llama(
+        model_path=str(resolve_model_path("smollm2")),
+        n_ctx=2048,
+        n_threads=os.cpu_count() or 1,
+        verbose=False,
+    )
     plan = expand(load_suite(suite))
     calls = 0
     answers = []
@@ -112,7 +117,7 @@ def _raw(suite: Path, work: Path) -> tuple[float, int]:
             temperature=0.0,
             response_format={
                 "type": "json_object",
-                "schema": all_criteria_schema(len(item.criteria)),
+                "schema": bounded_strings(all_criteria_schema(len(item.criteria))),
             },
         )
         calls += 1
