@@ -1,9 +1,20 @@
 """Turn a judge model's output into a score, or into *unscored* with a reason.
 
-The chain: the provider's structured object, then the whole text as JSON, then JSON
-objects found in the text (repaired), then ``SCORE: n``-style patterns. A score is a
-finite number from 0 to 10; anything else (out of range, not a number, two different
-scores) is unscored. Nothing here clamps, rounds or defaults a score.
+A score is read only from the judge's *verdict*, never from free prose:
+
+* the ``score`` key at the top level of a JSON object: the provider's structured output,
+  the whole answer (fenced or not), an object embedded in the text, an object repaired
+  from slightly broken JSON, or one cut off after its score (an answer out of tokens);
+* a ``SCORE: n`` line standing on its own (optionally ``**Score:** n``, ``n/10``).
+
+A score is a whole number from 0 to 10 (the judge schema asks for an integer; ``8.0`` is
+read as 8). Anything else is unscored with a reason, never guessed: ranges (``8-9``),
+alternatives (``6 or 7``), scale echoes (``0-10``), decimal commas (``7,5``), other scales
+(``0.8``, ``10%``, ``4/5``, ``85/100``), fractions (``7.5``), text after the number on the
+SCORE line, a score revised after the verdict, JSON objects without a score key, a score
+key given twice with different values, and several verdicts that disagree. Numbers in
+reasoning, quoted answers or rubric text (``SCORE: 10`` inside a sentence, ``7/10``,
+``rating: 8``) are never read. Nothing here clamps, rounds or defaults a score.
 """
 
 from __future__ import annotations
@@ -14,33 +25,53 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualspec.judges._repair import FAILED, find_json_blocks, loads_lenient, loads_strict
+from qualspec.judges._repair import (
+    FAILED,
+    close_truncated,
+    find_json_blocks,
+    loads_lenient,
+    loads_strict,
+)
 
 __all__ = ["MAX_REASONING_CHARS", "ParsedJudgment", "parse_judgment"]
 
 MAX_REASONING_CHARS = 1000
-_SCORE_KEYS = ("score", "rating")
 _REASON_KEYS = ("reasoning", "explanation", "reason", "rationale", "justification")
-_MAX_DEPTH = 3
 
 _NUM = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)"
 _NONFINITE = r"[-+]?(?:nan|inf(?:inity)?)"
-_DEN = r"(?:\s*\(?\s*(?:/|out\s+of)\s*(?P<den>\d+(?:\.\d+)?))?"
-_KEYWORD = re.compile(
-    r"\b(?:score|rating|grade)\b[\"'*_]*\s*(?:\([^()\n]{0,20}\))?\s*(?:[:=]|\bis\b|\bof\b)?"
-    rf"[\s\"'*_]*(?P<num>{_NUM}|{_NONFINITE})(?!\w){_DEN}",
+_EMPH = r"[*_]{0,3}"
+# The start of a SCORE line: optional heading marks and emphasis, the keyword, a colon.
+_SCORE_PREFIX = re.compile(
+    rf"^[ \t]*(?:#{{1,6}}[ \t]*)?{_EMPH}[ \t]*score[ \t]*{_EMPH}[ \t]*:(?P<value>.*)$",
     re.IGNORECASE,
 )
-_KEYWORD_WORD = re.compile(
-    r"\b(?:score|rating|grade)\b[\"'*_]*\s*[:=][\s\"'*_]*(?P<word>[A-Za-z][\w/-]{0,30})",
+# The value of a SCORE line (emphasis and a final period already stripped).
+_VALUE = re.compile(
+    rf"(?P<num>{_NUM}|{_NONFINITE})(?:\s*(?:/|\bout\s+of\b)\s*(?P<den>{_NUM}))?",
     re.IGNORECASE,
 )
-_FRACTION = re.compile(
-    rf"(?<![\w./])(?P<num>{_NUM})\s*(?:/|out\s+of)\s*(?P<den>10|100)(?![\w/]|\.\d)",
-    re.IGNORECASE,
-)
-_BARE = re.compile(rf"(?P<num>{_NUM}|{_NONFINITE}){_DEN}", re.IGNORECASE)
+_RANGE = re.compile(rf"{_NUM}\s*(?:-|–|—|\.\.|\bto\b)\s*{_NUM}", re.IGNORECASE)
+_ALTERNATIVE = re.compile(rf"{_NUM}\s*(?:\bor\b|\band\b|\|)\s*{_NUM}", re.IGNORECASE)
+_DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+(?:\s*/\s*\d+)?")
+_PERCENT = re.compile(rf"{_NUM}\s*(?:%|percent\b)", re.IGNORECASE)
+_NUMBER_START = re.compile(rf"(?:{_NUM}|{_NONFINITE})(?!\w)", re.IGNORECASE)
+_SCALE_ECHO = re.compile(r"\(?\s*(?:/|out\s+of\b)\s*\d", re.IGNORECASE)
+# An answer that starts like a JSON object ({"score": ...), so an unbalanced one is cut off.
+_JSON_START = re.compile(r"\{\s*[\"']?\w+[\"']?\s*:")
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n?(?P<body>.*?)\n?\s*```$", re.DOTALL)
+_FENCE_OPEN = re.compile(r"^```[A-Za-z]*[ \t]*\n")
+# A sentence after a verdict that takes it back ("On reflection, 6 would be fairer").
+_REVISION = re.compile(
+    r"\b(?:on\s+(?:second\s+|further\s+)?(?:reflection|thought)|correction|"
+    r"revis(?:e|ed|ing)\s+(?:my|the|this)\s+score|reconsider\w*|"
+    r"change\s+(?:it|that|my\s+score|the\s+score)\s+to|make\s+(?:it|that)\s+an?\b|"
+    r"would\s+be\s+(?:fairer|more\s+accurate|more\s+appropriate)|"
+    r"(?:i'd|i\s+would)\s+(?:rather|actually)\s+(?:give|say))",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<!\d)[.!?](?!\d)|\n")
+_SMALL_NUMBER = re.compile(r"(?<![\w.,/])(?:10|\d)(?:\.\d+)?(?![\w,]|\.\d)")
 _LABEL = re.compile(
     r"^(?:reasoning|explanation|reason|rationale|justification)\s*[:=-]\s*", re.IGNORECASE
 )
@@ -58,7 +89,7 @@ class ParsedJudgment:
 
     Exactly one of ``score`` and ``unscored_reason`` is set. ``method`` names the stage
     that found the score: ``"structured"``, ``"json"``, ``"repaired_json"`` or
-    ``"pattern"``; it is ``"none"`` when unscored.
+    ``"pattern"`` (a ``SCORE: n`` line); it is ``"none"`` when unscored.
     """
 
     score: float | None
@@ -78,37 +109,98 @@ class _Candidate:
     reason: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Conflict:
+    """The values of a JSON key given more than once with different values."""
+
+    values: tuple[Any, ...]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: a key given twice with different values becomes a conflict."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key not in out:
+            out[key] = value
+            continue
+        old = out[key]
+        seen = old.values if isinstance(old, _Conflict) else (old,)
+        if not any(type(v) is type(value) and v == value for v in seen):
+            out[key] = _Conflict((*seen, value))
+    return out
+
+
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _in_range(number: float, shown: str) -> _Candidate:
-    shown = shown if len(shown) <= 24 else shown[:21] + "..."
+def _shown(text: str) -> str:
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _check(number: float, shown: str) -> _Candidate:
+    """A number as a 0-10 score: finite, in range, whole."""
+    shown = _shown(shown)
     if not math.isfinite(number):
         return _Candidate(None, f"score is not a finite number: {shown}")
+    if 0 < number < 1:
+        return _Candidate(None, f"score {shown} looks like a 0-1 scale")
     if number < 0 or number > 10:
         return _Candidate(None, f"score {shown} is outside 0-10")
+    if not number.is_integer():
+        return _Candidate(None, f"score {shown} is not a whole number from 0 to 10")
+    if number == 1 and "." in shown:  # 1.0: the top of a 0-1 scale, or 1 of 10?
+        return _Candidate(None, f"score {shown} looks like a 0-1 scale")
     return _Candidate(float(number) + 0.0)  # + 0.0 turns -0.0 into 0.0
 
 
-def _from_match(num: str, den: str | None) -> _Candidate:
+def _from_number(num: str, den: str | None) -> _Candidate:
     shown = f"{num}/{den}" if den else num
-    try:
-        number = float(num)
-    except ValueError:  # pragma: no cover - the patterns only let numbers through
-        return _Candidate(None, f"score is not a number: {_short(num)}")
-    if den is not None:
-        denominator = float(den)
-        if denominator == 100:
-            number /= 10
-        elif denominator != 10:
-            return _Candidate(None, f"score {shown[:24]} is not on a 0-10 scale")
-    return _in_range(number, shown)
+    if den is not None and float(den) != 10:
+        return _Candidate(None, f"score {_shown(shown)} is not on a 0-10 scale")
+    if len(num.lstrip("+-").split(".")[0]) > 6:  # 123456789: no need to build a float
+        return _Candidate(None, f"score {_shown(shown)} is outside 0-10")
+    return _check(float(num), shown)
+
+
+def _bare(raw: str) -> str:
+    """A written score without its emphasis and final period: ``**7**.`` -> ``7``."""
+    text = raw.strip().strip("*_").strip()
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1].rstrip().rstrip("*_").rstrip()
+    return text
+
+
+def _from_text(raw: str) -> _Candidate:
+    """A score written as text: the value of a SCORE line, or a JSON string value."""
+    text = _bare(raw)
+    shown = _short(text)
+    value = _VALUE.fullmatch(text)
+    if value is not None:
+        return _from_number(value.group("num"), value.group("den"))
+    if not text:
+        return _Candidate(None, "the SCORE line has no number")
+    if _DECIMAL_COMMA.match(text):
+        return _Candidate(None, f"score {shown} has a decimal comma; not read as a number")
+    if _RANGE.match(text):
+        return _Candidate(None, f"score {shown} is a range or a scale, not one score")
+    if _ALTERNATIVE.match(text):
+        return _Candidate(None, f"score {shown} gives alternatives, not one score")
+    if _PERCENT.match(text):
+        return _Candidate(None, f"score {shown} is a percentage, not a 0-10 score")
+    if _SCALE_ECHO.match(text):
+        return _Candidate(None, f"score {shown} names a scale but no score")
+    if _NUMBER_START.match(text):
+        return _Candidate(None, f"score {shown} has more than a number on its line")
+    return _Candidate(None, f"score is not a number: {shown}")
 
 
 def _from_value(value: object) -> _Candidate:
-    """Validate a score taken from a JSON or structured object."""
+    """Validate the value of a JSON or structured ``score`` key."""
+    if isinstance(value, _Conflict):
+        shown = ", ".join(_short(v) for v in value.values[:4])
+        return _Candidate(None, f"ambiguous: the score key is given twice ({shown})"[:110])
     if isinstance(value, bool):
         return _Candidate(None, f"score is a boolean, not a number: {value}")
     if value is None:
@@ -116,19 +208,16 @@ def _from_value(value: object) -> _Candidate:
     if isinstance(value, int):
         if abs(value) > 10**6:
             return _Candidate(None, f"score {_short(value)} is outside 0-10")
-        return _in_range(float(value), str(value))
+        return _check(float(value), str(value))
     if isinstance(value, float):
-        return _in_range(value, repr(value))
+        return _check(value, repr(value))
     if isinstance(value, str):
-        match = _BARE.fullmatch(value.strip().strip("*_ ").rstrip("."))
-        if match is not None:
-            return _from_match(match.group("num"), match.group("den"))
-        return _Candidate(None, f"score is not a number: {_short(value)}")
+        return _from_text(value)
     return _Candidate(None, f"score is not a number: {_short(value)}")
 
 
 def _decide(candidates: Sequence[_Candidate]) -> _Candidate | None:
-    """One score from several readings: all must agree; ``None`` when there are none."""
+    """One score from several verdicts: all must agree; ``None`` when there are none."""
     if not candidates:
         return None
     values = sorted({c.value for c in candidates if c.value is not None})
@@ -138,34 +227,12 @@ def _decide(candidates: Sequence[_Candidate]) -> _Candidate | None:
     if values:  # several different values, or a valid one beside an invalid one
         shown = ", ".join(_fmt(v) for v in values)
         extra = f"; also {invalid[0].reason}" if invalid else ""
-        return _Candidate(None, f"ambiguous: different scores in one answer ({shown}){extra}")
+        return _Candidate(None, f"ambiguous: several verdicts in one answer ({shown}){extra}")
     return invalid[0]
 
 
 def _fmt(value: float) -> str:
     return str(int(value)) if value.is_integer() else str(value)
-
-
-def _find_key(obj: Mapping[Any, Any], keys: Sequence[str]) -> list[Any]:
-    lowered = {str(k).strip().lower(): v for k, v in obj.items()}
-    return [lowered[k] for k in keys if k in lowered]
-
-
-def _walk(obj: object, depth: int = 0) -> list[Mapping[Any, Any]]:
-    """The mappings in ``obj`` (itself, then nested ones), up to a small depth."""
-    found: list[Mapping[Any, Any]] = []
-    if depth > _MAX_DEPTH:
-        return found
-    if isinstance(obj, Mapping):
-        found.append(obj)
-        children: Sequence[Any] = list(obj.values())
-    elif isinstance(obj, list):
-        children = obj
-    else:
-        return found
-    for child in children[:50]:
-        found.extend(_walk(child, depth + 1))
-    return found
 
 
 def _clip(text: str) -> str | None:
@@ -177,21 +244,23 @@ def _clip(text: str) -> str | None:
     return text
 
 
-def _read_object(obj: object) -> tuple[list[_Candidate], str | None]:
-    """Score readings and the first reasoning found in a parsed JSON value."""
-    if isinstance(obj, bool | int | float):
-        return [_from_value(obj)], None
-    candidates: list[_Candidate] = []
-    reasoning: str | None = None
-    for mapping in _walk(obj):
-        # Only the first score key of each mapping counts ({"score": 7, "rating": 7}).
-        scores = _find_key(mapping, _SCORE_KEYS)
-        if scores:
-            candidates.append(_from_value(scores[0]))
-        if reasoning is None:
-            texts = [r for r in _find_key(mapping, _REASON_KEYS) if isinstance(r, str)]
-            reasoning = _clip(texts[0]) if texts else None
-    return candidates, reasoning
+def _verdict(obj: Mapping[Any, Any]) -> tuple[_Candidate | None, str | None]:
+    """The score (``None`` without a ``score`` key) and reasoning of a verdict object."""
+    scores: list[Any] = []
+    reasons: dict[str, Any] = {}
+    for key, value in obj.items():
+        name = str(key).strip().lower()
+        if name == "score":
+            scores.append(value)
+        elif name in _REASON_KEYS and name not in reasons:
+            reasons[name] = value
+    texts = [reasons[k] for k in _REASON_KEYS if isinstance(reasons.get(k), str)]
+    reasoning = _clip(texts[0]) if texts else None
+    if not scores:
+        return None, reasoning
+    if len(scores) > 1:  # "score" and "Score" in one object
+        return _from_value(_pairs([("score", v) for v in scores])["score"]), reasoning
+    return _from_value(scores[0]), reasoning
 
 
 def _result(candidate: _Candidate, reasoning: str | None, method: str) -> ParsedJudgment:
@@ -201,75 +270,60 @@ def _result(candidate: _Candidate, reasoning: str | None, method: str) -> Parsed
     return ParsedJudgment(candidate.value, reasoning, None, method)
 
 
-def _from_object(obj: object, method: str) -> ParsedJudgment | None:
-    candidates, reasoning = _read_object(obj)
-    decided = _decide(candidates)
-    return None if decided is None else _result(decided, reasoning, method)
+def _unscored(reason: str, reasoning: str | None = None) -> ParsedJudgment:
+    return ParsedJudgment(None, reasoning, reason, "none")
 
 
-def _pattern_candidates(text: str) -> tuple[list[_Candidate], list[tuple[int, int]]]:
-    """Readings from ``SCORE: n``-style patterns, most explicit tier first."""
-    matches = list(_KEYWORD.finditer(text))
-    if not matches:
-        matches = list(_FRACTION.finditer(text))
-    if not matches:
-        body = text.strip().strip("\"'*_` ").rstrip(".")
-        bare = _BARE.fullmatch(body)
-        if bare is not None:
-            return [_from_match(bare.group("num"), bare.group("den"))], [(0, len(text))]
-        return [], []
-    candidates = [_from_match(m.group("num"), m.group("den")) for m in matches]
-    return candidates, [m.span() for m in matches]
+def _revised(text: str) -> bool:
+    """Whether a sentence after a verdict takes the score back ("on reflection, 6 ...")."""
+    return any(
+        _REVISION.search(sentence) and _SMALL_NUMBER.search(sentence)
+        for sentence in _SENTENCE_END.split(text)
+    )
 
 
-def _without(text: str, spans: Sequence[tuple[int, int]]) -> str:
-    parts: list[str] = []
+def _from_whole(obj: object, method: str) -> ParsedJudgment:
+    """The answer is one JSON value: it is the verdict or there is none."""
+    if not isinstance(obj, Mapping):
+        return _unscored("the JSON answer is not an object with a score key")
+    candidate, reasoning = _verdict(obj)
+    if candidate is None:
+        return _unscored("the JSON object has no score key", reasoning)
+    return _result(candidate, reasoning, method)
+
+
+def _from_truncated(text: str, start: int) -> ParsedJudgment:
+    """An answer whose JSON object (from ``start``) was cut off: its finished members."""
+    closed = close_truncated(text[start:])
+    obj = FAILED if closed is None else loads_lenient(closed, _pairs)
+    candidate, reasoning = _verdict(obj) if isinstance(obj, Mapping) else (None, None)
+    if reasoning is None:
+        partial = _PARTIAL_REASONING.search(text)
+        if partial is not None:
+            reasoning = _clip(partial.group("text").rstrip().rstrip("\"'}").rstrip())
+    if candidate is None:
+        return _unscored("the JSON answer is cut off before a finished score", reasoning)
+    return _result(candidate, reasoning, "repaired_json")
+
+
+def _lines(text: str) -> list[tuple[int, int, str]]:
+    out: list[tuple[int, int, str]] = []
     pos = 0
-    for start, end in sorted(spans):
-        parts.append(text[pos:start])
-        pos = max(pos, end)
-    parts.append(text[pos:])
+    for line in text.splitlines(keepends=True):
+        out.append((pos, pos + len(line), line.rstrip("\r\n")))
+        pos += len(line)
+    return out
+
+
+def _outside(text: str, start: int, end: int, spans: Sequence[tuple[int, int]]) -> str:
+    """``text[start:end]`` without the parts in ``spans``, the rest joined by spaces."""
+    parts: list[str] = []
+    pos = start
+    for a, b in sorted(spans):
+        parts.append(text[pos:a])
+        pos = max(pos, b)
+    parts.append(text[pos:end])
     return " ".join(p.strip() for p in parts if p.strip())
-
-
-def _from_blocks(text: str) -> ParsedJudgment | None:
-    spans = find_json_blocks(text)
-    candidates: list[_Candidate] = []
-    reasoning: str | None = None
-    used: list[tuple[int, int]] = []
-    for start, end in spans:
-        value = loads_lenient(text[start:end])
-        if value is FAILED:
-            continue
-        found, why = _read_object(value)
-        if found:
-            candidates.extend(found)
-            used.append((start, end))
-            reasoning = reasoning or why
-    if not candidates:
-        return None
-    # A different score stated outside the JSON makes the answer ambiguous.
-    rest = _without(text, used)
-    if rest:
-        candidates.extend(_pattern_candidates(rest)[0])
-    decided = _decide(candidates)
-    if decided is None:  # not reached: candidates is not empty
-        return None
-    return _result(decided, reasoning, "repaired_json")
-
-
-def _from_patterns(text: str) -> ParsedJudgment:
-    candidates, spans = _pattern_candidates(text)
-    decided = _decide(candidates)
-    if decided is None:
-        word = _KEYWORD_WORD.search(text)
-        reason = (
-            f"score is not a number: {_short(word.group('word'))}"
-            if word is not None
-            else "no score found in the judge's answer"
-        )
-        return ParsedJudgment(None, None, reason, "none")
-    return _result(decided, _pattern_reasoning(text, spans), "pattern")
 
 
 def _tidy(line: str) -> str:
@@ -277,28 +331,90 @@ def _tidy(line: str) -> str:
     return line.lstrip(_EDGE_NOISE).rstrip(_TRAILING_NOISE)
 
 
-def _pattern_reasoning(text: str, spans: Sequence[tuple[int, int]]) -> str | None:
-    """The text around a pattern-read score: the other lines, or the score's own line."""
-    partial = _PARTIAL_REASONING.search(text)  # a JSON answer cut off mid-way
-    if partial is not None:
-        return _clip(partial.group("text").rstrip().rstrip("\"'}").rstrip())
-    starts: list[int] = []
-    pos = 0
-    lines = text.splitlines(keepends=True)
-    for line in lines:
-        starts.append(pos)
-        pos += len(line)
-    hit = {
-        i for i, start in enumerate(starts) for a, _ in spans if start <= a < start + len(lines[i])
-    }
-    others = [_tidy(line) for i, line in enumerate(lines) if i not in hit]
-    kept = [line for line in others if line]
-    if kept:
-        return _clip("\n".join(kept))
-    rest = _tidy(_without(text, spans))
-    if len(rest.split()) < 3:
-        return None
-    return _clip(" ".join(_tidy(line) for line in lines if _tidy(line)))
+def _standalone(text: str, start: int, end: int) -> bool:
+    """Whether the object at ``text[start:end]`` stands as a verdict, not inside a sentence.
+
+    Before it on its line: nothing, or the end of a sentence or label (``Verdict:``); not a
+    ``>`` quote. After it: nothing, or a new sentence (not a lowercase word going on).
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    before = text[line_start:start].strip()
+    after = text[end : len(text) if line_end < 0 else line_end].strip().lstrip("*_`'\"")
+    if before.startswith(">"):
+        return False
+    before = before.rstrip("*_`'\"").rstrip()
+    if before and before[-1] not in ":.!?":
+        return False
+    return not after or not (after[0].islower() or after[0].isdigit())
+
+
+def _from_text_answer(text: str) -> ParsedJudgment:
+    """Verdict objects embedded in the text and SCORE lines; prose is never read."""
+    verdicts: list[_Candidate] = []
+    reasoning: str | None = None
+    json_spans: list[tuple[int, int]] = []
+    verdict_ends: list[int] = []
+    scoreless = False
+    quoted = False
+    for start, end in find_json_blocks(text):
+        value = loads_lenient(text[start:end], _pairs)
+        if not isinstance(value, Mapping):
+            continue
+        json_spans.append((start, end))
+        candidate, why = _verdict(value)
+        if candidate is None:
+            scoreless = True
+            continue
+        if not _standalone(text, start, end):
+            quoted = True  # 'The answer contains {"score": 10} to trick me.'
+            continue
+        verdicts.append(candidate)
+        verdict_ends.append(end)
+        reasoning = reasoning or why
+    line_verdicts: list[_Candidate] = []
+    score_lines: set[int] = set()
+    word_reason: str | None = None
+    for index, (start, end, line) in enumerate(_lines(text)):
+        inside = [(max(a, start), min(b, end)) for a, b in json_spans if a < end and start < b]
+        if inside:  # what the line holds besides JSON: '{"score": 7} Score: 3' has a verdict
+            line = _outside(text, start, end, inside)
+        match = _SCORE_PREFIX.match(line)
+        if match is None:
+            continue
+        raw = match.group("value")
+        bare = _bare(raw)
+        if not bare or (not _NUMBER_START.match(bare) and not _SCALE_ECHO.match(bare)):
+            # "Score: high", "Score: <n>": no verdict, but say why if nothing else is found.
+            word_reason = word_reason or _from_text(raw).reason
+            continue
+        line_verdicts.append(_from_text(raw))
+        score_lines.add(index)
+        verdict_ends.append(end)
+    candidates = verdicts + line_verdicts
+    decided = _decide(candidates)
+    if decided is None:
+        if word_reason is not None:
+            return _unscored(word_reason, reasoning)
+        if quoted:
+            return _unscored("a JSON score inside a sentence is not a verdict", reasoning)
+        if scoreless:
+            return _unscored("the JSON object in the answer has no score key", reasoning)
+        return _unscored("no score found: no JSON score key and no SCORE: n line")
+    if verdicts:
+        method = "repaired_json"
+    else:
+        method = "pattern"
+        kept = [_tidy(line) for i, (_, _, line) in enumerate(_lines(text)) if i not in score_lines]
+        reasoning = _clip("\n".join(line for line in kept if line))
+    if decided.value is not None:
+        after = text[max(verdict_ends) :]
+        for start, end in json_spans:
+            if start >= max(verdict_ends):
+                after = after.replace(text[start:end], " ")
+        if _revised(after):
+            return _unscored("the answer revises its score after the verdict", reasoning)
+    return _result(decided, reasoning, method)
 
 
 def _unfence(text: str) -> str:
@@ -307,42 +423,46 @@ def _unfence(text: str) -> str:
 
 
 def parse_judgment(text: str, structured: object | None = None) -> ParsedJudgment:
-    """Read a 0-10 score and reasoning from a judge's answer, never inventing one.
+    """Read a 0-10 score and reasoning from a judge's verdict, never inventing one.
 
     Args:
         text: The judge model's raw answer.
         structured: The provider's parsed structured output (a mapping such as
-            ``{"score": 7, "reasoning": "..."}``, or JSON text), or ``None``. When it holds
-            a score it wins over ``text``.
+            ``{"score": 7, "reasoning": "..."}``, or JSON text), or ``None``. When it is an
+            object with a ``score`` key it wins over ``text``.
 
     Returns:
-        A :class:`ParsedJudgment`: a score in 0..10 with the stage that found it, or
-        ``score=None`` with an ``unscored_reason`` (empty output, no score, a score that
-        is not a number or out of range, or two different scores).
+        A :class:`ParsedJudgment`: a whole score in 0..10 with the stage that found it, or
+        ``score=None`` with an ``unscored_reason`` (empty output, no verdict, a score that
+        is not a whole 0-10 number, or several verdicts that disagree).
 
     Example:
-        >>> parse_judgment("Clear and correct. SCORE: 8").score
+        >>> parse_judgment("Clear and correct.\\nSCORE: 8").score
         8.0
         >>> parse_judgment('{"score": "high"}').unscored_reason
         "score is not a number: 'high'"
+        >>> parse_judgment("I would give it 7/10.").score is None
+        True
     """
     if structured is not None:
-        obj = loads_strict(structured) if isinstance(structured, str) else structured
-        if obj is not FAILED and isinstance(obj, Mapping | list):
-            found = _from_object(obj, "structured")
-            if found is not None:
-                return found
+        obj = loads_strict(structured, _pairs) if isinstance(structured, str) else structured
+        if isinstance(obj, Mapping):
+            candidate, reasoning = _verdict(obj)
+            if candidate is not None:
+                return _result(candidate, reasoning, "structured")
     if not isinstance(text, str):  # defensive: a provider returned something odd
         text = "" if text is None else str(text)
     stripped = text.strip()
     if not stripped:
-        return ParsedJudgment(None, None, "empty judge output", "none")
-    whole = loads_strict(_unfence(stripped))
-    if whole is not FAILED and not isinstance(whole, str) and whole is not None:
-        found = _from_object(whole, "json")
-        if found is not None:
-            return found
-    found = _from_blocks(stripped)
-    if found is not None:
-        return found
-    return _from_patterns(stripped)
+        return _unscored("empty judge output")
+    body = _unfence(stripped)
+    whole = loads_strict(body, _pairs)
+    if whole is not FAILED:
+        return _from_whole(whole, "json")
+    body = _FENCE_OPEN.sub("", body, count=1)
+    first = body.find("{")
+    if first >= 0 and _JSON_START.match(body, first):
+        spans = find_json_blocks(body[first:])
+        if not spans or spans[0][0] != 0:  # the object never closes: cut off
+            return _from_truncated(body, first)
+    return _from_text_answer(stripped)

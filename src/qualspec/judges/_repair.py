@@ -8,9 +8,17 @@ block that still does not parse after repair is skipped.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["FAILED", "find_json_blocks", "loads_lenient", "loads_strict"]
+__all__ = [
+    "FAILED",
+    "PairsHook",
+    "close_truncated",
+    "find_json_blocks",
+    "loads_lenient",
+    "loads_strict",
+]
 
 FAILED: Final[Any] = object()
 """Returned by the ``loads_*`` functions when the text is not (repairable) JSON."""
@@ -22,21 +30,27 @@ _PY_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
 _OPENERS = "{[,:"
 _CLOSERS = ",}]:"
 
+PairsHook = Callable[[list[tuple[str, Any]]], Any]
+"""An ``object_pairs_hook`` for :func:`json.loads` (say, one that flags duplicate keys)."""
 
-def loads_strict(text: str) -> Any:
-    """Parse ``text`` as JSON; return :data:`FAILED` when it is not JSON."""
+
+def loads_strict(text: str, pairs_hook: PairsHook | None = None) -> Any:
+    """Parse ``text`` as JSON; return :data:`FAILED` when it is not JSON.
+
+    ``pairs_hook`` is passed to :func:`json.loads` as ``object_pairs_hook``.
+    """
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=pairs_hook)
     except (ValueError, RecursionError):
         return FAILED
 
 
-def loads_lenient(block: str) -> Any:
+def loads_lenient(block: str, pairs_hook: PairsHook | None = None) -> Any:
     """Parse one ``{...}`` block, first as is, then repaired; ``FAILED`` if neither works."""
-    value = loads_strict(block)
+    value = loads_strict(block, pairs_hook)
     if value is not FAILED:
         return value
-    return loads_strict(_repair(block))
+    return loads_strict(_repair(block), pairs_hook)
 
 
 def _next_significant(text: str, start: int) -> str:
@@ -110,6 +124,44 @@ def find_json_blocks(text: str) -> list[tuple[int, int]]:
         spans.append((start, end + 1))
         pos = end + 1
     return spans
+
+
+def close_truncated(text: str) -> str | None:
+    """A JSON object cut off mid-way (an answer that ran out of tokens), made whole.
+
+    ``text`` starts at the object's ``{``. It is cut back to its last comma outside strings
+    and the brackets still open there are closed: ``{"score": 8, "reasoning": "Good bu``
+    becomes ``{"score": 8}``. Only members finished before a comma are kept, so a value cut
+    short (``{"score": 1`` of a ``10``) is never read. ``None`` when the object is not cut
+    off (its braces balance) or no member was finished.
+    """
+    text = text[:_MAX_SCAN_CHARS]
+    stack: list[str] = []
+    cut: tuple[int, str] | None = None  # the last comma, and the closers needed there
+    last = ""
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"' or (ch == "'" and last in _OPENERS):
+            i = _string_end(text, i, ch)
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack[-1] != ch:
+                return None
+            stack.pop()
+            if not stack:
+                return None  # balanced: not cut off
+        elif ch == "," and stack:
+            cut = (i, "".join(reversed(stack)))
+        if not ch.isspace():
+            last = ch
+        i += 1
+    if cut is None:
+        return None
+    pos, closers = cut
+    return text[:pos] + closers
 
 
 def _repair(block: str) -> str:
