@@ -71,7 +71,7 @@ def test_example_runs_on_the_test_server(
     assert data["schema_version"].startswith("1.")
     assert len(data["responses"]) == answers
     assert all(r["error"] is None for r in data["responses"])
-    judged = [j for r in data["responses"] for j in r["judgments"]]
+    judged = [j for r in data["responses"] for j in r["judgments"] if j["evaluator"] != "expect"]
     assert judged and all(j["score"] == 8 for j in judged)
     # Identical judge calls (same answer, same criterion) may be served from the cache
     # when one finishes before the other starts, and an all-criteria judge makes one call
@@ -79,7 +79,10 @@ def test_example_runs_on_the_test_server(
     made = re.search(r"Calls: (\d+) candidate, (\d+) judge", out)
     assert made is not None, out
     assert int(made.group(1)) == answers
-    assert server.calls == answers + int(made.group(2))
+    # a judge calibrated before the run (judge: {calibrate: N}) scores 2 answers per pair
+    calibrated = data["run"]["metadata"].get("judge_calibration", {})
+    calibration_calls = sum(2 * c["n_pairs"] for c in calibrated.values())
+    assert server.calls == answers + int(made.group(2)) + calibration_calls
 
 
 def test_examples_dry_run_counts(

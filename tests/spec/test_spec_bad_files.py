@@ -13,8 +13,8 @@ from qualspec.spec import load_suite
 BAD = Path(__file__).parent / "data" / "bad"
 
 _NO_CRITERIA = (
-    "has no criteria to judge; add `criteria:` (statements scored 0-10) "
-    "or `rubric:` (e.g. helpfulness)"
+    "has no criteria to judge; add `criteria:` (statements scored 0-10), "
+    "`rubric:` (e.g. helpfulness) or `expect:` checks"
 )
 _PREFIX = "needs a provider prefix: write provider/model, e.g. local/smollm2 or openai/gpt-4o"
 _RANGE = "is outside 0..2; use a value from 0 to 2 (providers with a smaller range clamp it)"

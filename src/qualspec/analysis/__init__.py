@@ -1,6 +1,7 @@
 """qualspec.analysis: aggregation of stored runs and the diff between two runs."""
 
 from qualspec.analysis._aggregate import (
+    CHECKS_EVALUATOR,
     CellKey,
     CellScore,
     RunTotals,
@@ -27,14 +28,15 @@ from qualspec.analysis._diff_format import (
 )
 
 __all__ = [
-    "DIFF_SCHEMA_VERSION",
-    "STATUSES",
+    "CHECKS_EVALUATOR",
     "CellKey",
     "CellScore",
+    "DIFF_SCHEMA_VERSION",
     "DiffFormat",
     "DiffStatus",
     "RunDiff",
     "RunTotals",
+    "STATUSES",
     "TupleChange",
     "TupleKey",
     "cell_key",

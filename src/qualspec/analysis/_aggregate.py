@@ -28,6 +28,7 @@ from typing import Any
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
 __all__ = [
+    "CHECKS_EVALUATOR",
     "CellKey",
     "CellScore",
     "RunTotals",
@@ -41,6 +42,8 @@ __all__ = [
 
 CellKey = tuple[str, str | None, str | None, str, float]
 """(scenario, input_id, role, candidate, temperature)."""
+
+CHECKS_EVALUATOR = "expect"  # the built-in evaluator of ``expect:`` checks
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,10 +140,13 @@ def _cell(responses: list[ResponseRecord], judged: dict[str, list[JudgmentRecord
     per_criterion: dict[str, list[float]] = {}
     thresholds: list[float] = []
     n_judgments = n_unscored = 0
+    checks: list[bool] = []
     for response in responses:
         judgments = judged.get(response.key, [])
         n_judgments += len(judgments)
         for j in judgments:
+            if j.evaluator == CHECKS_EVALUATOR and j.passed is not None:
+                checks.append(j.passed)
             label = j.criterion if j.evaluator == "criteria" else f"{j.evaluator}: {j.criterion}"
             scores = per_criterion.setdefault(label, [])
             if j.score is None:
@@ -149,12 +155,15 @@ def _cell(responses: list[ResponseRecord], judged: dict[str, list[JudgmentRecord
                 scores.append(j.score)
                 if j.threshold is not None:
                     thresholds.append(j.threshold)
-        score = response_score(judgments)
+        # the judge's mean; deterministic checks pass or fail the cell on their own
+        score = response_score([j for j in judgments if j.evaluator != CHECKS_EVALUATOR])
         if score is not None:
             run_means.append(score)
     mean = _mean(run_means)
     threshold = max(thresholds) if thresholds else None
     passed = None if mean is None or threshold is None else mean >= threshold
+    if checks:  # a failed check fails the cell, whatever the judge's scores
+        passed = all(checks) and passed is not False
     return CellScore(
         mean=mean,
         n_runs=len(responses),

@@ -299,8 +299,29 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--expired", action="store_true", help="only expired entries")
     _add_db(cc)
     cc.set_defaults(handler="qualspec.cli._misc:cmd_cache_clear")
+    jc = sub.add_parser(
+        "judge-check", help="calibrate a judge on known good and bad answers (separation)"
+    )
+    jc.add_argument(
+        "--judge", default=None, metavar="PROVIDER/MODEL", help="the judge (default local/smollm2)"
+    )
+    jc.add_argument(
+        "--repeats", type=_positive_int, default=1, metavar="N", help="score each answer N times"
+    )
+    jc.add_argument(
+        "--pairs", type=_positive_int, default=None, metavar="N", help="the first N pairs only"
+    )
+    jc.add_argument(
+        "--mode",
+        choices=("per_criterion", "all_criteria"),
+        default="per_criterion",
+        help="the judge's mode (as judge.mode in a suite)",
+    )
+    jc.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_db(jc)
+    jc.set_defaults(handler="qualspec.cli._judge_check:cmd_judge_check")
     # every command takes the global flags too: `qualspec run x.yaml --debug` works
-    for command in (run, schema, rl, rs, re_, diff, pl, ps, pd, cs, cc):
+    for command in (run, schema, rl, rs, re_, diff, pl, ps, pd, cs, cc, jc):
         _add_globals(command, argparse.SUPPRESS)
     return parser
 

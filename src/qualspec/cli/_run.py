@@ -315,6 +315,9 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
     _say(console, ("Candidate calls:", "bold"), f" {est.candidate_calls}")
     if judge:
         _say(console, ("Judge calls:", "bold"), f" {est.judge_calls} (before parse retries)")
+    checks = sum(len(item.checks) for item in plan.items)
+    if checks:
+        _say(console, ("Checks:", "bold"), f" {checks} (expect:, no model call)")
     _say(
         console,
         ("Estimated tokens:", "bold"),

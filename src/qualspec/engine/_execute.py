@@ -119,8 +119,9 @@ class Executor:
         self._opt = calls.options
         self._response_evals = [b for b in evaluators if b.evaluator.scope == "response"]
         self._group_evals = [b for b in evaluators if b.evaluator.scope == "group"]
-        if not self._opt.judge:
-            self._response_evals, self._group_evals = [], []
+        if not self._opt.judge:  # --no-judge: only evaluators that call no model (checks)
+            self._response_evals = [b for b in self._response_evals if b.evaluator.model is None]
+            self._group_evals = [b for b in self._group_evals if b.evaluator.model is None]
         self._done = dict(done_responses or {})
         self._done_e = set(done_evaluations or ())
         self._versions = prompt_versions or {}

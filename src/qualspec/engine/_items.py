@@ -78,3 +78,5 @@ class WorkItem:
     prompt_parts: Mapping[str, str] = field(default_factory=dict)
     # the input row's variables (rendered into the prompt), shown to the judge
     input_values: Mapping[str, Any] | None = None
+    # the scenario's ``expect:`` checks as (name, value) pairs, run without a model call
+    checks: tuple[tuple[str, Any], ...] = ()

@@ -405,6 +405,7 @@ def _cells(
                     context=scenario.context,
                     prompt_parts=parts,
                     input_values=dict(row.values) if row else None,
+                    checks=tuple((c.name, c.value) for c in scenario.expect),
                 )
             )
     return out

@@ -171,6 +171,7 @@ class Session:
         json_schema: Mapping[str, Any] | None = None,
         attempt: int = 0,
         structured_mode: str = "auto",
+        providers: Mapping[str, ProviderConfig] | None = None,
     ) -> Reply:
         """One call to ``provider/model`` with the session's limits, retries, cache and cost.
 
@@ -189,7 +190,8 @@ class Session:
         from qualspec.store import ResponseRecord
 
         name, model_name = split_address(model)
-        provider = self.calls.providers([name], self._provider_configs)[name]
+        configs = self._provider_configs if providers is None else providers
+        provider = self.calls.providers([name], configs)[name]
         if isinstance(prompt, str):
             messages: tuple[Message, ...] = (Message("user", prompt),)
         else:
@@ -325,12 +327,20 @@ class Session:
         evaluators = (
             [create_evaluator(c) for c in plan.judges] if plan.items and self.options.judge else []
         )
+        if any(item.checks for item in plan.items):  # checks are not a judge: always run
+            from qualspec.spec import EvaluatorConfig
+
+            evaluators.append(create_evaluator(EvaluatorConfig(type="expect", name="expect")))
         prompts = [e.prompt() for e in evaluators]
         # Providers first: a missing key or package fails before any run is recorded.
         names = {item.provider for item in plan.items}
         names |= {split_address(e.model)[0] for e in evaluators if e.model}
         providers = calls.providers(sorted(names), configs)
         warnings: list[str] = []
+        calibrations = await self._calibrations(plan, evaluators, configs)
+        for measured in calibrations.values():
+            if not measured["meaningful"]:
+                warnings.append(measured["verdict"])
         # what a resumed run's recorded evaluations are checked against (None: judging off)
         current = evaluators if self.options.judge else None
         resumed = bool(resume)
@@ -360,6 +370,8 @@ class Session:
                     version = await asyncio.to_thread(store.prompt_version, *prompt)
                 bound.append(BoundEvaluator(evaluator, version))
             meta = metadata(suite, plan, argv, bound, resumed=resumed)
+            if calibrations:
+                meta["judge_calibration"] = calibrations
             await asyncio.to_thread(store.update_run_metadata, run_id, meta)
             versions = await asyncio.to_thread(prompt_versions, store, plan)
             done: dict[str, ResponseRecord] = {}
@@ -433,6 +445,29 @@ class Session:
             warnings=warnings + failures,
             judge_failures=failures,
         )
+
+    async def _calibrations(
+        self,
+        plan: Plan,
+        evaluators: Sequence[Evaluator],
+        suite_providers: Mapping[str, ProviderConfig],
+    ) -> dict[str, dict[str, Any]]:
+        """Each criteria judge's separation on known pairs: measured now when its config asks
+        (``calibrate: N``), else as cached by an earlier measurement (``judge-check``)."""
+        from qualspec.judges import CriteriaJudge, cached_calibration, calibrate
+
+        out: dict[str, dict[str, Any]] = {}
+        for config, evaluator in zip(plan.judges, evaluators, strict=False):
+            if not isinstance(evaluator, CriteriaJudge) or evaluator.model is None:
+                continue
+            found = await asyncio.to_thread(cached_calibration, self.store, evaluator)
+            if found is None and config.calibrate:  # measured once, then cached
+                found = await calibrate(
+                    self, evaluator, pairs=config.calibrate, providers=suite_providers
+                )
+            if found is not None:
+                out[evaluator.name] = found.summary()
+        return out
 
     async def _finish(
         self,

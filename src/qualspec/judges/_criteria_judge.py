@@ -78,6 +78,11 @@ class CriteriaJudge:
         self._shared: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._waiting: dict[str, int] = {}
 
+    @classmethod
+    def from_config(cls, config: EvaluatorConfig) -> CriteriaJudge:
+        """The judge a ``judges:`` entry (or ``judge:``) describes."""
+        return create(config)
+
     def prompt(self) -> tuple[str, str]:
         """The judge template, versioned by content."""
         name = ALL_CRITERIA_PROMPT_NAME if self.mode == "all_criteria" else JUDGE_PROMPT_NAME

@@ -22,13 +22,13 @@ if TYPE_CHECKING:
     from qualspec.providers._prices import PriceTable
 
 __all__ = [
-    "STRUCTURED_MODES",
     "ChatRequest",
     "ChatResponse",
     "Message",
     "PriceTable",
     "Provider",
     "ProviderPool",
+    "STRUCTURED_MODES",
     "available_providers",
     "clamp_temperature",
     "split_address",

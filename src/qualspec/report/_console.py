@@ -9,7 +9,7 @@ are shown literally (never read as rich markup), in the order of the suite.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -86,6 +86,12 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
     summary = run.summary
     out = _Block(console)
     out.line((summary.suite_name, "bold"), "  run ", (summary.id, "cyan"), f"  ({summary.status})")
+    calibration = summary.metadata.get("judge_calibration")
+    if isinstance(calibration, dict):  # the judge's separation on known pairs
+        for measured in calibration.values():
+            if isinstance(measured, dict) and isinstance(measured.get("verdict"), str):
+                style = "green" if measured.get("meaningful") else "yellow"
+                out.line(("Judge check: ", "bold"), (measured["verdict"], style))
     effective: dict[tuple[str, float], set[float]] = defaultdict(set)
     for r in run.responses:
         if r.effective_temperature is not None:
@@ -113,6 +119,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
                     eff |= values
             labels[t] = f"Temp {_temp_label(t, eff)}"
 
+    checks = _checks_by_row(run)
     for scenario, by_input in by_scenario.items():
         out.line()
         out.line(("SCENARIO:", "bold"), f" {scenario}")
@@ -144,6 +151,16 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
                         _merged_verdict(mean, passed, n_errors, n_runs, n_judgments),
                         f" {_fmt_score(mean)}{note}",
                     )
+                    for label, (n_ok, n_all, why) in checks.get(
+                        (scenario, input_id, role, candidate), {}
+                    ).items():
+                        verdict = ("PASS", "green") if n_ok == n_all else ("FAIL", "red")
+                        detail = f" ({why})" if why and n_ok < n_all else ""
+                        out.line(
+                            f"{row_indent}    check ",
+                            verdict,
+                            f" {label}: {n_ok}/{n_all}{detail}",
+                        )
                     for t in temps:
                         records = by_cell.get((scenario, input_id, role, candidate, t), [])
                         numbered = len(records) > 1
@@ -163,6 +180,25 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
                 console.print(_table(scenario, input_id, by_role, temps, labels, cells))
     out.flush()
     _render_totals(run, console)
+
+
+def _checks_by_row(run: RunRecord) -> dict[tuple[Any, ...], dict[str, tuple[int, int, str]]]:
+    """Per (scenario, input, role, candidate): each ``expect:`` check's passes, runs and the
+    first failure's reason."""
+    from qualspec.analysis import CHECKS_EVALUATOR
+
+    responses = {r.key: r for r in run.responses}
+    out: dict[tuple[Any, ...], dict[str, tuple[int, int, str]]] = {}
+    for j in run.judgments:
+        r = responses.get(j.response_key)
+        if j.evaluator != CHECKS_EVALUATOR or r is None or j.passed is None:
+            continue
+        row = out.setdefault((r.scenario, r.input_id, r.role, r.candidate), {})
+        n_ok, n_all, why = row.get(j.criterion, (0, 0, ""))
+        if not j.passed and not why:
+            why = j.reasoning or ""
+        row[j.criterion] = (n_ok + int(j.passed), n_all + 1, why)
+    return out
 
 
 def _table(
@@ -235,7 +271,7 @@ def _merge_temperatures(rows: _Entries) -> dict[str, _Merged]:
 def _merged_verdict(
     mean: float | None, passed: bool | None, n_errors: int, n_runs: int, n_judgments: int
 ) -> tuple[str, str]:
-    if mean is None:
+    if mean is None and passed is None:
         if n_errors >= n_runs:
             return ("[ERROR]", "red")
         if n_judgments == 0:  # answered, nothing judged (--no-judge)

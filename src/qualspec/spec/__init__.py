@@ -12,6 +12,7 @@ from qualspec.spec._check import criteria_issues
 from qualspec.spec._inputs import InputRow, render_prompt
 from qualspec.spec._load import LoadedSuite, json_schema, load_evaluation, load_suite
 from qualspec.spec._models import (
+    CHECK_NAMES,
     DEFAULT_JUDGE_MODEL,
     TEMPERATURE_PRESETS,
     AtTemperature,
@@ -19,6 +20,7 @@ from qualspec.spec._models import (
     Candidate,
     Evaluation,
     EvaluatorConfig,
+    ExpectCheck,
     JudgeConfig,
     ProviderConfig,
     Role,
@@ -31,10 +33,12 @@ __all__ = [
     "AtTemperature",
     "BUILTIN_RUBRICS",
     "Behavior",
+    "CHECK_NAMES",
     "Candidate",
     "DEFAULT_JUDGE_MODEL",
     "Evaluation",
     "EvaluatorConfig",
+    "ExpectCheck",
     "InputRow",
     "JudgeConfig",
     "LoadedSuite",

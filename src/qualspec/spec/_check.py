@@ -241,7 +241,11 @@ def criteria_issues(
     missing = [
         (i, s)
         for i, s in enumerate(evaluation.scenarios)
-        if s.name in wanted and not s.criteria and not s.rubric and not s.at_temperature
+        if s.name in wanted
+        and not s.criteria
+        and not s.rubric
+        and not s.at_temperature
+        and not s.expect
     ]
     if not missing:
         return []
@@ -258,8 +262,8 @@ def criteria_issues(
                 col,
                 format_field(path),
                 f"scenario '{scenario.name}' has no criteria to judge; add `criteria:` "
-                "(statements scored 0-10) or `rubric:` (e.g. helpfulness), or run with "
-                "--no-judge",
+                "(statements scored 0-10), `rubric:` (e.g. helpfulness) or `expect:` checks, "
+                "or run with --no-judge",
             )
         )
     return issues

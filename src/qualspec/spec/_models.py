@@ -9,9 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 __all__ = [
     "AtTemperature",
     "Behavior",
+    "CHECK_NAMES",
     "Candidate",
     "Evaluation",
     "EvaluatorConfig",
+    "ExpectCheck",
     "JudgeConfig",
     "ProviderConfig",
     "Role",
@@ -79,6 +81,80 @@ class AtTemperature(_Model):
     criterion: str = Field(min_length=1)
 
 
+CHECK_NAMES = (
+    "contains",
+    "not_contains",
+    "icontains",
+    "regex",
+    "equals",
+    "starts_with",
+    "max_words",
+    "max_chars",
+    "is_json",
+    "json_schema",
+    "refusal",
+)
+
+
+class ExpectCheck(_Model):
+    """One deterministic check of an answer (``expect:``), run without a model call.
+
+    Exactly one field is set per entry. Example (YAML)::
+
+        expect:
+          - contains: Paris            # case-sensitive substring
+          - icontains: paris           # case-insensitive substring
+          - not_contains: London
+          - regex: "\\bParis\\b"
+          - equals: "Paris."           # the whole answer, trimmed
+          - starts_with: "The"
+          - max_words: 50
+          - max_chars: 400
+          - is_json: true              # the answer (or its ```json block) parses as JSON
+          - json_schema: {type: object, required: [city]}
+          - refusal: false             # true: must refuse; false: must not refuse
+    """
+
+    contains: str | None = Field(default=None, min_length=1)
+    not_contains: str | None = Field(default=None, min_length=1)
+    icontains: str | None = Field(default=None, min_length=1)
+    regex: str | None = Field(default=None, min_length=1)
+    equals: str | None = None
+    starts_with: str | None = Field(default=None, min_length=1)
+    max_words: int | None = Field(default=None, ge=1)
+    max_chars: int | None = Field(default=None, ge=1)
+    is_json: bool | None = None
+    json_schema: dict[str, Any] | None = None
+    refusal: bool | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ExpectCheck:
+        given = [n for n in CHECK_NAMES if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one check per entry (e.g. `- contains: Paris`); checks: "
+                + ", ".join(CHECK_NAMES)
+            )
+        if self.regex is not None:
+            import re
+
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"regex {self.regex!r} does not compile: {exc}") from None
+        return self
+
+    @property
+    def name(self) -> str:
+        """The check's kind, e.g. ``"contains"``."""
+        return next(n for n in CHECK_NAMES if getattr(self, n) is not None)
+
+    @property
+    def value(self) -> Any:
+        """The check's argument (``"Paris"``, ``50``, a schema, ``True``)."""
+        return getattr(self, self.name)
+
+
 class Scenario(_Model):
     """A prompt (optionally a template over a dataset of inputs) and how to judge answers."""
 
@@ -97,6 +173,10 @@ class Scenario(_Model):
     )
     at_temperature: list[AtTemperature] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
+    expect: list[ExpectCheck] = Field(
+        default_factory=list,
+        description="Deterministic checks of each answer, run without a model call.",
+    )
 
 
 class Behavior(_Model):
@@ -124,6 +204,7 @@ class JudgeConfig(_Model):
     params: dict[str, Any] = Field(default_factory=dict)
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
     mode: Literal["per_criterion", "all_criteria"] = "per_criterion"
+    calibrate: int = Field(default=0, ge=0)
 
 
 class EvaluatorConfig(_Model):
@@ -165,6 +246,12 @@ class EvaluatorConfig(_Model):
         default="per_criterion",
         description="per_criterion: one call per criterion; all_criteria: one call scores "
         "every criterion of an answer.",
+    )
+    calibrate: int = Field(
+        default=0,
+        ge=0,
+        description="Before the run, measure the judge's separation on this many known "
+        "good/bad pairs (0: only report a measurement cached by qualspec judge-check).",
     )
 
     @property
@@ -287,6 +374,7 @@ class Evaluation(_Model):
                 params=judge.params,
                 structured_output=judge.structured_output,
                 mode=judge.mode,
+                calibrate=judge.calibrate,
             )
         ]
 

@@ -1,0 +1,48 @@
+"""``qualspec judge-check``: how well a judge separates known good answers from bad ones."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+__all__ = ["cmd_judge_check"]
+
+
+def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Score the built-in known pairs with the judge and print its separation."""
+    from qualspec.engine import Session, run_sync
+    from qualspec.judges import SEPARATION_THRESHOLD, CriteriaJudge, calibrate
+    from qualspec.providers import split_address
+    from qualspec.spec import DEFAULT_JUDGE_MODEL, EvaluatorConfig
+
+    model = ns.judge or DEFAULT_JUDGE_MODEL
+    split_address(model)  # a malformed address is one line, exit 2
+    judge = CriteriaJudge.from_config(EvaluatorConfig(type="criteria", model=model, mode=ns.mode))
+
+    async def main() -> object:
+        async with Session(db=ns.db) as session:
+            session.calls.providers([split_address(model)[0]])  # an unknown provider: exit 2
+            return await calibrate(session, judge, pairs=ns.pairs, repeats=ns.repeats)
+
+    result = run_sync(main)
+    from qualspec.judges import Calibration
+
+    if not isinstance(result, Calibration):  # pragma: no cover - calibrate returns one
+        return 1
+    if ns.json:
+        sys.stdout.write(json.dumps(result.summary() | {"by_domain": result.by_domain()}) + "\n")
+        return 0
+    print(f"Judge calibration: {model} ({result.n_pairs} known pairs, {result.repeats} repeat(s))")
+    print(f"  {'domain':<16}{'separated':>10}")
+    for domain, (separated, n) in sorted(result.by_domain().items()):
+        print(f"  {domain:<16}{separated:>6} of {n}")
+    gap = "n/a" if result.mean_gap is None else f"{result.mean_gap:+.1f}"
+    spread = "n/a (use --repeats 2+)" if result.spread is None else f"{result.spread:.2f}"
+    print(
+        f"Separation: {result.separation:.2f} (threshold {SEPARATION_THRESHOLD:.2f})   "
+        f"mean gap: {gap}   spread on repeats: {spread}   unscored: {result.n_unscored}"
+    )
+    print(result.verdict)
+    return 0

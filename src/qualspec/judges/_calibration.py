@@ -1,0 +1,346 @@
+"""Judge calibration: does the judge score a clearly good answer above a clearly bad one?
+
+A built-in set of known pairs (``data/calibration_pairs.json``: for one question and one
+criterion, a good answer and a bad one, over several domains) is scored by the judge through
+the session, like any call (limits, retries, cache, cost, store). The result:
+
+* **separation**: the share of pairs where the good answer scored strictly higher (a pair
+  with an unscored answer counts as not separated, and is counted apart);
+* **mean gap**: good minus bad, over pairs where both were scored;
+* **spread**: with repeats, the mean standard deviation of the scores of one answer.
+
+Below :data:`SEPARATION_THRESHOLD` the judge's scores are not meaningful, and runs that use
+it say so. A result is cached in the store per (judge model, judge prompt, parameters, pair
+set), so it is measured once; the judge calls themselves are cached too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qualspec.engine import Reply, Session
+    from qualspec.judges._criteria_judge import CriteriaJudge
+    from qualspec.providers import Message
+    from qualspec.spec import ProviderConfig
+    from qualspec.store import Store
+
+__all__ = [
+    "SEPARATION_THRESHOLD",
+    "Calibration",
+    "PairScores",
+    "cached_calibration",
+    "calibrate",
+    "calibration_pairs",
+]
+
+SEPARATION_THRESHOLD = 0.8
+CACHE_KIND = "calibration"
+
+
+@dataclass(frozen=True, slots=True)
+class PairScores:
+    """The judge's scores of one known pair (one per repeat; None = unscored)."""
+
+    id: str
+    domain: str
+    good: list[float | None]
+    bad: list[float | None]
+
+    @property
+    def separated(self) -> bool:
+        """Whether the good answer scored strictly higher (mean over repeats)."""
+        good, bad = _mean(self.good), _mean(self.bad)
+        return good is not None and bad is not None and good > bad
+
+    @property
+    def gap(self) -> float | None:
+        """Good minus bad (means over repeats), None when either is unscored."""
+        good, bad = _mean(self.good), _mean(self.bad)
+        return None if good is None or bad is None else good - bad
+
+
+@dataclass(slots=True)
+class Calibration:
+    """How well a judge separates known good answers from bad ones."""
+
+    judge: str
+    prompt_hash: str
+    n_pairs: int
+    repeats: int
+    separation: float
+    mean_gap: float | None
+    spread: float | None
+    n_unscored: int
+    threshold: float = SEPARATION_THRESHOLD
+    pairs: list[PairScores] = field(default_factory=list)
+    measured_at: str = ""
+
+    @property
+    def meaningful(self) -> bool:
+        """Whether the separation reaches the threshold."""
+        return self.separation >= self.threshold
+
+    @property
+    def n_separated(self) -> int:
+        """Pairs where the good answer scored higher."""
+        return round(self.separation * self.n_pairs)
+
+    @property
+    def verdict(self) -> str:
+        """One line for people, e.g. ``judge local/smollm2: scores are NOT meaningful: ...``."""
+        how = (
+            f"the better answer scored higher in {self.n_separated} of {self.n_pairs} known "
+            f"pairs (separation {self.separation:.2f}"
+        )
+        if self.meaningful:
+            return f"judge {self.judge}: scores are meaningful: {how} >= {self.threshold:.2f})"
+        return (
+            f"judge {self.judge}: scores are NOT meaningful: {how} < {self.threshold:.2f}); "
+            "use a stronger judge (--judge) and rely on expect: checks"
+        )
+
+    def by_domain(self) -> dict[str, tuple[int, int]]:
+        """Per domain: (pairs separated, pairs)."""
+        out: dict[str, tuple[int, int]] = {}
+        for pair in self.pairs:
+            sep, n = out.get(pair.domain, (0, 0))
+            out[pair.domain] = (sep + int(pair.separated), n + 1)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """What a run records in its metadata."""
+        return {
+            "judge": self.judge,
+            "separation": round(self.separation, 4),
+            "mean_gap": None if self.mean_gap is None else round(self.mean_gap, 3),
+            "spread": None if self.spread is None else round(self.spread, 3),
+            "n_pairs": self.n_pairs,
+            "n_unscored": self.n_unscored,
+            "meaningful": self.meaningful,
+            "verdict": self.verdict,
+            "measured_at": self.measured_at,
+        }
+
+    def to_json(self) -> str:
+        """Serialized for the cache."""
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Calibration:
+        """Read back what :meth:`to_json` wrote."""
+        data = json.loads(text)
+        data["pairs"] = [PairScores(**p) for p in data.get("pairs", [])]
+        return cls(**data)
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    scored = [v for v in values if v is not None]
+    return sum(scored) / len(scored) if scored else None
+
+
+def calibration_pairs(limit: int | None = None) -> list[dict[str, str]]:
+    """The built-in known pairs; with ``limit``, the first pairs taken across domains.
+
+    Example:
+        >>> len(calibration_pairs()) >= 20, len(calibration_pairs(6))
+        (True, 6)
+    """
+    text = resources.files("qualspec.data").joinpath("calibration_pairs.json").read_text()
+    pairs: list[dict[str, str]] = json.loads(text)["pairs"]
+    if limit is None or limit >= len(pairs):
+        return pairs
+    by_domain: dict[str, list[dict[str, str]]] = {}
+    for pair in pairs:
+        by_domain.setdefault(pair["domain"], []).append(pair)
+    picked: list[dict[str, str]] = []
+    while len(picked) < limit:  # round robin over domains
+        for group in by_domain.values():
+            if group and len(picked) < limit:
+                picked.append(group.pop(0))
+    return picked
+
+
+def _cache_key(judge: CriteriaJudge, pairs: Sequence[Mapping[str, str]], repeats: int) -> str:
+    _, prompt = judge.prompt()
+    text = json.dumps(
+        [judge.model, prompt, judge.params, judge.mode, list(pairs), repeats], sort_keys=True
+    )
+    return "cal-" + hashlib.sha256(text.encode()).hexdigest()[:28]
+
+
+def cached_calibration(
+    store: Store, judge: CriteriaJudge, *, pairs: int | None = None, repeats: int = 1
+) -> Calibration | None:
+    """A calibration measured before for this judge, prompt, parameters and pair set."""
+    key = _cache_key(judge, calibration_pairs(pairs), repeats)
+    entry = store.cache_get_many([key]).get(key)
+    if entry is None or not entry.text:
+        return None
+    return Calibration.from_json(entry.text)
+
+
+class _Context:
+    """An evaluator context over the session: calls of kind ``calibration``."""
+
+    def __init__(
+        self, session: Session, repeat: int, providers: Mapping[str, ProviderConfig] | None
+    ) -> None:
+        self._session = session
+        self._repeat = repeat
+        self._providers = providers
+        self.run_id = ""
+        self.prompt_version: int | None = None
+
+    async def complete(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        params: Mapping[str, Any] | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        attempt: int = 0,
+        kind: str = "judge",
+        structured_mode: str = "auto",
+    ) -> Reply:
+        # a repeat is a fresh call (its own cache key and seed), a re-ask within it too
+        return await self._session.complete(
+            model,
+            list(messages),
+            kind=CACHE_KIND,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            params=params,
+            json_schema=json_schema,
+            attempt=attempt + 100 * self._repeat,
+            structured_mode=structured_mode,
+            providers=self._providers,
+        )
+
+
+def _subject(question: str, answer: str, criterion: str) -> Any:
+    from qualspec.engine import Subject, WorkItem
+    from qualspec.providers import Message
+    from qualspec.store import ResponseRecord
+
+    item = WorkItem(
+        key="calibration",
+        call_key="calibration",
+        candidate="calibration",
+        role=None,
+        scenario="calibration",
+        input_id=None,
+        temperature=0.0,
+        run_index=0,
+        provider="calibration",
+        model="calibration",
+        messages=(Message("user", question),),
+        params={},
+        criteria=(criterion,),
+    )
+    response = ResponseRecord(
+        key="calibration",
+        candidate="calibration",
+        role=None,
+        scenario="calibration",
+        input_id=None,
+        temperature=0.0,
+        effective_temperature=0.0,
+        run_index=0,
+        provider="calibration",
+        model="calibration",
+        text=answer,
+    )
+    return Subject(key="calibration", items=(item,), responses=(response,))
+
+
+async def calibrate(
+    session: Session,
+    judge: CriteriaJudge,
+    *,
+    pairs: int | None = None,
+    repeats: int = 1,
+    providers: Mapping[str, ProviderConfig] | None = None,
+) -> Calibration:
+    """Have ``judge`` score the known pairs (the first ``pairs`` across domains, or all),
+    ``repeats`` times each; cached in the store once measured. ``providers``: named
+    provider connections (a suite's ``providers:``) for the judge's address.
+
+    Example::
+
+        async with Session() as session:
+            result = await calibrate(session, CriteriaJudge(name="j", model="openai/gpt-4o-mini",
+                                                            threshold=7))
+            print(result.verdict)
+    """
+    import asyncio
+
+    from qualspec.store import CacheEntry
+
+    chosen = calibration_pairs(pairs)
+    store = session.store
+    key = _cache_key(judge, chosen, repeats)
+    entry = (await asyncio.to_thread(store.cache_get_many, [key])).get(key)
+    if entry is not None and entry.text:
+        return Calibration.from_json(entry.text)
+
+    async def score(answer: str, pair: Mapping[str, str], repeat: int) -> float | None:
+        subject = _subject(pair["question"], answer, pair["criterion"])
+        verdict = await judge.evaluate(
+            subject, pair["criterion"], _Context(session, repeat, providers)
+        )
+        return None if verdict.error else verdict.score
+
+    results: list[PairScores] = []
+    for pair in chosen:
+        good = [await score(pair["good"], pair, r) for r in range(repeats)]
+        bad = [await score(pair["bad"], pair, r) for r in range(repeats)]
+        results.append(PairScores(pair["id"], pair["domain"], good, bad))
+    gaps = [g for g in (p.gap for p in results) if g is not None]
+    spreads = [
+        statistics.pstdev(s)
+        for p in results
+        for scores in (p.good, p.bad)
+        if len(s := [v for v in scores if v is not None]) > 1
+    ]
+    _, prompt = judge.prompt()
+    result = Calibration(
+        judge=judge.model or "",
+        prompt_hash=hashlib.sha256(prompt.encode()).hexdigest()[:16],
+        n_pairs=len(results),
+        repeats=repeats,
+        separation=sum(p.separated for p in results) / len(results) if results else 0.0,
+        mean_gap=sum(gaps) / len(gaps) if gaps else None,
+        spread=(sum(spreads) / len(spreads)) if spreads else (0.0 if repeats > 1 else None),
+        n_unscored=sum(v is None for p in results for v in (*p.good, *p.bad)),
+        pairs=results,
+        measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    if not math.isnan(result.separation):
+        now = datetime.now(UTC)
+        cached = CacheEntry(
+            key=key,
+            kind=CACHE_KIND,
+            provider="qualspec",
+            model=result.judge,
+            text=result.to_json(),
+            finish_reason=None,
+            input_tokens=None,
+            output_tokens=None,
+            effective_temperature=None,
+            structured=None,
+            created_at=now,
+            expires_at=None,
+        )
+        await asyncio.to_thread(store.cache_put_many, [cached])
+    return result
