@@ -165,6 +165,7 @@ def qualspec_argv(suite: Path, db: Path, work: Path, concurrency: int) -> list[s
         "--max-concurrency",
         str(concurrency),
         "--quiet",
+        "--no-calibration",  # the same 2N calls as the baseline: no judge calibration
         "--output",
         str(work / "results.json"),
     ]

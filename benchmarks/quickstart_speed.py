@@ -46,6 +46,7 @@ def _run_qualspec(suite: Path, work: Path) -> tuple[float, Path]:
             "--db",
             f"sqlite:///{db}",
             "--quiet",
+            "--no-calibration",  # the same calls as the raw baseline: no judge calibration
             "--output",
             str(work / "out.json"),
         ],

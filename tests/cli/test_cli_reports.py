@@ -395,9 +395,17 @@ def test_fail_on_errors_exits_1_when_some_cell_errored(
 ) -> None:
     scenarios = SIMPLE + "  - {name: t, prompt: 'other', criteria: [x]}\n"
     suite = write_suite(workdir / "s.yaml", server.base_url, scenarios=scenarios)
-    server.fail_next(1, status=400)
+    server.fail_next(1, status=400)  # the first call (no judge calibration to come first)
     code, out, err = qualspec(
-        capsys, "run", str(suite), "--quiet", "--retries", "0", "--max-concurrency", "1"
+        capsys,
+        "run",
+        str(suite),
+        "--quiet",
+        "--retries",
+        "0",
+        "--max-concurrency",
+        "1",
+        "--no-calibration",
     )
     assert code == 0, out + err  # one cell answered: exit 0 by default
     server.fail_next(1, status=400)
@@ -412,6 +420,7 @@ def test_fail_on_errors_exits_1_when_some_cell_errored(
         "1",
         "--no-cache",
         "--fail-on-errors",
+        "--no-calibration",
     )
     assert code == 1, out + err
     assert "error" in err

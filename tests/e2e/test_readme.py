@@ -64,6 +64,15 @@ def test_readme_commands_and_code_run(repo_root: Path, tmp_path: Path) -> None:
     assert len(results) == 1
     data = json.loads(results[0].read_text())
     assert data["schema_version"] == "1.1" and len(data["responses"]) == 8
+    # the quickstart's expect: checks give true results on the embedded model: at least one
+    # PASS (the capital names Paris at temperature 0) and one FAIL (no paragraph in 25 words)
+    checks = [j for r in data["responses"] for j in r["judgments"] if j["evaluator"] == "expect"]
+    assert len(checks) == 8 * 2
+    assert any(j["passed"] is True for j in checks) and any(j["passed"] is False for j in checks)
+    assert "check PASS" in result.stdout or "check FAIL" in result.stdout
+    # the embedded judge's calibration verdict is measured and shown
+    assert "Judge check: judge local/smollm2" in " ".join(result.stdout.split())
+    assert data["run"]["metadata"]["judge_calibration"]["criteria"]["n_pairs"] == 4
 
     # A second version of one scenario prompt, for the history examples.
     suite = tmp_path / "examples" / "quickstart.yaml"

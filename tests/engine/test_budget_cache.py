@@ -103,7 +103,7 @@ def test_cache_serves_identical_reruns_and_can_be_bypassed_and_cleared(
     suite = write_suite(tmp_path / "suite.yaml", server.base_url, n_inputs=3, name="cache")
     home = tmp_path / "home"
     env = cli_env(home)
-    args = ["run", str(suite), "--quiet", "--prices", str(prices)]
+    args = ["run", str(suite), "--quiet", "--prices", str(prices), "--no-calibration"]
     per_run = 6  # 3 answers + 3 judgments
 
     def run(*extra: str) -> str:

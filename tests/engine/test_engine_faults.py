@@ -52,7 +52,9 @@ def _suite(server: FakeServer, tmp_path: Path, n_inputs: int = 1, judge: bool = 
 
 
 def _run(suite, store, **opts):  # type: ignore[no-untyped-def]
-    options = ExecuteOptions(retry=opts.pop("retry", FAST), use_cache=False, **opts)
+    options = ExecuteOptions(
+        retry=opts.pop("retry", FAST), use_cache=False, calibrate=False, **opts
+    )
     return execute_plan(suite, expand(suite), store=store, options=options, argv=[])
 
 

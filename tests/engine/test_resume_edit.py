@@ -40,7 +40,9 @@ def fake() -> Iterator[FakeServer]:
 
 
 def _run(tmp_path: Path, home: Path, *args: str) -> str:
-    result = run_cli(["run", *args, "--quiet"], cwd=tmp_path, env=cli_env(home), timeout=120)
+    result = run_cli(
+        ["run", *args, "--quiet", "--no-calibration"], cwd=tmp_path, env=cli_env(home), timeout=120
+    )
     assert result.returncode == 0, describe(result)
     return result.stdout
 

@@ -25,6 +25,7 @@ from helpers_integration import (
     write_suite,
 )
 
+from qualspec.judges import DEFAULT_PAIRS
 from qualspec.testing import FakeServer
 
 
@@ -93,7 +94,16 @@ def test_canary_keys_reach_no_file_and_no_output(
     server.require_key = canary_a
     server.fail_next(1, status=400)
     run_a = cli(
-        ["run", str(suite), "--max-concurrency", "1", "--show-responses", "--output", "a.json"]
+        [
+            "run",
+            str(suite),
+            "--max-concurrency",
+            "1",
+            "--show-responses",
+            "--output",
+            "a.json",
+            "--no-calibration",
+        ]
     )
     assert run_a.returncode == 0, describe(run_a)
     assert server.calls == 7  # 4 answers (one failed) + 3 judgments
@@ -112,7 +122,8 @@ def test_canary_keys_reach_no_file_and_no_output(
     server.require_key = canary_b
     server.unauthorized_from = 3
     run_b = cli(
-        ["--debug", "run", str(suite), "--max-concurrency", "1", "--no-cache"], key=canary_b
+        ["--debug", "run", str(suite), "--max-concurrency", "1", "--no-cache", "--no-calibration"],
+        key=canary_b,
     )
     assert run_b.returncode == 1, describe(run_b)
     assert "authentication failed" in run_b.stderr
@@ -127,7 +138,10 @@ def test_canary_keys_reach_no_file_and_no_output(
     server.require_key = canary_a
     server.unauthorized_from = None
     server.fail_next(2, status=500)
-    run_c = cli(["run", str(suite), "-vv", "--max-concurrency", "1", "--no-cache", "--quiet"])
+    run_c = cli(
+        ["run", str(suite), "-vv", "--max-concurrency", "1", "--no-cache", "--quiet"]
+        + ["--no-calibration"]
+    )
     assert run_c.returncode == 0, describe(run_c)
     assert "retrying in" in run_c.stderr and "HTTP 500" in run_c.stderr, run_c.stderr
     assert "***" in run_c.stderr  # the quoted key, masked
@@ -193,7 +207,8 @@ def test_a_key_echoed_in_answers_reaches_no_file_and_no_output(home: Path, tmp_p
             result = run_cli(args, cwd=tmp_path, env=env)
             assert result.returncode == 0, describe(result)
             outputs += [result.stdout, result.stderr]
-        assert _sent_keys(echo) == [f"Bearer {canary}"] * 4  # 2 answers + 2 judgments
+        # 2 answers + 2 judgments, and the judge's calibration (measured once, then cached)
+        assert _sent_keys(echo) == [f"Bearer {canary}"] * (4 + 2 * DEFAULT_PAIRS)
     assert "Your key is Bearer ***" in outputs[0]
     for run_id in run_ids(home):
         for fmt in ("json", "csv"):

@@ -82,7 +82,9 @@ async def test_session_run_and_complete_from_pytest_asyncio(
     server: FakeServer, tmp_path: Path
 ) -> None:
     evaluation = _evaluation(server.base_url, n_inputs=3)
-    async with Session(db=_db(tmp_path), providers={"fake": _provider(server.base_url)}) as s:
+    options = ExecuteOptions(calibrate=False)  # the session run holds the ad-hoc call only
+    providers = {"fake": _provider(server.base_url)}
+    async with Session(db=_db(tmp_path), providers=providers, options=options) as s:
         outcome = await s.run(evaluation)
         assert outcome.status == "finished"
         assert len(outcome.record.responses) == 3

@@ -56,6 +56,7 @@ def _args(suite: Path, db: str, *extra: str) -> list[str]:
         "run",
         str(suite),
         "--no-judge",
+        "--no-calibration",
         "--quiet",
         "--max-concurrency",
         str(CONCURRENCY),

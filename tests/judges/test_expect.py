@@ -133,7 +133,7 @@ def test_checks_beside_a_judge_count_toward_pass_fail(
         text += "judge: {model: fake/judge}\n"
         path = tmp_path / "suite.yaml"
         path.write_text(text)
-        code, data = _run(path)
+        code, data = _run(path, "--no-calibration")
         assert server.calls == 2  # the answer and one judge call
     (response,) = data["responses"]
     assert sorted(j["evaluator"] for j in response["judgments"]) == ["criteria", "expect"]

@@ -76,9 +76,11 @@ class CellScore:
 class RunTotals:
     """Counts, mean score, tokens and cost of a whole run (candidate and judge calls split).
 
-    ``passed``/``failed`` count judgments by their own pass flag; ``mean_score`` is the mean
-    of every scored judgment (None when none). A cost is None when one of its calls had no
-    known price (see the module docstring).
+    ``passed``/``failed`` count judgments by their own pass flag (``expect:`` checks
+    included; ``checks``, ``checks_passed`` and ``checks_failed`` count those alone);
+    ``mean_score`` is the mean of every scored judgment but the checks' 0-or-10 records
+    (None when none). A cost is None when one of its calls had no known price (see the
+    module docstring).
     """
 
     responses: int
@@ -97,6 +99,9 @@ class RunTotals:
     candidate_output_tokens: int
     judge_input_tokens: int
     judge_output_tokens: int
+    checks: int = 0
+    checks_passed: int = 0
+    checks_failed: int = 0
 
     @property
     def cost_usd(self) -> float | None:
@@ -277,6 +282,8 @@ def run_totals(run: RunRecord) -> RunTotals:
         price is None.
     """
     scores = [j.score for j in run.judgments if j.score is not None]
+    checks = [j for j in run.judgments if j.evaluator == CHECKS_EVALUATOR]
+    judged = [j.score for j in run.judgments if j.evaluator != CHECKS_EVALUATOR]
     return RunTotals(
         responses=len(run.responses),
         errors=sum(1 for r in run.responses if r.error is not None),
@@ -285,7 +292,7 @@ def run_totals(run: RunRecord) -> RunTotals:
         unscored=len(run.judgments) - len(scores),
         passed=sum(1 for j in run.judgments if j.passed is True),
         failed=sum(1 for j in run.judgments if j.passed is False),
-        mean_score=_mean(scores),
+        mean_score=_mean(x for x in judged if x is not None),
         cached_responses=sum(1 for r in run.responses if r.cached),
         cached_judgments=sum(1 for j in run.judgments if j.cached),
         candidate_cost_usd=_cost(run.responses),
@@ -294,4 +301,7 @@ def run_totals(run: RunRecord) -> RunTotals:
         candidate_output_tokens=sum(r.output_tokens or 0 for r in run.responses),
         judge_input_tokens=sum(j.input_tokens or 0 for j in run.judgments),
         judge_output_tokens=sum(j.output_tokens or 0 for j in run.judgments),
+        checks=len(checks),
+        checks_passed=sum(1 for j in checks if j.passed is True),
+        checks_failed=sum(1 for j in checks if j.passed is False),
     )

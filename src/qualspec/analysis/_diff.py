@@ -3,17 +3,19 @@
 Tuples are matched by (candidate, role, scenario, input_id, temperature). Each side's score
 is the cell score of :func:`qualspec.analysis.cell_scores` (mean of the scored criteria per
 response, then mean over run indexes) and a tuple passes when that score is at least the
-threshold recorded on its judgments.
+threshold recorded on its judgments and every ``expect:`` check of it passed.
 
 Each matched tuple gets exactly one status, the first that applies:
 
 ``added`` / ``removed``
     only in run B / only in run A.
+``new_fail`` / ``new_pass``
+    passed in A and fails in B / failed in A and passes in B (whatever the delta; a cell
+    judged only by ``expect:`` checks has no score but passes or fails).
 ``unscored``
     present in both, but one side (or both) has no score (every judgment unscored or every
-    response an error).
-``new_fail`` / ``new_pass``
-    passed in A and fails in B / failed in A and passes in B (whatever the delta).
+    response an error); two check-only cells that both pass (or both fail) are
+    ``unchanged``.
 ``regressed`` / ``improved``
     ``delta < -noise`` / ``delta > noise``.
 ``unchanged``
@@ -168,12 +170,14 @@ def _tuples(run: RunRecord) -> dict[TupleKey, CellScore]:
 
 
 def _status(a: CellScore, b: CellScore, delta: float | None, noise: float) -> DiffStatus:
-    if delta is None:
-        return "unscored"
+    # pass/fail first: a cell judged only by expect: checks has no score but passes or fails
     if a.passed is True and b.passed is False:
         return "new_fail"
     if a.passed is False and b.passed is True:
         return "new_pass"
+    if delta is None:
+        checked = a.mean is None and b.mean is None and a.passed is not None
+        return "unchanged" if checked and a.passed == b.passed else "unscored"
     if delta < -noise:
         return "regressed"
     if delta > noise:

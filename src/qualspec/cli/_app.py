@@ -158,6 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--threshold", type=_score, metavar="SCORE", help="pass threshold 0-10")
     run.add_argument("--no-judge", action="store_true", help="collect answers only")
     run.add_argument(
+        "--no-calibration",
+        action="store_true",
+        help="do not measure the judge's separation on known good/bad pairs before the run",
+    )
+    run.add_argument(
         "--max-concurrency",
         type=_positive_int,
         metavar="N",

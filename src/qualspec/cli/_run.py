@@ -130,6 +130,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         max_cost=ns.max_cost,
         judge=not ns.no_judge,
         store_retry_s=ns.store_retry,
+        calibrate=not getattr(ns, "no_calibration", False),
     )
 
     async def main() -> tuple[RunOutcome, str, PromptRefs]:

@@ -64,6 +64,9 @@ class ExecuteOptions:
     max_cost: float | None = None
     judge: bool = True
     store_retry_s: float = 30.0
+    calibrate: bool = True
+    """Before a judged run, measure (once, then cached) each criteria judge's separation on
+    known good/bad pairs, record it in the run and warn when it is not meaningful."""
 
 
 @dataclass

@@ -67,6 +67,24 @@ class Plan:
         all_at_once = sum(1 for item in self.items if item.criteria)
         return sum(all_at_once if j.mode == "all_criteria" else per_criterion for j in judges)
 
+    def run_evaluators(self, *, judge: bool = True) -> tuple[EvaluatorConfig, ...]:
+        """The evaluators a run of this plan creates, in order.
+
+        With ``judge``, the suite's judges (a criteria judge only when some answer has
+        criteria: checks alone need no judge, so none is called, calibrated or checked);
+        then, whenever some scenario has ``expect:`` checks, also under ``--no-judge``
+        (checks are not a judge), the built-in ``expect`` evaluator, once.
+        """
+        from qualspec.spec import EvaluatorConfig
+
+        if not self.items:
+            return ()
+        scored = any(item.criteria for item in self.items)
+        out = [c for c in self.judges if scored or c.type != "criteria"] if judge else []
+        if any(item.checks for item in self.items) and all(c.label != "expect" for c in out):
+            out.append(EvaluatorConfig(type="expect", name="expect"))
+        return tuple(out)
+
     def with_judge(self, model: str | None = None, threshold: float | None = None) -> Plan:
         """The plan with every judge's model and/or threshold replaced (``--judge``)."""
         import dataclasses
@@ -297,7 +315,10 @@ def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:
     originals = evaluation.evaluator_configs()
     in_suite = bool(evaluation.judges) or "judge" in evaluation.model_fields_set
     issues = []
+    used = plan.run_evaluators()
     for i, config in enumerate(plan.judges):
+        if config not in used:  # a criteria judge of a plan without criteria: never called
+            continue
         field: tuple[str | int, ...] = ("judges", i) if evaluation.judges else ("judge",)
         model = create_evaluator(config).model  # an unknown type: ConfigError
         if model is None:

@@ -8,6 +8,7 @@ with the same limits, cache, cost and store. It works inside a running event loo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -104,7 +105,13 @@ class Session:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        if exc and exc[0] is None:
+            await self.aclose()
+            return
+        try:  # an error on the way out must not hide the one that ended the block
+            await self.aclose()
+        except StoreError as closing:
+            log.error("could not close the session's store: %s", _one_line(closing))
 
     async def open(self) -> None:
         """Open the store and load prices (``async with`` does this)."""
@@ -324,28 +331,26 @@ class Session:
         configs = evaluation.providers
         # Validate everything first: a config error must not leave a run behind.
         check_plan(suite, plan, judge=self.options.judge)
-        evaluators = (
-            [create_evaluator(c) for c in plan.judges] if plan.items and self.options.judge else []
-        )
-        if any(item.checks for item in plan.items):  # checks are not a judge: always run
-            from qualspec.spec import EvaluatorConfig
-
-            evaluators.append(create_evaluator(EvaluatorConfig(type="expect", name="expect")))
+        # the judges (when judging) and the evaluator of expect: checks (whenever some
+        # scenario has them: checks are not a judge)
+        run_configs = plan.run_evaluators(judge=self.options.judge)
+        evaluators = [create_evaluator(c) for c in run_configs]
         prompts = [e.prompt() for e in evaluators]
         # Providers first: a missing key or package fails before any run is recorded.
         names = {item.provider for item in plan.items}
         names |= {split_address(e.model)[0] for e in evaluators if e.model}
         providers = calls.providers(sorted(names), configs)
         warnings: list[str] = []
-        calibrations = await self._calibrations(plan, evaluators, configs)
-        for measured in calibrations.values():
-            if not measured["meaningful"]:
-                warnings.append(measured["verdict"])
         # what a resumed run's recorded evaluations are checked against (None: judging off)
         current = evaluators if self.options.judge else None
         resumed = bool(resume)
-        if resume:
-            summary = await asyncio.to_thread(_find_run, store, resume, suite)
+        # the run to resume before any call: an unknown or foreign run id costs nothing
+        summary = await asyncio.to_thread(_find_run, store, resume, suite) if resume else None
+        calibrations = await self._calibrations(plan, evaluators, configs, warnings)
+        for measured in calibrations.values():
+            if not measured["meaningful"]:
+                warnings.append(measured["verdict"])
+        if summary is not None:
             run_id = summary.id
             if summary.suite_hash != suite.content_hash:
                 warnings.append(
@@ -369,7 +374,8 @@ class Session:
                 if prompt is not None:
                     version = await asyncio.to_thread(store.prompt_version, *prompt)
                 bound.append(BoundEvaluator(evaluator, version))
-            meta = metadata(suite, plan, argv, bound, resumed=resumed)
+            described = dataclasses.replace(plan, judges=run_configs) if run_configs else plan
+            meta = metadata(suite, described, argv, bound, resumed=resumed)
             if calibrations:
                 meta["judge_calibration"] = calibrations
             await asyncio.to_thread(store.update_run_metadata, run_id, meta)
@@ -451,20 +457,32 @@ class Session:
         plan: Plan,
         evaluators: Sequence[Evaluator],
         suite_providers: Mapping[str, ProviderConfig],
+        warnings: list[str],
     ) -> dict[str, dict[str, Any]]:
-        """Each criteria judge's separation on known pairs: measured now when its config asks
-        (``calibrate: N``), else as cached by an earlier measurement (``judge-check``)."""
-        from qualspec.judges import CriteriaJudge, cached_calibration, calibrate
+        """Each criteria judge's separation on known pairs, by evaluator name.
+
+        The full set's measurement (``qualspec judge-check``) when the store holds one, else
+        the first ``calibrate: N`` pairs (default :data:`~qualspec.judges.DEFAULT_PAIRS`,
+        0: none) measured now, once per judge model, prompt and parameters, then cached.
+        Nothing with ``options.calibrate`` off. The calls are the session's (cost, budget).
+        """
+        from qualspec.errors import BudgetExceededError
+        from qualspec.judges import DEFAULT_PAIRS, CriteriaJudge, cached_calibration, calibrate
 
         out: dict[str, dict[str, Any]] = {}
+        if not self.options.calibrate:
+            return out
         for config, evaluator in zip(plan.judges, evaluators, strict=False):
             if not isinstance(evaluator, CriteriaJudge) or evaluator.model is None:
                 continue
             found = await asyncio.to_thread(cached_calibration, self.store, evaluator)
-            if found is None and config.calibrate:  # measured once, then cached
-                found = await calibrate(
-                    self, evaluator, pairs=config.calibrate, providers=suite_providers
-                )
+            pairs = DEFAULT_PAIRS if config.calibrate is None else config.calibrate
+            if found is None and pairs:  # measured once, then cached
+                try:
+                    found = await calibrate(self, evaluator, pairs=pairs, providers=suite_providers)
+                except BudgetExceededError as exc:
+                    warnings.append(f"judge {evaluator.model}: not calibrated: {exc}")
+                    continue
             if found is not None:
                 out[evaluator.name] = found.summary()
         return out

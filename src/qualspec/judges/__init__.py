@@ -4,6 +4,7 @@ The engine makes the judge calls (and the parse retries); everything here is pur
 """
 
 from qualspec.judges._calibration import (
+    DEFAULT_PAIRS,
     SEPARATION_THRESHOLD,
     Calibration,
     PairScores,
@@ -33,6 +34,7 @@ __all__ = [
     "CandidateView",
     "CriteriaJudge",
     "DEFAULT_MAX_RESPONSE_CHARS",
+    "DEFAULT_PAIRS",
     "JUDGE_PROMPT_NAME",
     "JUDGE_SCHEMA",
     "MAX_REASONING_CHARS",

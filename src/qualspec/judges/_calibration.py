@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from qualspec.store import Store
 
 __all__ = [
+    "DEFAULT_PAIRS",
     "SEPARATION_THRESHOLD",
     "Calibration",
     "PairScores",
@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 SEPARATION_THRESHOLD = 0.8
+DEFAULT_PAIRS = 8
+"""Pairs a run measures its judge on when the suite does not say (``judge: {calibrate: N}``)."""
 CACHE_KIND = "calibration"
 
 
@@ -83,6 +85,9 @@ class Calibration:
     threshold: float = SEPARATION_THRESHOLD
     pairs: list[PairScores] = field(default_factory=list)
     measured_at: str = ""
+    n_errors: int = 0
+    """Answers left unscored by a failed call (such a measurement is not cached)."""
+    first_error: str | None = None
 
     @property
     def meaningful(self) -> bool:
@@ -97,6 +102,12 @@ class Calibration:
     @property
     def verdict(self) -> str:
         """One line for people, e.g. ``judge local/smollm2: scores are NOT meaningful: ...``."""
+        if self.n_unscored >= 2 * self.n_pairs * self.repeats:
+            why = f" (first error: {self.first_error})" if self.first_error else ""
+            return (
+                f"judge {self.judge}: scores are NOT meaningful: it scored none of the "
+                f"{self.n_pairs} known pairs{why}"
+            )
         how = (
             f"the better answer scored higher in {self.n_separated} of {self.n_pairs} known "
             f"pairs (separation {self.separation:.2f}"
@@ -125,6 +136,7 @@ class Calibration:
             "spread": None if self.spread is None else round(self.spread, 3),
             "n_pairs": self.n_pairs,
             "n_unscored": self.n_unscored,
+            "repeats": self.repeats,
             "meaningful": self.meaningful,
             "verdict": self.verdict,
             "measured_at": self.measured_at,
@@ -299,7 +311,12 @@ async def calibrate(
         verdict = await judge.evaluate(
             subject, pair["criterion"], _Context(session, repeat, providers)
         )
-        return None if verdict.error else verdict.score
+        if verdict.error:
+            errors.append(" ".join(verdict.error.split())[:160])
+            return None
+        return verdict.score
+
+    errors: list[str] = []
 
     results: list[PairScores] = []
     for pair in chosen:
@@ -325,8 +342,10 @@ async def calibrate(
         n_unscored=sum(v is None for p in results for v in (*p.good, *p.bad)),
         pairs=results,
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        n_errors=len(errors),
+        first_error=errors[0] if errors else None,
     )
-    if not math.isnan(result.separation):
+    if not errors:  # a failed call is no property of the judge: measured again next time
         now = datetime.now(UTC)
         cached = CacheEntry(
             key=key,

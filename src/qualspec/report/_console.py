@@ -286,15 +286,22 @@ def _render_totals(run: RunRecord, console: Console) -> None:
     t = run_totals(run)
     out = _Block(console)
     out.line()
-    unscored = f", {t.unscored} of {t.judgments} unscored" if t.unscored else ""
     errors = f" ({_plural(t.errors, 'error')})" if t.errors else ""
     cached = f", {t.cached_responses} from cache" if t.cached_responses else ""
     out.line(("Responses:", "bold"), f" {t.responses}{errors}{cached}")
-    if t.judgments:
+    judgments = t.judgments - t.checks  # the checks of expect: have their own line
+    unscored = f", {t.unscored} of {judgments} unscored" if t.unscored else ""
+    if judgments:
         mean = "-" if t.mean_score is None else f"{t.mean_score:.2f}"
+        passed, failed = t.passed - t.checks_passed, t.failed - t.checks_failed
         out.line(
             ("Judgments:", "bold"),
-            f" {t.judgments}: {t.passed} passed, {t.failed} failed{unscored}; mean score {mean}",
+            f" {judgments}: {passed} passed, {failed} failed{unscored}; mean score {mean}",
+        )
+    if t.checks:
+        out.line(
+            ("Checks:", "bold"),
+            f" {t.checks}: {t.checks_passed} passed, {t.checks_failed} failed (expect:)",
         )
     tokens_in = t.candidate_input_tokens + t.judge_input_tokens
     tokens_out = t.candidate_output_tokens + t.judge_output_tokens

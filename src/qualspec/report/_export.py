@@ -2,6 +2,8 @@
 
 JSONL and CSV hold the same flat rows: one per (response, criterion) judgment, plus one
 row (with empty judgment fields) for each response that has no judgment, such as an error.
+``evaluator`` names who made the record: ``criteria`` (the judge), another ``judges:``
+entry, or ``expect`` (an ``expect:`` check: score 10 or 0, no model call).
 The response's own fields (tokens, cost, text) repeat on each of its criterion rows: sum
 ``cost_usd`` over distinct ``response_key`` values, not over rows.
 """
@@ -50,6 +52,7 @@ EXPORT_COLUMNS: tuple[str, ...] = (
     "latency_s",
     "cost_usd",
     "cached",
+    "evaluator",
     "criterion",
     "score",
     "passed",
@@ -90,6 +93,7 @@ def _row(run: RunRecord, r: ResponseRecord | None, j: JudgmentRecord | None) -> 
         "latency_s": r.latency_s if r else None,
         "cost_usd": r.cost_usd if r else None,
         "cached": r.cached if r else None,
+        "evaluator": j.evaluator if j else None,
         "criterion": j.criterion if j else None,
         "score": j.score if j else None,
         "passed": j.passed if j else None,

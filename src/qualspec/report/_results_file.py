@@ -20,9 +20,12 @@ of the prompt versions used; when the run comes from a store, ``prompts`` (part 
 ``{"name", "version"}``) and ``prompt`` (``{"name", "version"}``) name the same versions
 as ``qualspec prompts show NAME VERSION`` takes them.
 
-``summary`` is derived (recomputed on export, ignored on import). A reader accepts every
-``1.x`` file (unknown fields are ignored) and refuses a newer major version. Files are
-written atomically: a temporary file in the same directory, fsync, then ``os.replace``.
+``summary`` is derived (recomputed on export, ignored on import): its counts include the
+records of ``expect:`` checks (evaluator ``expect``, score 10 or 0), also counted alone as
+``checks``/``checks_passed``/``checks_failed`` (present only when there are checks);
+``mean_score`` leaves them out. A reader accepts every ``1.x`` file (unknown fields are
+ignored) and refuses a newer major version. Files are written atomically: a temporary file
+in the same directory, fsync, then ``os.replace``.
 """
 
 from __future__ import annotations
@@ -133,7 +136,7 @@ def _summary_fields(summary: RunSummary) -> dict[str, Any]:
 
 def _summary_dict(run: RunRecord) -> dict[str, Any]:
     t = run_totals(run)
-    return {
+    summary: dict[str, Any] = {
         "counts": {
             "responses": t.responses,
             "errors": t.errors,
@@ -156,6 +159,11 @@ def _summary_dict(run: RunRecord) -> dict[str, Any]:
             "judge": {"input": t.judge_input_tokens, "output": t.judge_output_tokens},
         },
     }
+    if t.checks:  # only a run with expect: checks has these counts
+        summary["counts"].update(
+            checks=t.checks, checks_passed=t.checks_passed, checks_failed=t.checks_failed
+        )
+    return summary
 
 
 def run_to_dict(run: RunRecord, prompts: PromptRefs | None = None) -> dict[str, Any]:

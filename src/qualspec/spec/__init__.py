@@ -14,6 +14,7 @@ from qualspec.spec._load import LoadedSuite, json_schema, load_evaluation, load_
 from qualspec.spec._models import (
     CHECK_NAMES,
     DEFAULT_JUDGE_MODEL,
+    JSON_SCHEMA_KEYWORDS,
     TEMPERATURE_PRESETS,
     AtTemperature,
     Behavior,
@@ -40,6 +41,7 @@ __all__ = [
     "EvaluatorConfig",
     "ExpectCheck",
     "InputRow",
+    "JSON_SCHEMA_KEYWORDS",
     "JudgeConfig",
     "LoadedSuite",
     "ProviderConfig",

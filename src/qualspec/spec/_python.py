@@ -32,6 +32,7 @@ _PUBLIC = [
     "AtTemperature",
     "Candidate",
     "Evaluation",
+    "ExpectCheck",
     "JudgeConfig",
     "ProviderConfig",
     "Role",
