@@ -299,7 +299,9 @@ def test_postgres_run_list_show_and_resume(postgres_url: str, tmp_path: Path) ->
     with FakeServer() as fake:
         suite = write_suite(tmp_path / "suite.yaml", fake.base_url, n_inputs=3, name="pg e2e")
         result = run_cli(
-            ["run", str(suite), "--quiet", "--db", postgres_url], cwd=tmp_path, env=env
+            ["run", str(suite), "--quiet", "--no-calibration", "--db", postgres_url],
+            cwd=tmp_path,
+            env=env,
         )
         assert result.returncode == 0, describe(result)
         assert fake.calls == 6  # 3 answers + 3 judgments
@@ -329,7 +331,8 @@ def test_postgres_run_list_show_and_resume(postgres_url: str, tmp_path: Path) ->
         assert "r000" in shown.stdout and "Answer to: question 000" in shown.stdout
 
         again = run_cli(
-            ["run", str(suite), "--quiet", "--db", postgres_url, "--resume", summary.id],
+            ["run", str(suite), "--quiet", "--no-calibration", "--db", postgres_url]
+            + ["--resume", summary.id],
             cwd=tmp_path,
             env=env,
         )
