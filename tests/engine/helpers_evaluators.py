@@ -76,3 +76,41 @@ class Exploding:
 
 def exploding(config: EvaluatorConfig) -> Exploding:
     return Exploding()
+
+
+class ReferenceProbe:
+    """A response-scope evaluator that reads its subject's dependencies (the reference
+    answer of the candidate's input) and records what it got: no model call."""
+
+    scope: Scope = "response"
+    model: str | None = None
+    threshold: float | None = None
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def prompt(self) -> tuple[str, str] | None:
+        return None
+
+    def group_of(self, item: WorkItem) -> str | None:
+        return None
+
+    def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
+        return ("matches the reference",)
+
+    async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict:
+        (answer,) = subject.responses
+        refs = list(subject.dependencies.values())
+        same = bool(refs) and all(r.text == answer.text for r in refs)
+        return Verdict(
+            score=10.0 if same else 0.0,
+            details={
+                "references": {r.key: r.text for r in refs},
+                "kinds": sorted({r.kind for r in refs}),
+                "depends_on": list(subject.items[0].depends_on),
+            },
+        )
+
+
+def reference_probe(config: EvaluatorConfig) -> ReferenceProbe:
+    return ReferenceProbe(config.label)

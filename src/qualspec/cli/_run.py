@@ -160,8 +160,9 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     _say(
         console,
         ("Calls:", "bold"),
-        f" {stats.candidate_calls} candidate, {stats.judge_calls} judge; "
-        f"{stats.cached_candidate + stats.cached_judge} from cache"
+        f" {stats.candidate_calls} candidate, {stats.judge_calls} judge"
+        + (f", {stats.reference_calls} reference" if stats.reference_calls else "")
+        + f"; {stats.cached_candidate + stats.cached_judge + stats.cached_reference} from cache"
         + (f" (saved ${stats.saved_usd:.4f})" if stats.saved_usd else ""),
     )
     _say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
@@ -314,6 +315,8 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
     else:
         _say(console, f"  judge        {plan.judge_model} (pass at {plan.threshold:g}/10)")
     _say(console, ("Candidate calls:", "bold"), f" {est.candidate_calls}")
+    if est.reference_calls:
+        _say(console, ("Reference calls:", "bold"), f" {est.reference_calls}")
     if judge:
         _say(console, ("Judge calls:", "bold"), f" {est.judge_calls} (before parse retries)")
     checks = sum(len(item.checks) for item in plan.items)

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
         Verdict,
         available_evaluators,
         create_evaluator,
+        evaluates,
         group_subject_key,
+        uses_dependencies,
     )
     from qualspec.engine._execute import (
         BoundEvaluator,
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
         Executor,
         ProgressFn,
     )
-    from qualspec.engine._items import WorkItem, call_key, cell_key
+    from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
     from qualspec.engine._plan import Plan, check_plan, expand, parse_temperatures
     from qualspec.engine._recorder import Recorder
     from qualspec.engine._retry import RetryPolicy
@@ -74,12 +76,15 @@ _EXPORTS: dict[str, str] = {
     "check_plan": "_plan",
     "create_evaluator": "_evaluators",
     "estimate": "_estimate",
+    "evaluates": "_evaluators",
     "execute_plan": "_run",
     "expand": "_plan",
     "group_subject_key": "_evaluators",
     "parse_temperatures": "_plan",
+    "reference_key": "_items",
     "run": "_api",
     "run_sync": "_session",
+    "uses_dependencies": "_evaluators",
 }
 
 __all__ = [
@@ -112,12 +117,15 @@ __all__ = [
     "check_plan",
     "create_evaluator",
     "estimate",
+    "evaluates",
     "execute_plan",
     "expand",
     "group_subject_key",
     "parse_temperatures",
+    "reference_key",
     "run",
     "run_sync",
+    "uses_dependencies",
 ]
 
 

@@ -19,7 +19,8 @@ _JUDGE_PROMPT_TOKENS = 220  # the judge template itself, measured on the shipped
 
 @dataclass
 class ModelEstimate:
-    """Estimated calls, tokens and cost for one model address in one role (candidate/judge)."""
+    """Estimated calls, tokens and cost for one model address in one role (``kind``:
+    candidate, reference, judge)."""
 
     model: str
     kind: str
@@ -39,6 +40,11 @@ class Estimate:
     def candidate_calls(self) -> int:
         """Candidate calls in the plan."""
         return sum(r.calls for r in self.rows if r.kind == "candidate")
+
+    @property
+    def reference_calls(self) -> int:
+        """Reference answers in the plan (see ``Plan.with_references``)."""
+        return sum(r.calls for r in self.rows if r.kind == "reference")
 
     @property
     def judge_calls(self) -> int:
@@ -71,7 +77,7 @@ def estimate(plan: Plan, prices: PriceTable | None, *, judge: bool = True) -> Es
         judge_models = [plan.judge_model]
     for item in plan.items:
         address = f"{item.provider}/{item.model}"
-        row = rows.setdefault((address, "candidate"), ModelEstimate(address, "candidate"))
+        row = rows.setdefault((address, item.kind), ModelEstimate(address, item.kind))
         prompt_tokens = sum(len(m.content) for m in item.messages) // _CHARS_PER_TOKEN + 8
         out_tokens = int(item.params.get("max_tokens") or _DEFAULT_OUTPUT_TOKENS)
         row.calls += 1

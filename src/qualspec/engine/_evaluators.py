@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from qualspec.errors import ConfigError
@@ -40,7 +40,9 @@ __all__ = [
     "Verdict",
     "available_evaluators",
     "create_evaluator",
+    "evaluates",
     "group_subject_key",
+    "uses_dependencies",
 ]
 
 EVALUATOR_ENTRY_POINT_GROUP = "qualspec.evaluators"
@@ -56,12 +58,17 @@ class Subject:
     For a response-scope evaluator there is one of each and ``key`` is the response key;
     for a group-scope evaluator they are every answered member of ``group`` and ``key``
     is derived from the members' keys (so a changed membership is a new subject).
+
+    ``dependencies`` holds the answers of the items the subject's items depend on
+    (``WorkItem.depends_on``, e.g. a candidate's reference answer), by item key; the
+    evaluation waited for them. Empty for an evaluator with ``uses_dependencies = False``.
     """
 
     key: str
     items: tuple[WorkItem, ...]
     responses: tuple[ResponseRecord, ...]
     group: str | None = None
+    dependencies: Mapping[str, ResponseRecord] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -124,6 +131,14 @@ class Evaluator(Protocol):
             every answer of a group named by :meth:`group_of`).
         model: The ``provider/model`` it calls, or None when it calls none.
         threshold: Pass mark for ``score`` (0-10), or None.
+
+    Two optional attributes (read with defaults, so older plugins need neither):
+    ``kinds`` (default ``("candidate",)``), the kinds of work items it evaluates (add
+    ``"reference"`` to see reference answers as subjects too); ``uses_dependencies``
+    (default True), whether its subjects wait for the answers their items depend on and
+    get them in ``Subject.dependencies`` (a failed dependency makes its evaluation an
+    error record, evaluated again on resume). An evaluator that never reads them (the
+    criteria judge, ``expect``) sets it False and is not held up by them.
     """
 
     name: str
@@ -149,6 +164,17 @@ class Evaluator(Protocol):
 
 
 EvaluatorFactory = Callable[["EvaluatorConfig"], Evaluator]
+
+
+def evaluates(evaluator: Evaluator, item: WorkItem) -> bool:
+    """Whether ``evaluator`` evaluates items of ``item``'s kind (its ``kinds``)."""
+    kinds: Sequence[str] = getattr(evaluator, "kinds", None) or ("candidate",)
+    return item.kind in kinds
+
+
+def uses_dependencies(evaluator: Evaluator) -> bool:
+    """Whether ``evaluator``'s subjects wait for (and get) their items' dependencies."""
+    return bool(getattr(evaluator, "uses_dependencies", True))
 
 
 def group_subject_key(evaluator: str, item_keys: Sequence[str]) -> str:

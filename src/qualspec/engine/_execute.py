@@ -1,14 +1,17 @@
 """The executor: a run's staged work (answers, then the evaluations that depend on them).
 
-Candidate answers are made under per-endpoint limits. A response-scope evaluator judges
-each answer as soon as it exists; a group-scope evaluator waits until every answer of its
-group exists. Every model call goes through the session's :class:`CallEngine`; every
-result goes to the run's recorder.
+Answers (candidate cells and items of other kinds, such as reference answers) are made
+under per-endpoint limits. A response-scope evaluator judges each answer as soon as it
+exists; a group-scope evaluator waits until every answer of its group exists; either
+also waits for the answers its items depend on (``WorkItem.depends_on``). Every model
+call goes through the session's :class:`CallEngine`; every result goes to the run's
+recorder.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +19,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
-from qualspec.engine._evaluators import Evaluator, Subject, Verdict, group_subject_key
+from qualspec.engine._evaluators import (
+    Evaluator,
+    Subject,
+    Verdict,
+    evaluates,
+    group_subject_key,
+    uses_dependencies,
+)
 from qualspec.engine._items import WorkItem
 from qualspec.engine._retry import RetryPolicy
 from qualspec.errors import AuthenticationError, ConfigError
@@ -85,6 +95,10 @@ class ExecuteStats:
     skipped_for_budget: int = 0
     budget_exceeded: bool = False
     evaluations: int = 0
+    # answers of work items of other kinds than candidate (reference answers, ...)
+    reference_calls: int = 0
+    cached_reference: int = 0
+    reference_cost_usd: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +160,7 @@ class Executor:
         loop = asyncio.get_running_loop()
         self._recorder.bind_loop(loop)
         groups = self._groups()
-        if self._group_evals:
+        if self._group_evals or any(item.depends_on for item in self._items):
             self._answers = {item.key: loop.create_future() for item in self._items}
         self._progress("total:judge", self._evaluation_total(groups))
         cached = self._prefetch_cache()
@@ -167,7 +181,7 @@ class Executor:
             raise
         stats = self.stats
         stats.budget_exceeded = self._calls.budget_exceeded and stats.skipped_for_budget > 0
-        stats.cost_usd = stats.candidate_cost_usd + stats.judge_cost_usd
+        stats.cost_usd = stats.candidate_cost_usd + stats.judge_cost_usd + stats.reference_cost_usd
         if stats.cached_candidate or stats.cached_judge:
             log.info(
                 "cache hits: %d candidate, %d judge", stats.cached_candidate, stats.cached_judge
@@ -186,19 +200,21 @@ class Executor:
         finally:
             future = self._answers.get(item.key)
             if future is not None and not future.done():
-                future.set_result(record if record is not None and record.ok else None)
+                future.set_result(record)  # None: never answered (calls stopped)
         if existing is not None:
             self._progress("candidate", 1)
         if record is None or record.error is not None or not self._response_evals:
             return
         subject = Subject(key=item.key, items=(item,), responses=(record,))
         for bound in self._response_evals:
-            if not await self._evaluate_all(bound, subject, (item,)):
+            if evaluates(bound.evaluator, item) and not await self._evaluate_all(
+                bound, subject, (item,)
+            ):
                 return
 
     async def _group(self, bound: BoundEvaluator, group_id: str, members: list[WorkItem]) -> None:
         results = await asyncio.gather(*(self._answers[item.key] for item in members))
-        answered = [(i, r) for i, r in zip(members, results, strict=True) if r is not None]
+        answered = [(i, r) for i, r in zip(members, results, strict=True) if r is not None and r.ok]
         if not answered:
             return
         items = tuple(i for i, _ in answered)
@@ -213,24 +229,48 @@ class Executor:
     async def _evaluate_all(
         self, bound: BoundEvaluator, subject: Subject, members: tuple[WorkItem, ...]
     ) -> bool:
-        """Every aspect of ``subject`` not yet recorded; False once calls are stopped."""
+        """Every aspect of ``subject`` not yet recorded; False once calls are stopped.
+
+        With dependencies (and an evaluator that uses them) it first waits for their
+        answers; a failed one makes every aspect an error record (resume does both again).
+        """
         name = bound.evaluator.name
         aspects = bound.evaluator.aspects(members)
         todo = [a for a in aspects if (name, subject.key, a) not in self._done_e]
         self._progress("judge", len(aspects) - len(todo))
+        blocked: str | None = None
+        if todo and uses_dependencies(bound.evaluator):
+            wanted = dict.fromkeys(k for item in members for k in item.depends_on)
+            if wanted:
+                answers = await asyncio.gather(*(self._answers[k] for k in wanted))
+                if any(a is None for a in answers):  # calls were stopped before it was asked
+                    self.stats.skipped_for_budget += len(todo)
+                    return False
+                deps = {a.key: a for a in answers if a is not None}
+                failed = next((a for a in deps.values() if a.error is not None), None)
+                if failed is not None:
+                    blocked = f"{failed.kind} answer failed: {failed.error}"
+                subject = dataclasses.replace(subject, dependencies=deps)
         for aspect in todo:
             try:
-                await self._evaluate(bound, subject, aspect)
+                await self._evaluate(bound, subject, aspect, blocked)
             except CallStopped:
                 self.stats.skipped_for_budget += len(todo)
                 return False
         return True
 
-    async def _evaluate(self, bound: BoundEvaluator, subject: Subject, aspect: str) -> None:
+    async def _evaluate(
+        self, bound: BoundEvaluator, subject: Subject, aspect: str, blocked: str | None = None
+    ) -> None:
+        """Evaluate and record one aspect; ``blocked``: a dependency failed (an error
+        record, nothing called)."""
         evaluator = bound.evaluator
         ctx = _Context(self, bound.prompt_version)
         try:
-            verdict = await evaluator.evaluate(subject, aspect, ctx)
+            if blocked is not None:
+                verdict = Verdict(error=blocked)
+            else:
+                verdict = await evaluator.evaluate(subject, aspect, ctx)
         except (CallStopped, AuthenticationError, asyncio.CancelledError):
             raise
         except ConfigError as exc:
@@ -253,7 +293,9 @@ class Executor:
                 score=None if error else score,
                 passed=None if error else passed,
                 reasoning=verdict.reasoning,
-                unscored_reason=f"judge call failed: {error}" if error else verdict.unscored_reason,
+                unscored_reason=(
+                    (blocked or f"judge call failed: {error}") if error else verdict.unscored_reason
+                ),
                 raw_text=verdict.raw_text,
                 input_tokens=ctx.input_tokens or None,
                 output_tokens=ctx.output_tokens or None,
@@ -291,7 +333,11 @@ class Executor:
         )
         gate = self._calls.gate(provider)
         out = await self._calls.call(provider, request, gate=gate)
-        self.stats.candidate_calls += 1
+        candidate = item.kind == "candidate"
+        if candidate:
+            self.stats.candidate_calls += 1
+        else:
+            self.stats.reference_calls += 1
         resp = out.response
         record = self._response_record(item, effective)
         record.latency_s = out.latency
@@ -304,13 +350,15 @@ class Executor:
             record.finish_reason = resp.finish_reason
             record.input_tokens = resp.input_tokens
             record.output_tokens = resp.output_tokens
-        if out.cost:
+        if out.cost and candidate:
             self.stats.candidate_cost_usd += out.cost
+        elif out.cost:
+            self.stats.reference_cost_usd += out.cost
         # on success call() returned still holding the gate: released once the answer is durable
         self._recorder.response(record, on_commit=gate.release if resp is not None else None)
         if resp is not None:
             key = self._calls.cache_key(item.call_key, provider)
-            entry = self._calls.cache_entry("candidate", key, provider, item.model, resp, effective)
+            entry = self._calls.cache_entry(item.kind, key, provider, item.model, resp, effective)
             self._calls.cache_put(self._recorder, entry)
         else:
             self.stats.errors += 1
@@ -325,7 +373,7 @@ class Executor:
             groups: dict[str, list[WorkItem]] = {}
             for item in self._items:
                 group_id = bound.evaluator.group_of(item)
-                if group_id is not None:
+                if group_id is not None and evaluates(bound.evaluator, item):
                     groups.setdefault(group_id, []).append(item)
             out.extend((bound, group_id, members) for group_id, members in groups.items())
         return out
@@ -333,7 +381,11 @@ class Executor:
     def _evaluation_total(self, groups: list[tuple[BoundEvaluator, str, list[WorkItem]]]) -> int:
         total = sum(len(b.evaluator.aspects(members)) for b, _, members in groups)
         for bound in self._response_evals:
-            total += sum(len(bound.evaluator.aspects((item,))) for item in self._items)
+            total += sum(
+                len(bound.evaluator.aspects((item,)))
+                for item in self._items
+                if evaluates(bound.evaluator, item)
+            )
         return total
 
     def _response_record(self, item: WorkItem, effective: float | None) -> ResponseRecord:
@@ -350,6 +402,7 @@ class Executor:
             model=item.model,
             prompt_versions=self._part_versions(item),
             created_at=_now(),
+            kind=item.kind,
         )
 
     def _prefetch_cache(self) -> dict[str, ResponseRecord]:
@@ -368,7 +421,10 @@ class Executor:
             saved = self._calls.cost(
                 item.provider, item.model, entry.input_tokens, entry.output_tokens
             )
-            self.stats.cached_candidate += 1
+            if item.kind == "candidate":
+                self.stats.cached_candidate += 1
+            else:
+                self.stats.cached_reference += 1
             self.stats.saved_usd += saved or 0.0
             record = self._response_record(item, entry.effective_temperature)
             record.text = entry.text

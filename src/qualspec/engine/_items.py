@@ -10,7 +10,7 @@ from typing import Any
 
 from qualspec.providers import Message
 
-__all__ = ["WorkItem", "call_key", "cell_key"]
+__all__ = ["WorkItem", "call_key", "cell_key", "reference_key"]
 
 
 def call_key(
@@ -46,9 +46,16 @@ def cell_key(call: str, candidate: str, role: object, scenario: str, row: object
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def reference_key(call: str, scenario: str, input_id: str | None) -> str:
+    """The key of a reference answer: its call (model, messages: the agent prompt version)
+    placed under the scenario and input it answers."""
+    text = "\x1f".join(["reference", call, scenario, input_id or ""])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 @dataclass(frozen=True, slots=True)
 class WorkItem:
-    """One candidate call in the expanded matrix.
+    """One model call of a plan: a candidate cell of the matrix, or a call of another kind.
 
     ``key`` identifies the cell (resume, store, diff); ``call_key`` identifies the call
     (the cache): a hash of provider, model, messages, parameters and run index.
@@ -57,6 +64,12 @@ class WorkItem:
     (clamped) one next to it. ``params`` excludes temperature. ``criteria`` are the
     criteria that apply to this cell (scenario criteria, rubric criteria and the
     ``at_temperature`` criteria matching ``temperature``), in order, de-duplicated.
+
+    ``kind`` is what the call is for (``candidate``; ``reference``, ...): every kind is
+    answered the same way (limits, cache, cost, budget, retries) and stored as a response
+    of its kind. ``depends_on`` holds the keys of other items of the same plan (a
+    candidate's reference answer): an evaluation of this item waits for their answers
+    and gets them in ``Subject.dependencies`` (see :meth:`Plan.with_references`).
     """
 
     key: str
@@ -80,3 +93,5 @@ class WorkItem:
     input_values: Mapping[str, Any] | None = None
     # the scenario's ``expect:`` checks as (name, value) pairs, run without a model call
     checks: tuple[tuple[str, Any], ...] = ()
+    kind: str = "candidate"
+    depends_on: tuple[str, ...] = ()

@@ -7,12 +7,13 @@ input row; the system prompt is the first set of role > scenario > candidate.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qualspec.engine._items import WorkItem, call_key, cell_key
+from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
 from qualspec.errors import ConfigError
 from qualspec.providers import Message
 
@@ -30,8 +31,10 @@ _OTHER_JUDGE = "choose another judge with --judge PROVIDER/MODEL or judge: in th
 
 @dataclass(frozen=True)
 class Plan:
-    """Every candidate call of a run, in expansion order, and the dimensions it came from.
+    """Every call of a run, in expansion order, and the dimensions it came from.
 
+    ``items`` are the candidate cells, and the items of other kinds they depend on
+    (reference answers, added by :meth:`with_references`) ahead of them.
     ``roles`` is empty when the suite has none; ``n_inputs`` counts input rows over the
     selected scenarios (1 for a scenario without inputs).
     """
@@ -87,8 +90,6 @@ class Plan:
 
     def with_judge(self, model: str | None = None, threshold: float | None = None) -> Plan:
         """The plan with every judge's model and/or threshold replaced (``--judge``)."""
-        import dataclasses
-
         changes: dict[str, Any] = {}
         if model is not None:
             changes["model"] = model
@@ -101,6 +102,82 @@ class Plan:
             judge_model=model if model is not None else self.judge_model,
             threshold=threshold if threshold is not None else self.threshold,
             judges=tuple(j.model_copy(update=changes) for j in self.judges),
+        )
+
+    @property
+    def reference_calls(self) -> int:
+        """Work items of kind ``reference`` (reference answers)."""
+        return sum(1 for item in self.items if item.kind == "reference")
+
+    def with_references(
+        self,
+        model: str,
+        *,
+        scenarios: Sequence[str] | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> Plan:
+        """The plan with a reference answer for every prompt its candidates are asked.
+
+        One work item of kind ``reference`` per input and agent prompt version (each
+        distinct scenario, input row and messages), asked of ``model``
+        (``provider/model``) at temperature 0 with ``params``. Every candidate cell sent
+        those messages depends on it: an evaluator that uses dependencies (a field
+        grader) gets the reference in ``Subject.dependencies`` once it is answered, and a
+        failed reference makes its evaluations errors that resume does again. Reference
+        items are answered like candidates (limits, cache with the ``reference`` TTL,
+        cost, budget, retries, resume) and stored as responses of kind ``reference``;
+        they come first in ``items``, so they are asked first.
+
+        Args:
+            model: The reference model, ``provider/model``.
+            scenarios: Only the cells of these scenarios (default: all).
+            params: Call parameters of the reference calls (``max_tokens``, ...).
+
+        Raises:
+            ConfigError: A bad model address or an unknown scenario.
+
+        Example::
+
+            plan = expand(suite).with_references("openai/gpt-4o")
+            print(plan.reference_calls, "reference answers")
+        """
+        provider, model_name = _split(model)
+        chosen = set(_select("scenario", "scenarios", scenarios, list(self.scenarios)))
+        extra = {k: v for k, v in (params or {}).items() if k != "temperature"}
+        refs: dict[str, WorkItem] = {}
+        items: list[WorkItem] = []
+        for item in self.items:
+            if item.kind != "candidate" or item.scenario not in chosen:
+                items.append(item)
+                continue
+            call = call_key(provider, model_name, item.messages, {**extra, "temperature": 0.0}, 0)
+            key = reference_key(call, item.scenario, item.input_id)
+            if key not in refs:
+                refs[key] = WorkItem(
+                    key=key,
+                    call_key=call,
+                    candidate="reference",
+                    role=item.role,
+                    scenario=item.scenario,
+                    input_id=item.input_id,
+                    temperature=0.0,
+                    run_index=0,
+                    provider=provider,
+                    model=model_name,
+                    messages=item.messages,
+                    params=extra,
+                    criteria=(),
+                    context=item.context,
+                    prompt_parts=item.prompt_parts,
+                    input_values=item.input_values,
+                    kind="reference",
+                )
+            if key not in item.depends_on:
+                item = dataclasses.replace(item, depends_on=(*item.depends_on, key))
+            items.append(item)
+        known = {item.key for item in items}
+        return dataclasses.replace(
+            self, items=[*(r for k, r in refs.items() if k not in known), *items]
         )
 
     def estimated_tokens(self) -> tuple[int, int]:
@@ -292,8 +369,20 @@ def check_plan(suite: LoadedSuite, plan: Plan, *, judge: bool = True) -> None:
     pool = ProviderPool(evaluation.providers)
     issues: list[SpecIssue] = []
     index = {c.name: i for i, c in enumerate(evaluation.candidates)}
+    keys = {item.key for item in plan.items}
+    for item in plan.items:
+        missing = [k for k in item.depends_on if k not in keys]
+        if missing:
+            raise ConfigError(
+                f"work item {item.key} ({item.scenario}) depends on {missing[0]}, which is "
+                "not in the plan: add the item it depends on (e.g. Plan.with_references)"
+            )
+    for address in dict.fromkeys(
+        f"{i.provider}/{i.model}" for i in plan.items if i.kind != "candidate"
+    ):
+        pool.check(address)  # a reference model: ConfigError names it
     for name, address in dict.fromkeys(
-        (i.candidate, f"{i.provider}/{i.model}") for i in plan.items
+        (i.candidate, f"{i.provider}/{i.model}") for i in plan.items if i.kind == "candidate"
     ):
         position = index[name]
         try:

@@ -574,7 +574,7 @@ def _superseded(
     records are checked against the subjects of the answers recorded so far only with
     ``groups`` (at the end of a run: a subject's key follows the members answered).
     """
-    from qualspec.engine._evaluators import group_subject_key
+    from qualspec.engine._evaluators import evaluates, group_subject_key
 
     wanted = {item.key: item for item in items}
     stale = {r.key for r in record.responses if r.key not in wanted}
@@ -588,7 +588,7 @@ def _superseded(
             members: dict[str, list[WorkItem]] = {}
             for item in items:
                 group_id = e.group_of(item)
-                if group_id is not None:
+                if group_id is not None and evaluates(e, item):
                     members.setdefault(group_id, []).append(item)
             for group in members.values():
                 keys = [i.key for i in group if i.key in answered]
@@ -611,7 +611,8 @@ def _superseded(
         ):
             stale_e.add(key)
         elif evaluator.scope == "response":
-            if j.criterion not in evaluator.aspects((wanted[j.response_key],)):
+            item = wanted[j.response_key]
+            if not evaluates(evaluator, item) or j.criterion not in evaluator.aspects((item,)):
                 stale_e.add(key)
         elif groups:
             planned = subjects.get((j.evaluator, j.response_key))

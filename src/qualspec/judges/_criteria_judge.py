@@ -53,6 +53,7 @@ class CriteriaJudge:
     """
 
     scope: Scope = "response"
+    uses_dependencies = False  # judges the answer alone: never waits for a reference
 
     def __init__(
         self,

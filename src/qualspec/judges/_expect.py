@@ -227,6 +227,7 @@ class ExpectEvaluator:
     """
 
     scope: Scope = "response"
+    uses_dependencies = False  # checks the answer alone: never waits for a reference
 
     def __init__(self, name: str = CHECKS_EVALUATOR) -> None:
         self.name = name
