@@ -98,7 +98,16 @@ def test_sigkill_half_way_then_resume_loses_and_duplicates_nothing(
     server.control(latency=0.05)
     (run_id,) = run_ids(home)
     killed = _load(home, run_id)
-    assert killed.summary.status == "running"  # nobody could mark it: it was SIGKILLed
+    # nobody could mark it (it was SIGKILLed): with its process gone, it reads failed
+    assert killed.summary.status == "failed"
+    assert killed.summary.failure is not None and "--resume" in killed.summary.failure
+    listed = run_cli(["runs", "list"], cwd=tmp_path, env=cli_env(home))
+    assert listed.returncode == 0, describe(listed)
+    (row,) = [line for line in listed.stdout.splitlines() if run_id in line]
+    assert "failed" in row and "running" not in row
+    shown = run_cli(["runs", "show", run_id], cwd=tmp_path, env=cli_env(home))
+    assert shown.returncode == 0, describe(shown)
+    assert "(failed)" in shown.stdout and "Failed:" in shown.stdout and "is gone" in shown.stdout
     kept = {r.key for r in killed.responses if r.error is None}
     assert 0 < len(kept) < N_CALLS, len(kept)
 

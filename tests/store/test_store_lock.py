@@ -77,6 +77,40 @@ def test_other_host_is_judged_by_its_heartbeat(store: Store, db_url: str) -> Non
     assert store.get_run(run_id).owner_host == socket.gethostname()
 
 
+def test_a_running_run_whose_owner_is_gone_reads_failed_with_the_reason(
+    store: Store, db_url: str, dead_pid: int, live_pid: int
+) -> None:
+    """A run left "running" by a process that could not mark it (SIGKILL, or the database
+    down when it stopped) is failed to everyone who reads it, and resumable."""
+    host = socket.gethostname()
+    now = datetime.now(UTC)
+    gone = store.create_run("suite", "h", {})
+    _set_owner(db_url, gone, dead_pid, host, now)
+    summary = store.get_run(gone)
+    assert summary.status == "failed"
+    assert summary.failure is not None and "\n" not in summary.failure
+    assert f"pid {dead_pid} on {host}" in summary.failure and "--resume" in summary.failure
+    assert [r.status for r in store.list_runs() if r.id == gone] == ["failed"]
+    assert store.latest_unfinished_run("suite") == gone
+    # a reason the run itself recorded is kept
+    store.update_run_metadata(gone, {"failure": "could not record results: disk full"})
+    assert store.get_run(gone).failure == "could not record results: disk full"
+
+    live = store.create_run("suite", "h", {})
+    _set_owner(db_url, live, live_pid, host, now - timedelta(hours=1))
+    assert store.get_run(live).status == "running" and store.get_run(live).failure is None
+    far = store.create_run("suite", "h", {})  # another host: its heartbeat decides
+    _set_owner(db_url, far, 4242, "other-host.example", now - timedelta(seconds=5))
+    assert store.get_run(far).status == "running"
+    _set_owner(db_url, far, 4242, "other-host.example", now - timedelta(seconds=120))
+    assert store.get_run(far).status == "failed"
+    unowned = store.create_run("suite", "h", {})  # not yet taken by anyone: running
+    assert store.get_run(unowned).status == "running"
+    # taken over by a resume, it is running again
+    store.acquire_run(gone)
+    assert store.get_run(gone).status == "running"
+
+
 def test_acquire_is_reentrant_heartbeat_and_release(store: Store) -> None:
     run_id = store.create_run("suite", "h", {})
     store.acquire_run(run_id)

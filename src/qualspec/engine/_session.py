@@ -378,6 +378,8 @@ class Session:
             meta = metadata(suite, described, argv, bound, resumed=resumed)
             if calibrations:
                 meta["judge_calibration"] = calibrations
+            if resumed:  # an earlier attempt's failure no longer describes the run
+                meta["failure"] = None
             await asyncio.to_thread(store.update_run_metadata, run_id, meta)
             versions = await asyncio.to_thread(prompt_versions, store, plan)
             done: dict[str, ResponseRecord] = {}
@@ -516,21 +518,26 @@ class Session:
                 failure = _one_line(exc)
         if failure is not None:
             status = "failed"
+        marked = False
         try:
             if failure is not None:
                 await asyncio.to_thread(
                     store.update_run_metadata, run_id, {"failure": failure[:500]}
                 )
             await asyncio.to_thread(store.finish_run, run_id, status)
+            marked = True
         except StoreError as exc:
             if failure is None:
                 raise
             log.error("could not mark run %s %s: %s", run_id, status, _one_line(exc))
         finally:
-            try:
-                await asyncio.to_thread(store.release_run, run_id)
-            except StoreError as exc:
-                log.error("could not release run %s: %s", run_id, _one_line(exc))
+            # Unmarked, the run keeps this process as its owner: once the process is gone
+            # the store reads it as failed (and resumable), never as running forever.
+            if marked:
+                try:
+                    await asyncio.to_thread(store.release_run, run_id)
+                except StoreError as exc:
+                    log.error("could not release run %s: %s", run_id, _one_line(exc))
         return failure
 
 

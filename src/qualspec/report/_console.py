@@ -86,6 +86,8 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
     summary = run.summary
     out = _Block(console)
     out.line((summary.suite_name, "bold"), "  run ", (summary.id, "cyan"), f"  ({summary.status})")
+    if summary.failure:
+        out.line(("Failed: ", "bold red"), " ".join(summary.failure.split()))
     calibration = summary.metadata.get("judge_calibration")
     if isinstance(calibration, dict):  # the judge's separation on known pairs
         for measured in calibration.values():

@@ -20,7 +20,14 @@ from qualspec.store._db import Database
 from qualspec.store._runs import now_utc, resolve_run_id
 from qualspec.store._schema import runs
 
-__all__ = ["STALE_AFTER_S", "acquire_run", "heartbeat", "pid_alive", "release_run"]
+__all__ = [
+    "STALE_AFTER_S",
+    "abandoned_reason",
+    "acquire_run",
+    "heartbeat",
+    "pid_alive",
+    "release_run",
+]
 
 STALE_AFTER_S = 60.0
 _ATTEMPTS = 5
@@ -53,6 +60,21 @@ def _live(pid: int, host: str | None, beat: datetime | None, me_host: str) -> bo
     if host == me_host:
         return pid_alive(pid)
     return beat is not None and now_utc() - beat < timedelta(seconds=STALE_AFTER_S)
+
+
+def abandoned_reason(pid: int | None, host: str | None, beat: datetime | None) -> str | None:
+    """Why a run recorded as ``running`` is not: its owner is gone (None: it is live).
+
+    The owner is gone when it ran on this host and its pid no longer exists, or ran on
+    another host and its heartbeat is older than ``STALE_AFTER_S``. Such a run was
+    SIGKILLed, crashed, or could not record its end because the database was down.
+    """
+    if pid is None or _live(pid, host, beat, socket.gethostname()):
+        return None
+    return (
+        f"the process that ran it (pid {pid} on {host}) is gone and could not record how "
+        "the run ended (killed, or the database was unreachable): resume it with --resume"
+    )
 
 
 def acquire_run(db: Database, run_id: str) -> None:

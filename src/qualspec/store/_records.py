@@ -109,7 +109,9 @@ class RunSummary:
     id: str
     suite_name: str
     suite_hash: str
-    status: str  # running | finished | interrupted | failed | budget_exceeded
+    # running | finished | interrupted | failed | budget_exceeded; a run still recorded as
+    # running whose owner process is gone reads failed (metadata["failure"] says why)
+    status: str
     started_at: datetime
     finished_at: datetime | None
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -125,6 +127,12 @@ class RunSummary:
     owner_pid: int | None = None
     owner_host: str | None = None
     heartbeat_at: datetime | None = None
+
+    @property
+    def failure(self) -> str | None:
+        """Why a failed run failed (one line), or None."""
+        reason = self.metadata.get("failure")
+        return str(reason) if self.status == "failed" and reason else None
 
     def is_of_suite(self, name: str, path: str | None, content_hash: str | None) -> bool:
         """Whether this is a run of the suite named ``name`` in file ``path``.

@@ -212,9 +212,19 @@ def _summaries(db: Database, query: Any) -> list[RunSummary]:
                 .group_by(j.run_id)
             )
         }
+    from qualspec.store._lock import abandoned_reason  # (it imports this module)
+
     out = []
     for row in rows:
         a, b = resp.get(row["id"]), judg.get(row["id"])
+        status, metadata = row["status"], dict(row["metadata"] or {})
+        if status == "running":
+            # its owner is gone without marking it: it failed (and is resumable), whatever
+            # the row still says; the reason recorded by the run, if it could, is kept
+            gone = abandoned_reason(row["owner_pid"], row["owner_host"], row["heartbeat_at"])
+            if gone is not None:
+                status = "failed"
+                metadata["failure"] = metadata.get("failure") or gone
         # a cost with a call of unknown price is unknown (None), never a partial sum
         candidate_cost = None if a and a.unpriced else (float(a.cost) if a else 0.0)
         judge_cost = None if b and b.unpriced else (float(b.cost) if b else 0.0)
@@ -223,10 +233,10 @@ def _summaries(db: Database, query: Any) -> list[RunSummary]:
                 id=row["id"],
                 suite_name=row["suite_name"],
                 suite_hash=row["suite_hash"],
-                status=row["status"],
+                status=status,
                 started_at=row["started_at"],
                 finished_at=row["finished_at"],
-                metadata=row["metadata"] or {},
+                metadata=metadata,
                 n_responses=int(a.n) if a else 0,
                 n_judgments=int(b.n) if b else 0,
                 cost_usd=(
