@@ -131,6 +131,18 @@ def test_a_dependent_evaluator_gets_the_reference_answer_of_its_input(
     criteria = _by(record, "criteria")
     assert len(criteria) == 6 and {j.response_key for j in criteria} == set(candidates)
     assert all(j.score == 8.0 for j in criteria)
+    # reports and the results file take a run with references as it is
+    import io
+
+    from rich.console import Console
+
+    from qualspec.report import render_run, run_to_dict
+
+    out = io.StringIO()
+    render_run(record, Console(file=out, width=200))
+    assert "reference" in out.getvalue()
+    data = run_to_dict(record)
+    assert sorted(r["kind"] for r in data["responses"]) == ["candidate"] * 6 + ["reference"] * 3
 
 
 def test_a_failed_reference_makes_its_evaluations_errors_and_resume_completes_both(
