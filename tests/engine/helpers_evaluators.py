@@ -113,4 +113,7 @@ class ReferenceProbe:
 
 
 def reference_probe(config: EvaluatorConfig) -> ReferenceProbe:
-    return ReferenceProbe(config.label)
+    probe = ReferenceProbe(config.label)
+    if "kinds" in config.options:  # the optional attribute: which kinds of items it sees
+        probe.kinds = tuple(config.options["kinds"])  # type: ignore[attr-defined]
+    return probe

@@ -98,6 +98,13 @@ def test_a_dependent_evaluator_gets_the_reference_answer_of_its_input(
 ) -> None:
     main, ref = servers
     suite = _suite(main, ref, tmp_path)
+    every_kind = EvaluatorConfig(
+        type="helpers_evaluators:reference_probe",
+        name="every_kind",
+        options={"kinds": ["candidate", "reference"]},
+    )
+    evaluation = suite.evaluation.model_copy(update={"judges": [CRITERIA, PROBE, every_kind]})
+    suite = load_evaluation(evaluation, tmp_path)
     plan = expand(suite).with_references("ref/big")
     # one reference per input (both candidates are sent the same prompt), asked first
     assert plan.reference_calls == 3
@@ -127,6 +134,11 @@ def test_a_dependent_evaluator_gets_the_reference_answer_of_its_input(
             "depends_on": [reference.key],
         }
         assert j.score == 10.0 and j.error is None
+    # an evaluator that asks for the reference kind sees the references too (which depend
+    # on nothing)
+    every = {j.response_key: j for j in _by(record, "every_kind")}
+    assert set(every) == set(candidates) | {r.key for r in refs.values()}
+    assert all(every[r.key].details["references"] == {} for r in refs.values())
     # the criteria judge judges the candidates alone, never a reference answer
     criteria = _by(record, "criteria")
     assert len(criteria) == 6 and {j.response_key for j in criteria} == set(candidates)
