@@ -196,7 +196,9 @@ def test_calls_never_run_ahead_of_the_store_by_more_than_the_concurrency(
 def test_two_resumes_of_one_run_at_once_the_second_is_refused(
     server: ServerProcess, tmp_path: Path
 ) -> None:
-    server.control(latency=0.3)
+    # 2 s a call, one at a time: the holder's 12 calls take 20 s at least, longer than the
+    # two refused CLI runs below take on a loaded machine (0.3 s let it finish first)
+    server.control(latency=2.0)
     suite = write_suite(tmp_path / "suite.yaml", server.base_url, n_inputs=12, name="lock")
     home = tmp_path / "home"
     env = cli_env(home)
