@@ -30,6 +30,8 @@ class ConsistencyEvaluator:
 
     scope: Scope = "group"
     model: str | None = None
+    # compares the answers alone: never waits for reference answers (see the README)
+    uses_dependencies = False
 
     def __init__(self, name: str, threshold: float) -> None:
         self.name = name
