@@ -39,7 +39,7 @@ from qualspec.engine import (
 )
 from qualspec.errors import ConfigError
 from qualspec.spec import LoadedSuite, load_evaluation
-from qualspec.store import RunRecord, Store
+from qualspec.store import JudgmentRecord, RunRecord, Store
 from qualspec.testing import FakeServer
 
 ENGINE_TESTS = Path(__file__).resolve().parent
@@ -89,7 +89,7 @@ def _run(suite: LoadedSuite, plan: Plan, db: str, resume: str | None = None) -> 
     return asyncio.run(main())
 
 
-def _by(record: RunRecord, evaluator: str) -> list:  # type: ignore[type-arg]
+def _by(record: RunRecord, evaluator: str) -> list[JudgmentRecord]:
     return [j for j in record.judgments if j.evaluator == evaluator]
 
 
