@@ -293,7 +293,7 @@ class FakeServer:
         reached the server, ``sent`` when its response was handed to the connection (so a
         request a client starts after reading that response arrives later than ``sent``).
         ``status`` and ``sent`` are None while unanswered, and stay None for a request
-        whose client went away first.
+        whose client went away first. Empty with ``log_requests=False``.
         """
         with self._lock:
             return [(a, status, sent) for a, status, sent in self._exchanges]
@@ -312,8 +312,9 @@ class FakeServer:
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         entry: list[Any] = [time.monotonic(), None, None]
-        with self._lock:
-            self._exchanges.append(entry)
+        if self.log_requests:
+            with self._lock:
+                self._exchanges.append(entry)
         response = await self._handle(request)
         deadline = entry[0] + self.hold_timeout
         while self.calls < self._hold_until and time.monotonic() < deadline:
