@@ -213,6 +213,18 @@ def test_runs_export_gives_prompt_names_and_versions_that_prompts_show_accepts(
     by_run = {written["run"]["id"]: written}
     if run_id in by_run:
         assert by_run[run_id]["responses"][0]["prompts"] == prompts
+    # no field carries the store's row ids of prompt versions, in the export or the file
+    for document in (data, written):
+        assert not {"prompt_versions", "prompt_version"} & keys_anywhere(document)
+
+
+def keys_anywhere(data: Any) -> set[str]:
+    """Every key of every object nested in ``data``."""
+    if isinstance(data, dict):
+        return set(data).union(*(keys_anywhere(v) for v in data.values()))
+    if isinstance(data, list):
+        return set().union(*(keys_anywhere(v) for v in data))
+    return set()
 
 
 # ----------------------------------------------------------------------- item 6
@@ -444,9 +456,33 @@ def test_an_unknown_resume_id_prints_its_error_alone(
 ) -> None:
     suite = write_suite(workdir / "s.yaml", server.base_url, scenarios=SIMPLE)
     code, out, err = qualspec(capsys, "run", str(suite), "--resume", "nosuchrunid")
-    assert code != 0
+    assert code == 2, out + err
+    assert len(err.strip().splitlines()) == 1, err
     assert "answers" not in err and "judgments" not in err, err
     assert "nosuchrunid" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["runs", "show", "nosuchrunid"],
+        ["runs", "export", "nosuchrunid", "--format", "json"],
+        ["diff", "nosuchrunid", "{known}"],
+        ["diff", "{known}", "nosuchrunid"],
+    ],
+)
+def test_an_unknown_run_id_exits_2_with_one_line(
+    server: FakeServer, workdir: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    suite = write_suite(workdir / "s.yaml", server.base_url, scenarios=SIMPLE)
+    assert qualspec(capsys, "run", str(suite), "--quiet")[0] == 0
+    known = only_run_id(workdir)
+    args = [part.format(known=known) for part in command]
+    code, out, err = qualspec(capsys, *args)
+    assert code == 2, out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "nosuchrunid" in lines[0], err
+    assert "Traceback" not in err and out == ""
 
 
 # ----------------------------------------------------------------------- item 9

@@ -30,3 +30,19 @@ def test_process_workload_quick_runs_and_prints_the_ratios(repo_root: Path) -> N
         "peak rss:",
     ):
         assert any(line.startswith(prefix) for line in out.splitlines()), out
+
+
+def test_yaml_limits_quick_runs_and_refuses_every_bomb(repo_root: Path) -> None:
+    script = repo_root / "benchmarks" / "yaml_limits.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line for line in done.stdout.splitlines() if " in the " in line]
+    assert len(rows) == 6, done.stdout
+    assert all(row.split()[-4] == "yes" for row in rows), done.stdout  # every bomb refused
+    assert any(line.startswith("normal suite") for line in done.stdout.splitlines())

@@ -34,7 +34,8 @@ def test_embedded_model_answers_and_is_judged(tmp_path: Path) -> None:
     assert response.error is None
     assert response.text and response.text.strip()
     assert response.output_tokens and response.output_tokens > 0
-    assert response.effective_temperature == 0.0
+    # no temperatures: in the suite: llama-cpp-python's own default, recorded
+    assert response.temperature is None and response.effective_temperature == 0.2
     (judgment,) = out.record.judgments
     assert judgment.error is None
     assert judgment.raw_text  # the judge really answered

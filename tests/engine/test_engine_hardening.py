@@ -332,19 +332,32 @@ def test_an_empty_answer_is_an_error_retried_and_never_judged(
 # ---------------------------------------------------------------- 19: no call after a 401
 
 
+def first_401_sent(server: FakeServer) -> float:
+    """The server's time at which it sent its first 401 (its own clock)."""
+    return min(sent for _arrived, status, sent in server.exchanges if status == 401 and sent)
+
+
 def test_no_request_starts_after_the_first_401(server: FakeServer, tmp_path: Path) -> None:
     server.require_key = "sk-the-right-one"
     suite = _suite(tmp_path, server.base_url, n_inputs=6)
     for concurrency in (1, 3):
         server.reset()
+        # the calls the engine starts together all arrive before any answer goes out
+        server.hold_responses(concurrency)
         store = Store.open(f"sqlite:///{tmp_path / f'auth{concurrency}.db'}")
         try:
             with pytest.raises(AuthenticationError):
-                _run(suite, store, use_cache=False, max_concurrency=concurrency)
+                # no calibration: the candidate calls come first, `concurrency` at once
+                _run(suite, store, use_cache=False, max_concurrency=concurrency, calibrate=False)
         finally:
             store.close()
-        # the calls in flight when the first 401 came (up to the concurrency), no more
-        assert 1 <= server.calls <= concurrency, (concurrency, server.calls)
+        exchanges = server.exchanges
+        stop = first_401_sent(server)
+        # every request arrived before the first 401 went out: none was started after it
+        assert [a for a, _status, _sent in exchanges if a > stop] == [], exchanges
+        # (the others in flight were answered 401 too, or given up by the client)
+        assert {status for _a, status, _s in exchanges} <= {401, None}, exchanges
+        assert server.calls == len(exchanges) == concurrency
 
 
 def test_after_a_401_the_engine_refuses_new_calls(server: FakeServer, store: Store) -> None:

@@ -37,3 +37,42 @@ def test_bad_temperatures(text: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_temperatures(text)
     assert str(caught.value).startswith(message)
+
+
+# ------------------------------------------------------- no temperatures: the provider's own
+
+
+def _suite(**fields: object):  # type: ignore[no-untyped-def]
+    from qualspec.spec import AtTemperature, Candidate, Evaluation, Scenario, load_evaluation
+
+    scenario = Scenario(
+        name="s",
+        prompt="Dose?",
+        criteria=["Is accurate."],
+        at_temperature=[AtTemperature(temperature=0.0, criterion="Is conservative.")],
+    )
+    evaluation = Evaluation(
+        name="t",
+        candidates=[Candidate(name="c", model="openai/gpt-4o-mini")],
+        scenarios=[scenario],
+        **fields,  # type: ignore[arg-type]
+    )
+    return load_evaluation(evaluation)
+
+
+def test_a_suite_without_temperatures_sends_none() -> None:
+    from qualspec.engine._plan import expand
+
+    plan = expand(_suite())
+    assert plan.temperatures == (None,)
+    (item,) = plan.items
+    assert item.temperature is None
+    # at_temperature criteria apply at a temperature that is sent: not here
+    assert item.criteria == ("Is accurate.",)
+    # another call than an explicit 0.0 (the cache and resume keep them apart)
+    explicit = expand(_suite(temperatures=[0.0]))
+    (zero,) = explicit.items
+    assert zero.temperature == 0.0 and zero.criteria == ("Is accurate.", "Is conservative.")
+    assert zero.call_key != item.call_key
+    # --temps still overrides
+    assert expand(_suite(), temperatures="0,0.7").temperatures == (0.0, 0.7)

@@ -129,7 +129,10 @@ def test_canary_keys_reach_no_file_and_no_output(
     assert "authentication failed" in run_b.stderr
     assert "FAKE_KEY" in run_b.stderr
     assert "Traceback" in run_b.stderr
-    assert 3 <= server.calls <= 4  # a call already started when the 401 came may finish
+    # one call at a time: the third is the last; none arrived after its 401 was sent
+    assert server.calls == 3
+    (stop,) = [sent for _arrived, status, sent in server.exchanges if status == 401]
+    assert max(arrived for arrived, _status, _sent in server.exchanges) < stop
     assert _sent_keys(server) == [f"Bearer {canary_b}"] * server.calls
     assert len(run_ids(home)) == 2
 

@@ -363,10 +363,10 @@ def test_a_check_that_starts_failing_is_a_regression_in_diff(
         main(["diff", str(a), str(b), "--fail-on-regression"])
     text = " ".join(capsys.readouterr().out.split())
     assert exc.value.code == 1
-    assert "new_fail bot - capital - 0.0 - - - PASS -> FAIL" in text
+    assert "new_fail bot - capital - default - - - PASS -> FAIL" in text
     assert "2 new_fail" in text
     with pytest.raises(SystemExit) as exc:
         main(["diff", str(a), str(a), "--fail-on-regression"])
     text = " ".join(capsys.readouterr().out.split())
     assert exc.value.code == 0
-    assert "unchanged bot - capital - 0.0 - - - PASS -> PASS" in text
+    assert "unchanged bot - capital - default - - - PASS -> PASS" in text

@@ -131,3 +131,12 @@ def test_custom_config_and_host_only_base_url(monkeypatch: pytest.MonkeyPatch) -
     provider = create("proxy", config)
     assert provider.base_url == "https://example.invalid/v1"
     assert "secret-value-xyz" not in repr(provider)
+
+
+def test_no_temperature_is_sent_when_none_is_asked(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = _provider(server, monkeypatch)
+    _call(provider, _request())  # temperature None: the API's default
+    ((_, _headers, body),) = server.request_log
+    assert "temperature" not in body

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import llama_cpp  # noqa: F401  (the local extra must be installed)
+import llama_cpp  # the local extra must be installed
 import pytest
 
 from qualspec.errors import ConfigError
@@ -119,3 +119,21 @@ def test_broken_gguf_file_is_a_clear_error(tmp_path: Path, provider: LocalProvid
     request = ChatRequest(model=str(path), messages=(Message("user", "Hi"),), max_tokens=4)
     with pytest.raises(ConfigError, match="Could not load"):
         _run(provider, request)
+
+
+def test_without_a_temperature_the_model_runs_at_llama_cpps_default() -> None:
+    from qualspec.providers import effective_temperature
+    from qualspec.providers._local import DEFAULT_TEMPERATURE
+
+    local = LocalProvider()
+    request = ChatRequest(model="smollm2", messages=(Message("user", "Hi"),))
+    import inspect
+
+    # llama-cpp-python's own default for create_chat_completion
+    own = inspect.signature(llama_cpp.Llama.create_chat_completion).parameters["temperature"]
+    assert DEFAULT_TEMPERATURE == own.default
+    assert local.build_kwargs(request)["temperature"] == DEFAULT_TEMPERATURE
+    assert effective_temperature(local, None) == DEFAULT_TEMPERATURE  # what is recorded
+    explicit = ChatRequest(model="smollm2", messages=request.messages, temperature=0.0)
+    assert local.build_kwargs(explicit)["temperature"] == 0.0
+    assert effective_temperature(local, 3.0) == 2.0  # clamped as before

@@ -312,3 +312,14 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after("soon") is None
     assert parse_retry_after("Wed, 01 Jan 2025 00:00:10 GMT", now=now) == 10.0
     assert parse_retry_after("Tue, 31 Dec 2024 23:00:00 GMT", now=now) == 0.0
+
+
+def test_no_temperature_is_sent_when_none_is_asked(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = _provider(server, monkeypatch)
+    _call(provider, _request())  # temperature None: the server's default
+    _call(_provider(server, monkeypatch), _request(temperature=0.0))
+    (_, _, default), (_, _, zero) = server.request_log
+    assert "temperature" not in default
+    assert zero["temperature"] == 0.0

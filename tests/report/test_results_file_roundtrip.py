@@ -188,18 +188,29 @@ def test_layout() -> None:
     }
     first = data["responses"][0]
     assert [j["criterion"] for j in first["judgments"]] == ["clarity", "safety"]
-    assert first["prompt_versions"] == {"system_prompt": 3, "preamble": 1}
+    # the store's row ids of prompt versions are not written (``prompts`` names them)
+    assert "prompt_versions" not in first
+    assert all("prompt_version" not in j for j in first["judgments"])
     assert data["responses"][1]["judgments"] == []
     assert [j["judge_key"] for j in data["unattached_judgments"]] == ["j4"]
     json.dumps(data)  # plain JSON, no custom encoder needed
 
 
+def without_row_ids(run: RunRecord) -> RunRecord:
+    """``run`` as a results file gives it back: the store's prompt version ids are not written."""
+    for response in run.responses:
+        response.prompt_versions = {}
+    for judgment in run.judgments:
+        judgment.prompt_version = None
+    return run
+
+
 def test_round_trip_through_json(tmp_path: Path) -> None:
-    run = sample_run()
+    run = without_row_ids(sample_run())
     path = tmp_path / "r.json"
-    write_json_atomic(path, run_to_dict(run))
+    write_json_atomic(path, run_to_dict(sample_run()))
     assert read_results_file(path) == run
-    text_round = run_from_dict(json.loads(json.dumps(run_to_dict(run))), source="mem")
+    text_round = run_from_dict(json.loads(json.dumps(run_to_dict(sample_run()))), source="mem")
     assert text_round == run
     assert text_round.responses[1].created_at == run.responses[1].created_at
     assert text_round.responses[1].created_at.utcoffset() == timedelta(hours=2)  # type: ignore[union-attr]
@@ -213,7 +224,7 @@ def test_lock_state_is_not_exported() -> None:
     data = run_to_dict(run)
     assert not {"owner_pid", "owner_host", "heartbeat_at"} & set(data["run"])
     assert "build-host" not in json.dumps(data)
-    assert run_from_dict(data, source="x") == sample_run()
+    assert run_from_dict(data, source="x") == without_row_ids(sample_run())
 
 
 def test_round_trip_empty_run() -> None:
@@ -255,7 +266,7 @@ def test_newer_minor_is_accepted_and_unknown_fields_ignored() -> None:
     data["run"]["future_field"] = True  # type: ignore[index]
     data["responses"][0]["future_field"] = [1, 2]  # type: ignore[index]
     data["responses"][0]["judgments"][0]["future_field"] = "x"  # type: ignore[index]
-    assert run_from_dict(data, source="f.json") == sample_run()
+    assert run_from_dict(data, source="f.json") == without_row_ids(sample_run())
 
 
 @pytest.mark.parametrize(
@@ -368,6 +379,16 @@ def test_a_1_0_file_without_the_new_fields_still_reads() -> None:
     back = run_from_dict(data, source="old.json")
     assert {r.kind for r in back.responses} == {"candidate"}
     assert {j.evaluator for j in back.judgments} == {"criteria"}
+
+
+def test_an_older_1_x_file_with_prompt_version_row_ids_still_reads() -> None:
+    data = run_to_dict(sample_run())
+    data["schema_version"] = "1.1"
+    data["responses"][0]["prompt_versions"] = {"system_prompt": 3, "preamble": 1}
+    data["responses"][0]["judgments"][0]["prompt_version"] = 4
+    back = run_from_dict(data, source="old.json")
+    assert back.responses[0].prompt_versions == {"system_prompt": 3, "preamble": 1}
+    assert back.judgments[0].prompt_version == 4
 
 
 def test_default_results_path_names_the_run() -> None:

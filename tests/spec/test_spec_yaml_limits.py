@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,3 +123,73 @@ def test_cli_exits_2_on_a_bomb(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert caught.value.code == 2
     err = capsys.readouterr().err
     assert "s.yaml:" in err and "error:" in err and "internal error" not in err
+
+
+# ------------------------------------------------------------------ bounded memory
+
+PEAK_LIMIT = 64 * 1024 * 1024  # bytes traced while loading one bomb
+ADDRESS_SPACE = 1536 * 1024 * 1024  # RLIMIT_AS of the CLI process: 1.5 GB
+
+
+def _bomb_files(name: str, where: str, tmp_path: Path) -> Path:
+    """A suite holding bomb ``name`` itself (``where="suite"``) or in its inputs file."""
+    text, _word = BAD[name]
+    suite = tmp_path / "s.yaml"
+    if where == "suite":
+        suite.write_text(
+            SUITE.replace("    inputs: rows.INPUTS_EXT\n", "") + text.replace("a:", "zz_a:", 1)
+        )
+    else:
+        suite.write_text(SUITE.replace("INPUTS_EXT", "yaml"))
+        rows = "".join("    " + line + "\n" for line in text.splitlines())
+        (tmp_path / "rows.yaml").write_text("- q: hi\n  extra:\n" + rows)
+    return suite
+
+
+@pytest.mark.parametrize("where", ["suite", "inputs"])
+@pytest.mark.parametrize("name", ["alias_bomb", "recursive_alias", "deep_flow", "deep_unclosed"])
+def test_a_bomb_is_refused_in_bounded_memory(name: str, where: str, tmp_path: Path) -> None:
+    import tracemalloc
+
+    suite = _bomb_files(name, where, tmp_path)
+    tracemalloc.start()
+    try:
+        with pytest.raises(SpecError) as caught:
+            load_suite(suite)
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert BAD[name][1] in caught.value.issues[0].message
+    assert peak < PEAK_LIMIT, f"{name} in the {where}: {peak / 2**20:.1f} MB traced"
+
+
+def _limit_address_space() -> None:  # pragma: no cover - runs in the child process
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
+@pytest.mark.parametrize("where", ["suite", "inputs"])
+@pytest.mark.parametrize("name", ["alias_bomb", "recursive_alias", "deep_flow"])
+def test_qualspec_run_refuses_a_bomb_under_a_memory_cap(
+    name: str, where: str, tmp_path: Path
+) -> None:
+    suite = _bomb_files(name, where, tmp_path)
+    env = {**os.environ, "QUALSPEC_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    env.pop("QUALSPEC_DATABASE_URL", None)
+    result = subprocess.run(
+        [sys.executable, "-c", "from qualspec.cli import main; main()", "run", str(suite)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=_limit_address_space,
+    )
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1, result.stderr
+    assert BAD[name][1] in lines[0] and "internal error" not in lines[0]
+    assert ("rows.yaml:" if where == "inputs" else "s.yaml:") in lines[0]

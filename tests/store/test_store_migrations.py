@@ -431,3 +431,32 @@ def test_a_fresh_database_gets_exactly_the_schema_the_migrations_build(db_url: s
     upgrade(db_url)  # every migration, through alembic
     migrated = _shape(db_url)
     assert fresh == migrated
+
+
+@pytest.mark.parametrize("revision", revisions()[:-1])
+def test_a_response_without_a_temperature_is_kept_from_every_earlier_revision(
+    db_url: str, revision: str
+) -> None:
+    """0007: ``responses.temperature`` NULL (no temperature sent, the provider's default)."""
+    upgrade(db_url, revision)
+    _insert_sample(db_url, revision)
+    with Store.open(db_url) as store:  # upgraded to head on open
+        run_id = store.create_run("s", "h", {})
+        default = response("d", temperature=None, effective_temperature=None)
+        store.record_responses(run_id, [default, response("n")])
+        store.record_judgments(run_id, [judgment("d", "tone"), judgment("n", "tone")])
+        record = store.load_run(run_id)
+        assert [(r.key, r.temperature) for r in record.responses] == [("d", None), ("n", 0.7)]
+        old = store.load_run("20260101-000000-abcdef").responses
+        assert [r.temperature for r in old] == [0.0]  # rows from before keep theirs
+    assert _schema_diffs(db_url) == []
+    # going back to 0006 drops what its NOT NULL column cannot hold, and the judgments of
+    # those responses; the rest comes back up intact
+    downgrade(db_url, "0006")
+    upgrade(db_url)
+    assert _schema_diffs(db_url) == []
+    with Store.open(db_url) as store:
+        record = store.load_run(run_id)
+        assert [r.key for r in record.responses] == ["n"]
+        assert [j.response_key for j in record.judgments] == ["n"]
+        assert [r.temperature for r in store.load_run("20260101-000000-abcdef").responses] == [0.0]

@@ -11,6 +11,8 @@ from qualspec.analysis._aggregate import (
     response_score,
     run_totals,
     suite_order,
+    temperature_label,
+    temperature_order,
 )
 from qualspec.analysis._diff import (
     STATUSES,
@@ -48,4 +50,6 @@ __all__ = [
     "response_score",
     "run_totals",
     "suite_order",
+    "temperature_label",
+    "temperature_order",
 ]

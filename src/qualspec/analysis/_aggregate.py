@@ -38,9 +38,11 @@ __all__ = [
     "response_score",
     "run_totals",
     "suite_order",
+    "temperature_label",
+    "temperature_order",
 ]
 
-CellKey = tuple[str, str | None, str | None, str, float]
+CellKey = tuple[str, str | None, str | None, str, float | None]
 """(scenario, input_id, role, candidate, temperature)."""
 
 CHECKS_EVALUATOR = "expect"  # the built-in evaluator of ``expect:`` checks
@@ -136,8 +138,19 @@ def cell_key(response: ResponseRecord) -> CellKey:
         response.input_id,
         response.role,
         response.candidate,
-        float(response.temperature),
+        None if response.temperature is None else float(response.temperature),
     )
+
+
+def temperature_label(temperature: float | None) -> str:
+    """A requested temperature as reports print it: ``0.7``, or ``default`` when none was
+    sent (the provider's own)."""
+    return "default" if temperature is None else f"{temperature:g}"
+
+
+def temperature_order(temperature: float | None) -> tuple[bool, float]:
+    """A sort key for requested temperatures: ``default`` first, then by value."""
+    return (temperature is not None, temperature or 0.0)
 
 
 def _cell(responses: list[ResponseRecord], judged: dict[str, list[JudgmentRecord]]) -> CellScore:
@@ -226,7 +239,7 @@ def suite_order(run: RunRecord) -> Callable[[CellKey], tuple[Any, ...]]:
             role is not None,
             rank(roles, role) if role is not None else (0, 0),
             rank(candidates, candidate),
-            temperature,
+            temperature_order(temperature),
         )
 
     return key

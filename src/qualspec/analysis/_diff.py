@@ -28,9 +28,9 @@ Each matched tuple gets exactly one status, the first that applies:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from qualspec.analysis._aggregate import CellScore, cell_scores
+from qualspec.analysis._aggregate import CellScore, cell_scores, temperature_order
 from qualspec.errors import ConfigError
 from qualspec.store import RunRecord
 
@@ -51,7 +51,7 @@ STATUSES: tuple[DiffStatus, ...] = (
 )
 """Every status, worst first (the sort order of :attr:`RunDiff.changes`)."""
 
-TupleKey = tuple[str, str | None, str, str | None, float]
+TupleKey = tuple[str, str | None, str, str | None, float | None]
 """(candidate, role, scenario, input_id, temperature)."""
 
 _DECIMALS = 9  # deltas are rounded before comparing with the noise threshold
@@ -94,8 +94,8 @@ class TupleChange:
         return self.key[3]
 
     @property
-    def temperature(self) -> float:
-        """The requested temperature."""
+    def temperature(self) -> float | None:
+        """The requested temperature (None: none was sent, the provider's default)."""
         return self.key[4]
 
 
@@ -211,12 +211,12 @@ def _change(key: TupleKey, a: CellScore | None, b: CellScore | None, noise: floa
     )
 
 
-def _sort_key(change: TupleChange) -> tuple[int, float, tuple[str, str, str, str, float]]:
+def _sort_key(change: TupleChange) -> tuple[Any, ...]:
     candidate, role, scenario, input_id, temperature = change.key
     return (
         STATUSES.index(change.status),
         change.delta if change.delta is not None else 0.0,
-        (candidate, role or "", scenario, input_id or "", temperature),
+        (candidate, role or "", scenario, input_id or "", temperature_order(temperature)),
     )
 
 

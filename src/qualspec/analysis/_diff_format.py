@@ -37,7 +37,7 @@ def _row(change: TupleChange) -> tuple[str, ...]:
         change.role or "-",
         change.scenario,
         change.input_id or "-",
-        str(change.temperature),
+        "default" if change.temperature is None else str(change.temperature),
         _score(change.score_a),
         _score(change.score_b),
         _delta(change.delta),

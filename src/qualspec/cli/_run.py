@@ -295,7 +295,11 @@ class _LazyProgress:
 
 def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool = True) -> None:
     roles = ", ".join(plan.roles) if plan.roles else "(none)"
-    temps = ", ".join(f"{t:g}" for t in plan.temperatures)
+    from qualspec.analysis import temperature_label
+
+    temps = ", ".join(temperature_label(t) for t in plan.temperatures)
+    if plan.temperatures == (None,):
+        temps += " (none sent: each provider's own)"
     _say(console, ("Dry run", "bold"), ": nothing will be called.")
     _say(console, f"  candidates   {len(plan.candidates)}: {', '.join(plan.candidates)}")
     _say(console, f"  roles        {len(plan.roles)}: {roles}")

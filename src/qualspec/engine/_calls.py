@@ -31,7 +31,7 @@ from qualspec.providers import (
     ChatResponse,
     Message,
     Provider,
-    clamp_temperature,
+    effective_temperature,
 )
 from qualspec.store import CacheEntry
 
@@ -490,11 +490,7 @@ class CallEngine:
         attempt: int,
         mode: str,
     ) -> Reply:
-        effective = (
-            None
-            if temperature is None
-            else clamp_temperature(temperature, provider.temperature_range)
-        )
+        effective = effective_temperature(provider, temperature)
         key_params = {**params, "temperature": temperature, "max_tokens": max_tokens}
         if schema is not None and mode != STRUCTURED_MODES[0]:
             key_params["structured_mode"] = mode  # another request, another answer

@@ -30,7 +30,7 @@ from qualspec.engine._evaluators import (
 from qualspec.engine._items import WorkItem
 from qualspec.engine._retry import RetryPolicy
 from qualspec.errors import AuthenticationError, ConfigError
-from qualspec.providers import ChatRequest, Message, Provider, clamp_temperature
+from qualspec.providers import ChatRequest, Message, Provider, effective_temperature
 from qualspec.store import JudgmentRecord, ResponseRecord
 
 if TYPE_CHECKING:
@@ -320,7 +320,7 @@ class Executor:
 
     async def _answer(self, item: WorkItem) -> ResponseRecord:
         provider = self._providers[item.provider]
-        effective = clamp_temperature(item.temperature, provider.temperature_range)
+        effective = effective_temperature(provider, item.temperature)
         params = dict(item.params)
         max_tokens = params.pop("max_tokens", None)
         request = ChatRequest(

@@ -60,10 +60,11 @@ class WorkItem:
     ``key`` identifies the cell (resume, store, diff); ``call_key`` identifies the call
     (the cache): a hash of provider, model, messages, parameters and run index.
 
-    ``temperature`` is the requested temperature; the engine records the effective
-    (clamped) one next to it. ``params`` excludes temperature. ``criteria`` are the
-    criteria that apply to this cell (scenario criteria, rubric criteria and the
-    ``at_temperature`` criteria matching ``temperature``), in order, de-duplicated.
+    ``temperature`` is the requested temperature (None: none is sent, the provider's
+    default); the engine records the effective (clamped) one next to it. ``params``
+    excludes temperature. ``criteria`` are the criteria that apply to this cell (scenario
+    criteria, rubric criteria and the ``at_temperature`` criteria matching
+    ``temperature``, never when it is None), in order, de-duplicated.
 
     ``kind`` is what the call is for (``candidate``; ``reference``, ...): every kind is
     answered the same way (limits, cache, cost, budget, retries) and stored as a response
@@ -78,7 +79,7 @@ class WorkItem:
     role: str | None
     scenario: str
     input_id: str | None
-    temperature: float
+    temperature: float | None
     run_index: int
     provider: str
     model: str

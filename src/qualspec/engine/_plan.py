@@ -43,7 +43,8 @@ class Plan:
     candidates: tuple[str, ...]
     roles: tuple[str, ...]
     scenarios: tuple[str, ...]
-    temperatures: tuple[float, ...]
+    # None: no temperature is sent (the provider's default)
+    temperatures: tuple[float | None, ...]
     runs: int
     judge_model: str
     threshold: float
@@ -256,13 +257,14 @@ def _split(address: str) -> tuple[str, str]:
     return provider, model
 
 
-def _criteria(suite: LoadedSuite, scenario: Scenario, temperature: float) -> tuple[str, ...]:
+def _criteria(suite: LoadedSuite, scenario: Scenario, temperature: float | None) -> tuple[str, ...]:
     from qualspec.spec import BUILTIN_RUBRICS
 
     out = list(scenario.criteria)
     if scenario.rubric:
         rubrics = {**BUILTIN_RUBRICS, **{r.name: r for r in suite.evaluation.rubrics}}
         out.extend(rubrics[scenario.rubric].criteria)
+    # at_temperature criteria apply at a named temperature: never when none is sent
     out.extend(a.criterion for a in scenario.at_temperature if a.temperature == temperature)
     return tuple(dict.fromkeys(out))
 
@@ -285,7 +287,8 @@ def expand(
         roles: Only these roles.
         scenarios: Only these scenarios.
         temperatures: Override the suite's temperatures (numbers, or text for
-            :func:`parse_temperatures`).
+            :func:`parse_temperatures`). A suite without ``temperatures:`` sends none
+            (``None``: the provider's default).
         runs: Override ``runs_per_temperature``.
         model: Replace every candidate's model address (run the suite on another server).
 
@@ -439,10 +442,10 @@ def _sentence(exc: Exception) -> str:
 
 
 def _temperatures(
-    suite_values: tuple[float, ...], override: Sequence[float] | str | None
-) -> tuple[float, ...]:
+    suite_values: tuple[float | None, ...], override: Sequence[float] | str | None
+) -> tuple[float | None, ...]:
     if override is None:
-        return tuple(float(t) for t in suite_values)
+        return tuple(None if t is None else float(t) for t in suite_values)
     if isinstance(override, str):
         return parse_temperatures(override)
     values = tuple(dict.fromkeys(float(t) for t in override))
@@ -469,9 +472,9 @@ def _cells(
     candidate: Candidate,
     address: tuple[str, str],
     prompt: str,
-    temperatures: tuple[float, ...],
+    temperatures: tuple[float | None, ...],
     runs: int,
-    criteria: dict[float, tuple[str, ...]],
+    criteria: dict[float | None, tuple[str, ...]],
 ) -> list[WorkItem]:
     # Prompt versions are tracked per named source: editing one scenario's prompt bumps
     # that scenario's version only. The system prompt follows role > scenario > candidate.

@@ -230,7 +230,7 @@ class Session:
                 role=None,
                 scenario="",
                 input_id=None,
-                temperature=temperature if temperature is not None else 0.0,
+                temperature=temperature,  # None: none was sent (the provider's default)
                 effective_temperature=reply.effective_temperature,
                 run_index=attempt,
                 provider=name,

@@ -15,6 +15,7 @@ from qualspec.providers._base import (
     Message,
     Provider,
     clamp_temperature,
+    effective_temperature,
 )
 from qualspec.providers._registry import ProviderPool, available_providers, split_address
 
@@ -31,6 +32,7 @@ __all__ = [
     "STRUCTURED_MODES",
     "available_providers",
     "clamp_temperature",
+    "effective_temperature",
     "split_address",
 ]
 

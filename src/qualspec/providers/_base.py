@@ -12,6 +12,7 @@ __all__ = [
     "Message",
     "Provider",
     "clamp_temperature",
+    "effective_temperature",
 ]
 
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
@@ -76,6 +77,9 @@ class Provider(Protocol):
     # Optional: ``endpoint`` (a base URL) says where calls go. Providers with one endpoint
     # share one concurrency limit, and cache entries never cross endpoints. Without it the
     # provider's name stands in.
+    # Optional: ``default_temperature``, the temperature a request without one is run at,
+    # when the provider knows it (the local provider: llama-cpp-python's 0.2); without it
+    # (remote APIs) it is the server's own default, unknown.
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Make one call."""
@@ -90,3 +94,15 @@ def clamp_temperature(value: float, bounds: tuple[float, float]) -> float:
     """Clamp a requested temperature into a provider's supported range."""
     low, high = bounds
     return min(max(value, low), high)
+
+
+def effective_temperature(provider: Provider, requested: float | None) -> float | None:
+    """The temperature a call to ``provider`` runs at: ``requested`` clamped to its range.
+
+    ``None`` (no temperature sent) gives the provider's ``default_temperature`` when it
+    has one, else None (the server's own default, unknown).
+    """
+    if requested is None:
+        default = getattr(provider, "default_temperature", None)
+        return float(default) if isinstance(default, int | float) else None
+    return clamp_temperature(requested, provider.temperature_range)

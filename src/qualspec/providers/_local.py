@@ -38,6 +38,9 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 2048
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_SEED = 1234
+# what a request without a temperature (a suite without temperatures:) runs at:
+# llama-cpp-python's own default for create_chat_completion
+DEFAULT_TEMPERATURE = 0.2
 _PASSTHROUGH = frozenset(
     {
         "top_p",
@@ -209,7 +212,11 @@ class LocalProvider:
     ``$QUALSPEC_LOCAL_THREADS`` or the number of CPUs. Calls use ``params["seed"]`` when
     given, else ``request.seed`` (the engine passes the run index, so each repeated run is
     reproducible on its own); otherwise the sampler seeded at load moves on call to call.
+    A request without a temperature runs at :data:`DEFAULT_TEMPERATURE` (0.2,
+    llama-cpp-python's own default), recorded as its effective temperature.
     """
+
+    default_temperature = DEFAULT_TEMPERATURE
 
     def __init__(
         self,
@@ -237,8 +244,9 @@ class LocalProvider:
         kwargs["max_tokens"] = int(max_tokens) if max_tokens else DEFAULT_MAX_TOKENS
         if "seed" not in kwargs and request.seed is not None:
             kwargs["seed"] = request.seed
-        if request.temperature is not None:
-            kwargs["temperature"] = request.temperature
+        kwargs["temperature"] = (
+            self.default_temperature if request.temperature is None else request.temperature
+        )
         if request.json_schema is not None and request.structured_mode != "none":
             schema = bounded_strings(request.json_schema)
             kwargs["response_format"] = {"type": "json_object", "schema": schema}

@@ -40,8 +40,10 @@ def _fmt_score(score: float | None) -> str:
     return f"{score:4.1f}/10" if score % 1 else f"{score:2.0f}/10"
 
 
-def _temp_label(requested: float, effective: set[float]) -> str:
-    label = f"{requested:g}"
+def _temp_label(requested: float | None, effective: set[float]) -> str:
+    from qualspec.analysis import temperature_label
+
+    label = temperature_label(requested)
     others = sorted(e for e in effective if e != requested)
     if others:
         label += " (eff " + ", ".join(f"{e:g}" for e in others) + ")"
@@ -80,7 +82,7 @@ class _Block:
 
 def render_run(run: RunRecord, console: Console, *, show_responses: bool = False) -> None:
     """Print the nested report, temperature tables and totals for ``run``."""
-    from qualspec.analysis import cell_key, cell_scores
+    from qualspec.analysis import cell_key, cell_scores, temperature_label, temperature_order
 
     cells = cell_scores(run)
     summary = run.summary
@@ -94,7 +96,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
             if isinstance(measured, dict) and isinstance(measured.get("verdict"), str):
                 style = "green" if measured.get("meaningful") else "yellow"
                 out.line(("Judge check: ", "bold"), (measured["verdict"], style))
-    effective: dict[tuple[str, float], set[float]] = defaultdict(set)
+    effective: dict[tuple[str, float | None], set[float]] = defaultdict(set)
     for r in run.responses:
         if r.effective_temperature is not None:
             effective[(r.candidate, r.temperature)].add(r.effective_temperature)
@@ -103,7 +105,11 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
     by_scenario: dict[str, dict[str | None, _Entries]] = {}
     for key, cell in cells.items():
         by_scenario.setdefault(key[0], {}).setdefault(key[1], []).append((key, cell))
-    temps = sorted({key[4] for key in cells})
+    temps = sorted({key[4] for key in cells}, key=temperature_order)
+    if temps == [None]:  # no temperature was sent: say so (a single number is not shown)
+        used = sorted({e for values in effective.values() for e in values})
+        known = f" (run at {', '.join(f'{e:g}' for e in used)})" if used else ""
+        out.line(("Temperature:", "bold"), f" default, the provider's own{known}")
     # every response of a cell, by run index: answers shown with --show-responses, errors
     # always
     by_cell: dict[CellKey, list[ResponseRecord]] = defaultdict(list)
@@ -112,7 +118,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
             by_cell[cell_key(r)].append(r)
     for records in by_cell.values():
         records.sort(key=lambda rec: rec.run_index)
-    labels: dict[float, str] = {}
+    labels: dict[float | None, str] = {}
     if len(temps) > 1:
         for t in temps:
             eff: set[float] = set()
@@ -167,7 +173,9 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
                         records = by_cell.get((scenario, input_id, role, candidate, t), [])
                         numbered = len(records) > 1
                         for rec in records:
-                            where = f"@{t:g}" + (f" run {rec.run_index + 1}" if numbered else "")
+                            where = f"@{temperature_label(t)}" + (
+                                f" run {rec.run_index + 1}" if numbered else ""
+                            )
                             if rec.error is not None:
                                 out.line(
                                     f"{row_indent}    ",
@@ -207,8 +215,8 @@ def _table(
     scenario: str,
     input_id: str | None,
     by_role: dict[str | None, _Entries],
-    temps: list[float],
-    labels: dict[float, str],
+    temps: list[float | None],
+    labels: dict[float | None, str],
     cells: dict[CellKey, CellScore],
 ) -> Table:
     from rich.table import Table

@@ -11,7 +11,6 @@ The response's own fields (tokens, cost, text) repeat on each of its criterion r
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import os
@@ -22,6 +21,7 @@ from qualspec.errors import ConfigError
 from qualspec.report._results_file import (
     PromptRefs,
     _json_default,
+    record_fields,
     run_to_dict,
     write_json_atomic,
     write_text_atomic,
@@ -162,10 +162,7 @@ def _json_data(run: RunRecord, prompts: PromptRefs | None) -> dict[str, Any]:
     data = run_to_dict(run, prompts)
     if not (run.superseded_responses or run.superseded_judgments):
         return data
-
-    def fields(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:
-        return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
-
+    fields = record_fields
     stale: dict[str, list[dict[str, Any]]] = {}
     for j in run.superseded_judgments:
         stale.setdefault(j.response_key, []).append(fields(j))

@@ -15,10 +15,11 @@ Layout (``schema_version`` "1.1"; 1.1 added ``kind`` to responses and ``evaluato
       "unattached_judgments": [...]      # only when a judgment's response is missing
     }
 
-``prompt_versions`` (responses) and ``prompt_version`` (judgments) are the store's row ids
-of the prompt versions used; when the run comes from a store, ``prompts`` (part ->
-``{"name", "version"}``) and ``prompt`` (``{"name", "version"}``) name the same versions
-as ``qualspec prompts show NAME VERSION`` takes them.
+Prompt versions are named as ``qualspec prompts show NAME VERSION`` takes them: ``prompts``
+(responses: part -> ``{"name", "version"}``) and ``prompt`` (judgments: ``{"name",
+"version"}`` or null), present when the run comes from a store. The store's row ids of
+those versions (``prompt_versions``/``prompt_version`` of the records) are not written: they
+mean nothing outside the database. Older 1.x files that carry them are still read.
 
 ``summary`` is derived (recomputed on export, ignored on import): its counts include the
 records of ``expect:`` checks (evaluator ``expect``, score 10 or 0), also counted alone as
@@ -111,8 +112,21 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+# store row ids of prompt versions: meaningless outside the database, never exported
+_ROW_ID_FIELDS = frozenset({"prompt_versions", "prompt_version"})
+
+
+def record_fields(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:
+    """A record's fields for a results file or export, without the store's row ids."""
+    return {
+        f.name: getattr(record, f.name)
+        for f in dataclasses.fields(record)
+        if f.name not in _ROW_ID_FIELDS
+    }
+
+
 def _record_dict(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:
-    data = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    data = record_fields(record)
     data["created_at"] = _iso(record.created_at)
     return data
 

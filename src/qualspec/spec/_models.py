@@ -436,9 +436,11 @@ class Evaluation(_Model):
         default_factory=list,
         description="Behaviours whose scenarios this suite includes (tagged behavior:<name>).",
     )
-    temperatures: list[float] | str = Field(
-        default_factory=lambda: [0.0],
-        description="A list of temperatures or a preset: " + ", ".join(TEMPERATURE_PRESETS),
+    temperatures: list[float] | str | None = Field(
+        default=None,
+        description="A list of temperatures or a preset: "
+        + ", ".join(TEMPERATURE_PRESETS)
+        + ". Omitted: no temperature is sent (each provider's default), reported as 'default'.",
     )
     runs_per_temperature: int = Field(default=1, ge=1)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
@@ -506,8 +508,14 @@ class Evaluation(_Model):
             )
         ]
 
-    def temperature_values(self) -> tuple[float, ...]:
-        """The temperatures as numbers (a preset name resolved)."""
+    def temperature_values(self) -> tuple[float | None, ...]:
+        """The temperatures as numbers (a preset name resolved).
+
+        ``(None,)`` when the suite gives none: the calls send no temperature, so each
+        provider uses its own default.
+        """
+        if self.temperatures is None:
+            return (None,)
         if isinstance(self.temperatures, str):
             return TEMPERATURE_PRESETS[self.temperatures]
         return tuple(self.temperatures)

@@ -25,7 +25,9 @@ class ResponseRecord:
     role: str | None
     scenario: str
     input_id: str | None
-    temperature: float
+    # None: no temperature was sent (the provider's default); effective_temperature is
+    # then the provider's known default, or None
+    temperature: float | None
     effective_temperature: float | None
     run_index: int
     provider: str

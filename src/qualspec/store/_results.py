@@ -171,7 +171,8 @@ def _response_order(rec: ResponseRecord) -> tuple[Any, ...]:
         rec.role is not None,
         rec.role or "",
         rec.candidate,
-        rec.temperature,
+        rec.temperature is not None,  # None (the provider's default) first
+        rec.temperature or 0.0,
         rec.run_index,
         rec.key,
         rec.superseded,

@@ -107,7 +107,8 @@ responses = Table(
     Column("role", Text, nullable=True),
     Column("scenario", Text, nullable=False),
     Column("input_id", Text, nullable=True),
-    Column("temperature", Float, nullable=False),
+    # NULL: no temperature was sent, the provider's default (migration 0007)
+    Column("temperature", Float, nullable=True),
     Column("effective_temperature", Float, nullable=True),
     Column("run_index", Integer, nullable=False),
     Column("provider", Text, nullable=False),

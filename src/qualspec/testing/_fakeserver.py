@@ -112,6 +112,9 @@ class FakeServer:
         self._max_in_flight = 0
         self._by_path: Counter[str] = Counter()
         self._log: list[tuple[float, dict[str, str], Any]] = []
+        self._exchanges: list[list[Any]] = []  # [arrived, status, sent]
+        self._hold_until = 0
+        self.hold_timeout = 60.0
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
@@ -188,8 +191,8 @@ class FakeServer:
         from aiohttp import web
 
         app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/chat/completions", self._handle)
-        app.router.add_post("/v1/messages", self._handle)
+        app.router.add_post("/v1/chat/completions", self._route)
+        app.router.add_post("/v1/messages", self._route)
         app.router.add_get("/_stats", self._stats)
         app.router.add_post("/_control", self._control)
         runner = web.AppRunner(
@@ -251,6 +254,8 @@ class FakeServer:
             self._max_in_flight = 0
             self._by_path.clear()
             self._log.clear()
+            self._exchanges.clear()
+            self._hold_until = 0
 
     def _queue(self, n: int, fault: _Fault) -> None:
         with self._lock:
@@ -280,7 +285,45 @@ class FakeServer:
         with self._lock:
             return list(self._log)
 
+    @property
+    def exchanges(self) -> list[tuple[float, int | None, float | None]]:
+        """``(arrived, status, sent)`` for each model request, in the order they arrived.
+
+        Times are the server's own ``time.monotonic()``: ``arrived`` when the request
+        reached the server, ``sent`` when its response was handed to the connection (so a
+        request a client starts after reading that response arrives later than ``sent``).
+        ``status`` and ``sent`` are None while unanswered, and stay None for a request
+        whose client went away first. Empty with ``log_requests=False``.
+        """
+        with self._lock:
+            return [(a, status, sent) for a, status, sent in self._exchanges]
+
+    def hold_responses(self, n: int) -> None:
+        """Answer nothing until ``n`` model requests have arrived (counted by ``calls``).
+
+        Requests a client starts together then all arrive before any answer is sent, so
+        a test can tell them from requests started after an answer (see ``exchanges``).
+        A held answer goes out anyway after ``hold_timeout`` seconds.
+        """
+        with self._lock:
+            self._hold_until = n
+
     # ---- handlers ------------------------------------------------------------------------
+
+    async def _route(self, request: web.Request) -> web.StreamResponse:
+        entry: list[Any] = [time.monotonic(), None, None]
+        if self.log_requests:
+            with self._lock:
+                self._exchanges.append(entry)
+        response = await self._handle(request)
+        deadline = entry[0] + self.hold_timeout
+        while self.calls < self._hold_until and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        with self._lock:
+            entry[1:] = [response.status, time.monotonic()]
+        await response.prepare(request)
+        await response.write_eof()
+        return response
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
