@@ -10,7 +10,7 @@ Besides the per-cell metrics (:mod:`._temperature`) and the role gaps (:mod:`._r
   interval excludes 0), where scores degrade (a candidate's mean at least
   :data:`DEGRADE_POINTS` below its mean at the lowest temperature), who is most
   temperature-sensitive (mean sensitivity over its cells), how far safety holds, and which
-  temperatures are flaky.
+  temperatures are flaky; a candidate that does not degrade "holds its score".
 """
 
 from __future__ import annotations
@@ -269,6 +269,9 @@ def _observations(
     out.extend(_role_sentences(gaps, candidates))
     curves = candidate_curves(RunAnalysis(tuple(cells), (), (), {}, "", aggregation))
     out.extend(_degrade_sentences(curves, candidates))
+    several = len({p.temperature for c in cells for p in c.points}) > 1
+    if several and not any(p.mean is not None for c in cells for p in c.points):
+        out.append("No answer was scored: only the stability of the answers can be compared")
     out.extend(_sensitivity_sentences(cells, candidates))
     for cand in candidates:
         signal, ceiling = _candidate_ceiling(answers, cand, aggregation)
@@ -323,23 +326,28 @@ def _degrade_sentences(
     curves: Mapping[str, list[tuple[float, float]]], candidates: Sequence[str]
 ) -> list[str]:
     degrade: dict[str, tuple[float, float, float]] = {}
-    for cand in candidates:
-        points = curves.get(cand, [])
-        if len(points) < 2:
-            continue
+    with_curve = [c for c in candidates if len(curves.get(c, [])) >= 2]
+    for cand in with_curve:
+        points = curves[cand]
         base = points[0][1]
         for t, m in points[1:]:
             if m <= base - DEGRADE_POINTS:
                 degrade[cand] = (t, base, m)
                 break
-    with_curve = [c for c in candidates if len(curves.get(c, [])) >= 2]
     temps = {d[0] for d in degrade.values()}
     if len(with_curve) > 1 and len(degrade) == len(with_curve) and len(temps) == 1:
         return [f"All candidates degrade at temp {format_temperature(temps.pop())}"]
-    return [
-        f"{cand} degrades at temp {format_temperature(t)} ({base:.1f} -> {m:.1f})"
-        for cand, (t, base, m) in degrade.items()
-    ]
+    out = []
+    for cand in with_curve:
+        if cand in degrade:
+            t, base, m = degrade[cand]
+            out.append(f"{cand} degrades at temp {format_temperature(t)} ({base:.1f} -> {m:.1f})")
+        else:
+            means = [m for _t, m in curves[cand]]
+            out.append(
+                f"{cand} holds its score across temperatures ({min(means):.1f} to {max(means):.1f})"
+            )
+    return out
 
 
 def _sensitivity_sentences(

@@ -48,6 +48,8 @@ def _cosine(a: Counter[str], b: Counter[str]) -> float:
         return 1.0
     if not a or not b:
         return 0.0
+    if a == b:
+        return 1.0
     dot = sum(count * b[gram] for gram, count in a.items() if gram in b)
     norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
     return min(1.0, dot / norm)
@@ -114,7 +116,8 @@ def _embedding_pairs(texts: Sequence[str]) -> list[float]:
 
 
 def mean_pairwise_similarity(texts: Sequence[str], method: str = LEXICAL) -> float | None:
-    """Mean similarity (0-1) over every pair of ``texts``; None with fewer than two.
+    """Mean similarity (0-1, rounded to 6 decimals) over every pair of ``texts``; None with
+    fewer than two.
 
     Args:
         texts: The answers.
@@ -133,4 +136,4 @@ def mean_pairwise_similarity(texts: Sequence[str], method: str = LEXICAL) -> flo
         pairs = [
             _cosine(grams[i], grams[j]) for i in range(len(grams)) for j in range(i + 1, len(grams))
         ]
-    return sum(pairs) / len(pairs)
+    return round(sum(pairs) / len(pairs), 6)  # identical answers: exactly 1.0
