@@ -272,6 +272,14 @@ def _observations(
     several = len({p.temperature for c in cells for p in c.points}) > 1
     if several and not any(p.mean is not None for c in cells for p in c.points):
         out.append("No answer was scored: only the stability of the answers can be compared")
+    elif several:
+        for cand in candidates:
+            points = curves.get(cand, [])
+            if not points:
+                out.append(f"{cand} has no scored answer")
+            elif len(points) == 1:
+                only = format_temperature(points[0][0])
+                out.append(f"{cand} was scored at one temperature only ({only}): no trend")
     out.extend(_sensitivity_sentences(cells, candidates))
     for cand in candidates:
         signal, ceiling = _candidate_ceiling(answers, cand, aggregation)

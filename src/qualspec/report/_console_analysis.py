@@ -94,7 +94,7 @@ def stability_chart(curves: Mapping[str, Sequence[tuple[float, float]]]) -> list
     for r, cells in enumerate(grid):
         score = _CHART_ROWS - r
         label = f"{score:>2}" if score % 2 == 0 else "  "
-        lines.append(f"{label} │ {''.join(cells).rstrip()}")
+        lines.append(f"{label} │ {''.join(cells)}".rstrip())
     lines.append("   └─" + "─" * width)
     axis = [" "] * (width + 8)
     for t in temps:
@@ -176,9 +176,9 @@ def render_analysis(analysis: RunAnalysis, console: Console) -> None:
         console.print()
         console.print(_metrics_table(analysis))
         line(
-            ("Stability", "bold"),
-            f" = mean pairwise similarity of the answers across temperatures and runs "
-            f"({analysis.similarity_method}); aggregation of runs: {analysis.aggregation}",
+            ("Stability:", "bold"),
+            f" mean pairwise similarity ({analysis.similarity_method}) of the answers across "
+            f"temperatures and runs; aggregation of runs: {analysis.aggregation}",
         )
         ranking = stability_ranking(analysis)
         if ranking:
