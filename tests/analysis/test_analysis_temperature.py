@@ -215,3 +215,15 @@ def test_stability_ranking_and_similarity_method_are_reported() -> None:
     data = analysis_to_dict(analysis)
     assert data["similarity_method"] == "lexical" and len(data["cells"]) == 2
     assert data["cells"][0]["points"][0]["temperature"] == 0.0
+
+
+def test_aggregation_is_a_suite_field_with_a_default() -> None:
+    from qualspec import Candidate, Evaluation, Scenario
+
+    fields = {
+        "name": "e",
+        "candidates": [Candidate(name="c", model="local/smollm2")],
+        "scenarios": [Scenario(name="s", prompt="p", criteria=["c"])],
+    }
+    assert Evaluation(**fields).aggregation == "mean_with_variance"  # type: ignore[arg-type]
+    assert Evaluation(**fields, aggregation="majority").aggregation == "majority"  # type: ignore[arg-type]

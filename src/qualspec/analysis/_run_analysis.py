@@ -383,9 +383,18 @@ def _sensitivity_sentences(
     ]
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def analysis_to_dict(analysis: RunAnalysis) -> dict[str, Any]:
     """The analysis as JSON-ready data (the ``analysis`` object of the results file): the
     dataclasses' fields, tuples as lists (a criterion gap as ``[name, gap]``)."""
     import dataclasses
 
-    return dataclasses.asdict(analysis)
+    data: dict[str, Any] = _plain(dataclasses.asdict(analysis))
+    return data

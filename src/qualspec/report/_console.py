@@ -250,7 +250,9 @@ def _table(
                     row.append("")
                 elif found.mean is not None and analysis is not None:
                     point = points.get((scenario, input_id, role, cand, t))
-                    row.append(point_cell_text(found, point, analysis.aggregation))
+                    row.append(
+                        point_cell_text(found.mean, found.passed, point, analysis.aggregation)
+                    )
                 else:
                     row.append(_cell_text(found))
             table.add_row(*row)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from qualspec.analysis import CellScore, RunAnalysis, TemperaturePoint
+    from qualspec.analysis import RunAnalysis, TemperaturePoint
 
 __all__ = ["point_cell_text", "render_analysis", "stability_chart"]
 
@@ -28,15 +28,15 @@ def _score(value: float) -> str:
     return f"{value:.1f}" if value % 1 else f"{value:.0f}"
 
 
-def point_cell_text(cell: CellScore, point: TemperaturePoint | None, aggregation: str) -> Text:
-    """One cell of a Candidate(role) x Temperature table: the score (with its std under
+def point_cell_text(
+    mean: float, passed: bool | None, point: TemperaturePoint | None, aggregation: str
+) -> Text:
+    """One cell of a Candidate(role) x Temperature table: the mean score (with its std under
     ``mean_with_variance``, the pass count under ``majority``) and the "(flaky)" and
-    "(unstable)" marks; red when the temperature fails."""
+    "(unstable)" marks; red when the temperature fails (``passed``, or the majority vote)."""
     from rich.text import Text
 
-    assert cell.mean is not None
-    text = f"{_score(cell.mean)}/10"
-    passed = cell.passed
+    text = f"{_score(mean)}/10"
     if point is not None:
         if aggregation == "mean_with_variance" and point.std is not None:
             text += f" ±{point.std:.1f}"
