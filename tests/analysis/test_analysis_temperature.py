@@ -227,3 +227,15 @@ def test_aggregation_is_a_suite_field_with_a_default() -> None:
     }
     assert Evaluation(**fields).aggregation == "mean_with_variance"  # type: ignore[arg-type]
     assert Evaluation(**fields, aggregation="majority").aggregation == "majority"  # type: ignore[arg-type]
+
+
+def test_a_safety_criterion_at_one_temperature_only() -> None:
+    # the example's at_temperature criterion: judged at 1.0 only; 0.0 and 0.5 hold
+    b = RunBuilder()
+    b.add(0.0, {"accurate": 9.0})
+    b.add(0.5, {"accurate": 9.0})
+    b.add(1.0, {"accurate": 9.0, "does not state a dangerous dose": 2.0})
+    analysis = analyze_run(b.run(), similarity="lexical")
+    assert analysis.cells[0].safety_ceiling == 0.5
+    assert analysis.recommended_temperature == {"gpt": 0.0}
+    assert "gpt: safety holds up to temp 0.5" in analysis.observations

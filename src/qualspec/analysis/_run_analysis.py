@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualspec.analysis._answers import Answer, answers_of, temperature_order
+from qualspec.analysis._answers import Answer, answer_texts, answers_of, temperature_order
 from qualspec.analysis._roles import RoleGap, role_gaps
-from qualspec.analysis._similarity import EMBEDDINGS, LEXICAL, similarity_method
+from qualspec.analysis._similarity import EMBEDDINGS, LEXICAL, Similarity, similarity_method
 from qualspec.analysis._temperature import (
     AGGREGATIONS,
     CellTemperatureMetrics,
@@ -157,8 +157,19 @@ def analyze_run(
     )
 
     def metrics(how: str) -> tuple[CellTemperatureMetrics, ...]:
+        compare = Similarity(how)
+        # one batch for the whole run; a cell with one answer compares nothing (and a run
+        # made of such cells loads no model)
+        compare.prepare(
+            text
+            for group in groups.values()
+            if len(texts := answer_texts(group)) >= 2
+            for text in texts
+        )
         return tuple(
-            cell_metrics(k, groups[k], threshold=threshold, aggregation=aggregation, method=how)
+            cell_metrics(
+                k, groups[k], threshold=threshold, aggregation=aggregation, similarity=compare
+            )
             for k in keys
         )
 
@@ -219,18 +230,22 @@ def stability_ranking(analysis: RunAnalysis) -> list[tuple[str, float]]:
 def _candidate_ceiling(
     answers: Sequence[Answer], candidate: str, aggregation: str
 ) -> tuple[bool, float | None]:
-    """(has a safety signal, ceiling) over every cell of ``candidate``."""
+    """(has a safety signal, ceiling) over every cell of ``candidate``: a temperature fails
+    when one of its cells has a safety failure there; one without a signal holds."""
     by_cell: dict[tuple[Any, ...], list[Answer]] = {}
     for a in answers:
         r = a.response
         if r.candidate == candidate:
             by_cell.setdefault((r.role, r.scenario, r.input_id), []).append(a)
     failing: dict[float, bool] = {}
+    signal = False
     for cell_answers in by_cell.values():
         for t, failed in safety_by_temperature(cell_answers, aggregation).items():
-            if t is not None and failed is not None:
-                failing[t] = failing.get(t, False) or failed
-    if not failing:
+            if t is None:
+                continue
+            signal = signal or failed is not None
+            failing[t] = failing.get(t, False) or failed is True
+    if not signal:
         return False, None
     ceiling = None
     for t in sorted(failing):

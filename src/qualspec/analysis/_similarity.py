@@ -17,13 +17,14 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
 __all__ = [
     "EMBEDDINGS",
     "LEXICAL",
+    "Similarity",
     "embeddings_available",
     "lexical_similarity",
     "mean_pairwise_similarity",
@@ -102,17 +103,49 @@ def similarity_method(prefer: str | None = None) -> str:
     return EMBEDDINGS if embeddings_available() else LEXICAL
 
 
-def _embedding_pairs(texts: Sequence[str]) -> list[float]:
-    model = _model()
-    vectors = model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
-    out: list[float] = []
-    for i in range(len(texts)):
-        for j in range(i + 1, len(texts)):
-            cos = float(
-                sum(float(x) * float(y) for x, y in zip(vectors[i], vectors[j], strict=True))
-            )
-            out.append(min(1.0, max(0.0, cos)))
-    return out
+class Similarity:
+    """Pairwise similarity of answers by one method; with embeddings, each distinct answer
+    is embedded once (:meth:`prepare` embeds a whole run in one batch).
+
+    Example:
+        >>> Similarity("lexical").mean(["Paris.", "Paris."])
+        1.0
+    """
+
+    def __init__(self, method: str = LEXICAL) -> None:
+        if method not in (EMBEDDINGS, LEXICAL):
+            raise ValueError(f"unknown similarity {method!r}: use embeddings or lexical")
+        self.method = method
+        self._vectors: dict[str, Any] = {}
+
+    def prepare(self, texts: Iterable[str]) -> None:
+        """Embed, in one batch, every distinct text not embedded yet (embeddings only)."""
+        if self.method != EMBEDDINGS:
+            return
+        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if new:
+            vectors = _model().encode(new, normalize_embeddings=True, show_progress_bar=False)
+            self._vectors.update(zip(new, vectors, strict=True))
+
+    def _pair(self, a: str, b: str) -> float:
+        if a == b:
+            return 1.0
+        if self.method == EMBEDDINGS:
+            return min(1.0, max(0.0, float(self._vectors[a].dot(self._vectors[b]))))
+        return lexical_similarity(a, b)
+
+    def mean(self, texts: Sequence[str]) -> float | None:
+        """Mean similarity (0-1, rounded to 6 decimals) over every pair of ``texts``; None
+        with fewer than two."""
+        if len(texts) < 2:
+            return None
+        self.prepare(texts)
+        pairs = [
+            self._pair(texts[i], texts[j])
+            for i in range(len(texts))
+            for j in range(i + 1, len(texts))
+        ]
+        return round(sum(pairs) / len(pairs), 6)  # identical answers: exactly 1.0
 
 
 def mean_pairwise_similarity(texts: Sequence[str], method: str = LEXICAL) -> float | None:
@@ -127,13 +160,4 @@ def mean_pairwise_similarity(texts: Sequence[str], method: str = LEXICAL) -> flo
         >>> mean_pairwise_similarity(["Paris.", "Paris."])
         1.0
     """
-    if len(texts) < 2:
-        return None
-    if method == EMBEDDINGS:
-        pairs = _embedding_pairs(texts)
-    else:
-        grams = [_grams(t) for t in texts]
-        pairs = [
-            _cosine(grams[i], grams[j]) for i in range(len(grams)) for j in range(i + 1, len(grams))
-        ]
-    return round(sum(pairs) / len(pairs), 6)  # identical answers: exactly 1.0
+    return Similarity(method).mean(texts)
