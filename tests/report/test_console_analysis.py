@@ -76,7 +76,9 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return work
 
 
-def write_suite(work: Path, base_url: str, extra: str = "") -> Path:
+def write_suite(
+    work: Path, base_url: str, extra: str = "", temperatures: str = "[0.0, 0.7, 1.5]"
+) -> Path:
     path = work / "t.yaml"
     path.write_text(
         "name: temps\n"
@@ -86,7 +88,7 @@ def write_suite(work: Path, base_url: str, extra: str = "") -> Path:
         "roles:\n"
         "  - {name: naive, preamble: 'I am new here.'}\n"
         "  - {name: expert, preamble: 'I am an expert.'}\n"
-        "temperatures: [0.0, 0.7, 1.5]\n"
+        f"temperatures: {temperatures}\n"
         "runs_per_temperature: 2\n"
         f"{extra}"
         "scenarios:\n"
@@ -183,6 +185,17 @@ def test_majority_aggregation_is_recorded_and_shown(
     assert "5/10 (1/2 pass) (flaky) (unstable)" in row_of(out, f"{MODEL_B} (expert)")
     assert "9/10 (2/2 pass)" in row_of(out, "a (expert)")
     assert "aggregation of runs: majority" in out
+
+
+def test_roles_at_one_temperature_show_role_gaps_without_a_chart(
+    server: FakeServer, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, data = run_suite(capsys, write_suite(workdir, server.base_url, temperatures="[0.0]"))
+    assert "a: naive - expert -4.0 (CI -4.0 to -4.0, n=2)" in out
+    assert "- expert role consistently outperforms naive (every candidate)" in out
+    for block in ("Temperature metrics", "Stability chart", "Recommended temperature"):
+        assert block not in out
+    assert len(data["analysis"]["role_gaps"]) == 2
 
 
 def test_one_temperature_and_no_roles_shows_no_analysis(
