@@ -2,9 +2,9 @@
 
 It is a real aiohttp server on 127.0.0.1 in a background thread, with switchable faults
 (HTTP errors with ``Retry-After``, hangs, malformed bodies), latency and call counters.
-Answers are deterministic: ``"Answer to: <last user message>"``, or the judge reply
-(``{"score": 8, ...}``) when structured output is requested or the prompt mentions a
-score or a judge.
+Answers are deterministic: ``"Answer to: <last user message>"`` (or what ``answer_reply``
+returns for the request body), or the judge reply (``{"score": 8, ...}``) when structured
+output is requested or the prompt mentions a score or a judge.
 """
 
 from __future__ import annotations
@@ -94,12 +94,15 @@ class FakeServer:
         port: int = 0,
         log_requests: bool = True,
         response_formats: tuple[str, ...] | None = None,
+        answer_reply: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.latency = latency
         # the response_format types accepted (None: any); others get llama.cpp's 500
         self.response_formats = response_formats
         self.require_key = require_key
         self.judge_reply: JudgeReply = judge_reply
+        # a candidate's answer from its request body (temperature, messages, ...)
+        self.answer_reply = answer_reply
         self.log_requests = log_requests
         self.hang_seconds = HANG_SECONDS
         self._host = host
@@ -420,7 +423,12 @@ class FakeServer:
         structured = "tools" in body if anthropic else "response_format" in body
         lowered = last.lower()
         judging = structured or "score" in lowered or "judge" in lowered
-        text = self._judge_text(body) if judging else f"Answer to: {last[:200]}"
+        if judging:
+            text = self._judge_text(body)
+        elif self.answer_reply is not None:
+            text = self.answer_reply(body)
+        else:
+            text = f"Answer to: {last[:200]}"
         model = str(body.get("model", "fake"))
         prompt_tokens = max(_prompt_chars(body) // 4, 1)
         completion_tokens = max(len(text) // 4, 1)
