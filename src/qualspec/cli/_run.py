@@ -155,6 +155,10 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         )
     )
     write_json_atomic(path, run_to_dict(outcome.record, refs))
+    if ns.html:
+        from qualspec.report import write_html
+
+        write_html(outcome.record, ns.html, prices=prices)
     render_run(outcome.record, console, show_responses=ns.show_responses)
     stats = outcome.stats
     _say(
@@ -165,6 +169,8 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         + (f" (saved ${stats.saved_usd:.4f})" if stats.saved_usd else ""),
     )
     _say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
+    if ns.html:
+        _say(console, f"HTML report: {ns.html}")
     if outcome.status == "budget_exceeded":
         _say(
             console,
