@@ -1,4 +1,5 @@
-"""qualspec.analysis: aggregation of stored runs and the diff between two runs."""
+"""qualspec.analysis: aggregation of stored runs, the diff between two runs, and the
+temperature and role analysis of one run."""
 
 from qualspec.analysis._aggregate import (
     CHECKS_EVALUATOR,
@@ -26,26 +27,58 @@ from qualspec.analysis._diff_format import (
     diff_to_dict,
     format_diff,
 )
+from qualspec.analysis._roles import RoleGap
+from qualspec.analysis._run_analysis import (
+    RunAnalysis,
+    analyze_run,
+    candidate_curves,
+    format_temperature,
+    stability_ranking,
+)
+from qualspec.analysis._similarity import (
+    embeddings_available,
+    lexical_similarity,
+    mean_pairwise_similarity,
+)
+from qualspec.analysis._temperature import (
+    AGGREGATIONS,
+    UNSTABLE_STD,
+    CellTemperatureMetrics,
+    TemperaturePoint,
+)
 
 __all__ = [
+    "AGGREGATIONS",
     "CHECKS_EVALUATOR",
     "CellKey",
     "CellScore",
+    "CellTemperatureMetrics",
     "DIFF_SCHEMA_VERSION",
     "DiffFormat",
     "DiffStatus",
+    "RoleGap",
+    "RunAnalysis",
     "RunDiff",
     "RunTotals",
     "STATUSES",
+    "TemperaturePoint",
     "TupleChange",
     "TupleKey",
+    "UNSTABLE_STD",
+    "analyze_run",
+    "candidate_curves",
     "cell_key",
     "cell_scores",
     "diff_runs",
     "diff_to_dict",
+    "embeddings_available",
     "format_diff",
+    "format_temperature",
     "judgments_by_response",
+    "lexical_similarity",
+    "mean_pairwise_similarity",
     "response_score",
     "run_totals",
+    "stability_ranking",
     "suite_order",
 ]

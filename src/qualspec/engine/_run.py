@@ -104,6 +104,8 @@ def metadata(
             # input row ids per scenario in file order, so that reports follow it
             "inputs": _input_order(plan),
         },
+        # how the runs of one temperature combine in the reports and the analysis
+        "aggregation": evaluation.aggregation,
         "pid": os.getpid(),
     }
     if resumed:

@@ -441,6 +441,12 @@ class Evaluation(_Model):
         description="A list of temperatures or a preset: " + ", ".join(TEMPERATURE_PRESETS),
     )
     runs_per_temperature: int = Field(default=1, ge=1)
+    aggregation: Literal["mean_with_variance", "mean", "majority"] = Field(
+        default="mean_with_variance",
+        description="How the runs of one temperature combine (runs_per_temperature > 1): "
+        "mean_with_variance (mean score, shown with its standard deviation), mean, or "
+        "majority (PASS when most runs pass).",
+    )
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     judges: list[EvaluatorConfig] = Field(
         default_factory=list,
