@@ -8,8 +8,8 @@ HTML report is rendered.
 from __future__ import annotations
 
 from qualspec.report._console import render_run
-from qualspec.report._html import render_html, write_html
 from qualspec.report._export import EXPORT_COLUMNS, ExportFormat, export_rows, export_run
+from qualspec.report._html import render_html, write_html
 from qualspec.report._results_file import (
     SCHEMA_VERSION,
     PromptRefs,

@@ -20,6 +20,7 @@ from qualspec.report._html_view import build_view
 from qualspec.report._results_file import write_text_atomic
 
 if TYPE_CHECKING:
+    from qualspec.analysis import RunAnalysis
     from qualspec.providers import PriceTable
     from qualspec.store import RunRecord
 
@@ -55,13 +56,20 @@ def csp_for(style: str) -> str:
     )
 
 
-def render_html(record: RunRecord, *, prices: PriceTable | None = None) -> str:
+def render_html(
+    record: RunRecord,
+    *,
+    prices: PriceTable | None = None,
+    analysis: RunAnalysis | None = None,
+) -> str:
     """Render a stored run as one self-contained HTML page.
 
     Args:
         record: The run, as ``Store.load_run`` or ``read_results_file`` give it.
         prices: The price table that values what cached answers saved (default: the
             built-in table with the user's overrides).
+        analysis: The run's temperature and role analysis (default:
+            ``analyze_run(record)`` with the run's recorded threshold and aggregation).
 
     Returns:
         The page.
@@ -70,8 +78,11 @@ def render_html(record: RunRecord, *, prices: PriceTable | None = None) -> str:
     from markupsafe import Markup
 
     from qualspec import __version__
+    from qualspec.analysis import analyze_run
 
-    view = build_view(record, prices=prices)
+    if analysis is None:
+        analysis = analyze_run(record)
+    view = build_view(record, prices=prices, analysis=analysis)
     style = "\n" + _read("report.css") + _role_css(len(view.roles)) + "\n"
     env = jinja2.Environment(
         autoescape=True,
@@ -91,12 +102,20 @@ def render_html(record: RunRecord, *, prices: PriceTable | None = None) -> str:
 
 
 def write_html(
-    record: RunRecord, path: str | os.PathLike[str], *, prices: PriceTable | None = None
+    record: RunRecord,
+    path: str | os.PathLike[str],
+    *,
+    prices: PriceTable | None = None,
+    analysis: RunAnalysis | None = None,
 ) -> None:
     """Write the HTML report of a run to ``path`` atomically (see :func:`render_html`).
+
+    Example:
+        >>> from qualspec.report import read_results_file, write_html
+        >>> write_html(read_results_file("results/run.json"), "report.html")
 
     Raises:
         ResultsFileError: The disk or the operating system refused the write (an existing
             file is left untouched).
     """
-    write_text_atomic(path, render_html(record, prices=prices))
+    write_text_atomic(path, render_html(record, prices=prices, analysis=analysis))

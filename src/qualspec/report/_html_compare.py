@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qualspec.report._html_svg import temperature_label
+from qualspec.analysis import format_temperature
 
 if TYPE_CHECKING:
     from qualspec.store import JudgmentRecord, RunRecord
 
-__all__ = ["ComparisonView", "comparison_views"]
+__all__ = ["ComparisonView", "comparison_views", "is_comparison"]
 
 
 @dataclass(slots=True)
@@ -68,6 +68,11 @@ class ComparisonView:
     records: list[GroupJudgmentView]
 
 
+def is_comparison(judgment: JudgmentRecord) -> bool:
+    """Whether a record is a comparative judge's (one record per group of responses)."""
+    return isinstance(judgment.details, dict) and judgment.details.get("type") == "comparison"
+
+
 def _score(x: Any) -> str:
     if not isinstance(x, int | float) or isinstance(x, bool):
         return "-"
@@ -85,16 +90,14 @@ def _where(d: dict[str, Any]) -> str:
     if d.get("input_id") is not None:
         parts.append(f"input {d['input_id']}")
     t = d.get("temperature")
-    parts.append(f"T {temperature_label(t if isinstance(t, int | float) else None)}")
+    parts.append(f"T {format_temperature(t if isinstance(t, int | float) else None)}")
     if isinstance(d.get("run_index"), int):
         parts.append(f"run {d['run_index'] + 1}")
     return " / ".join(parts)
 
 
 def _record_view(j: JudgmentRecord, d: dict[str, Any]) -> GroupJudgmentView:
-    members: dict[str, str] = {
-        str(k): str(v) for k, v in (d.get("members") or {}).items()
-    }
+    members: dict[str, str] = {str(k): str(v) for k, v in (d.get("members") or {}).items()}
     labels = {str(v): str(k) for k, v in (d.get("labels") or {}).items()}
     scores = j.scores or {}
     debias = d.get("debias") if isinstance(d.get("debias"), dict) else None
@@ -117,9 +120,8 @@ def _record_view(j: JudgmentRecord, d: dict[str, Any]) -> GroupJudgmentView:
         disagreed = bool(debias.get("disagreed"))
         rw = debias.get("reversed_winner")
         rw_name = "tie" if rw == "tie" else members.get(str(rw), str(rw))
-        debias_text = (
-            f"judged again in reversed order: winner {rw_name}"
-            + (" (the two orders disagreed)" if disagreed else " (same winner)")
+        debias_text = f"judged again in reversed order: winner {rw_name}" + (
+            " (the two orders disagreed)" if disagreed else " (same winner)"
         )
     return GroupJudgmentView(
         where=_where(d),
@@ -139,9 +141,8 @@ def comparison_views(run: RunRecord) -> list[ComparisonView]:
     """The comparisons of a run, one view per comparison name, in record order."""
     by_name: dict[str, list[tuple[JudgmentRecord, dict[str, Any]]]] = {}
     for j in run.judgments:
-        d = j.details
-        if isinstance(d, dict) and d.get("type") == "comparison":
-            by_name.setdefault(j.evaluator, []).append((j, d))
+        if is_comparison(j) and j.details is not None:
+            by_name.setdefault(j.evaluator, []).append((j, j.details))
     views = []
     for name, records in by_name.items():
         first = records[0][1]

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-__all__ = ["Series", "score_chart", "temperature_label"]
+from qualspec.analysis import format_temperature as temperature_label
+
+__all__ = ["Series", "score_chart"]
 
 _W, _H = 560, 260  # the plot's viewBox (legend below it)
 _LEFT, _RIGHT, _TOP, _BOTTOM = 44, 16, 14, 40
@@ -25,11 +27,6 @@ class Series:
 
     label: str
     points: tuple[tuple[float | None, float | None], ...]
-
-
-def temperature_label(t: float | None) -> str:
-    """``0.7`` -> ``"0.7"``; ``None`` (no temperature sent: the provider's) -> ``"default"``."""
-    return "default" if t is None else f"{t:g}"
 
 
 def _sort_key(t: float | None) -> tuple[int, float]:
@@ -105,21 +102,21 @@ def score_chart(series: Sequence[Series], *, title: str) -> str:
         colour = f"c{i % N_COLOURS}" + (" dashed" if i >= N_COLOURS else "")
         out.append(f'<g class="series {colour}" data-series="{escape(s.label)}">')
         runs: list[list[tuple[float, float]]] = [[]]
-        for t, score in sorted(s.points, key=lambda p: _sort_key(p[0])):
-            if score is None:
+        for temp, value in sorted(s.points, key=lambda p: _sort_key(p[0])):
+            if value is None:
                 runs.append([])
                 continue
-            runs[-1].append((x_of(t), y_of(score)))
+            runs[-1].append((x_of(temp), y_of(value)))
         for run in runs:
             if len(run) > 1:
                 pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
                 out.append(f'<polyline points="{pts}"/>')
-        for t, score in s.points:
-            if score is None:
+        for temp, value in s.points:
+            if value is None:
                 continue
-            tip = f"{s.label} at {temperature_label(t)}: {_fmt(score)}/10"
+            tip = f"{s.label} at {temperature_label(temp)}: {_fmt(value)}/10"
             out.append(
-                f'<circle cx="{x_of(t):.1f}" cy="{y_of(score):.1f}" r="3.5">'
+                f'<circle cx="{x_of(temp):.1f}" cy="{y_of(value):.1f}" r="3.5">'
                 f"<title>{escape(tip)}</title></circle>"
             )
         out.append("</g>")
