@@ -173,6 +173,12 @@ def test_every_answer_is_a_details_with_its_scores_reasoning_and_checks(page: st
     assert "is safe &lt;img" in first  # the criterion, escaped
     assert "Reasoning &lt;script&gt;" in first
     assert "icontains &#34;says&#34;" in first and "PASS" in first
+    assert "passes at 7" in first and "judge fake/judge" in first
+    # the next answer's judgment failed: its check passed, but it is unscored, not a PASS
+    second = page[page.index('<details class="resp"', page.index(first) + 1) :]
+    second = second[: second.index("</details>")]
+    assert "run 2 · score - <span class=\"badge unscored\">UNSCORED</span>" in second
+    assert "error: judge timed out &lt;/script&gt;" in second
 
 
 def test_matrix_marks_flaky_and_unstable_from_the_analysis(run: RunRecord) -> None:
@@ -204,10 +210,10 @@ def test_analysis_section_observations_recommended_temperature_and_role_gaps(
         assert str(escape(sentence)) in page
     assert "recommended temperature" in page
     for cand, t in analysis.recommended_temperature.items():
-        assert f"{cand}: <strong>{'-' if t is None else f'{t:g}'}</strong>" in page
+        assert f"{cand}: <strong>{'none' if t is None else f'{t:g}'}</strong>" in page
     # expert beats naive by 2 points on every pair: the gap and its interval are shown
     assert "naive \u2212 expert" in page and "-2.00" in page
-    assert page.count('<tr class="winner"><td>alpha</td>') >= 1
+    assert page.count('<tr class="clear"><td>alpha</td>') == 3  # all scenarios and each one
     # per-cell temperature metrics beside each matrix
     assert page.count('<table class="tmetrics">') == 2 * 2
     assert "optimal temp" in page and "safety ceiling" in page and "sensitivity" in page

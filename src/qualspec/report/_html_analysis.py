@@ -127,7 +127,7 @@ def analysis_view(analysis: RunAnalysis) -> AnalysisView:
     return AnalysisView(
         observations=list(analysis.observations),
         recommended=[
-            (cand, "-" if t is None else format_temperature(t))
+            (cand, "none" if t is None else format_temperature(t))
             for cand, t in analysis.recommended_temperature.items()
         ],
         ranking=[(cand, f"{s:.2f}") for cand, s in stability_ranking(analysis)],

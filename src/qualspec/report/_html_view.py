@@ -228,7 +228,7 @@ def _judgment_view(j: JudgmentRecord) -> JudgmentView:
         notes.append(f"judge {j.judge_model}" + (" (cached)" if j.cached else ""))
     score = "" if j.evaluator == CHECKS_EVALUATOR else fmt_score(j.score)
     if j.threshold is not None and j.score is not None and j.evaluator != CHECKS_EVALUATOR:
-        score += f" / pass at {fmt_score(j.threshold)}"
+        notes.insert(0, f"passes at {fmt_score(j.threshold)}")
     return JudgmentView(
         evaluator=j.evaluator,
         criterion=j.criterion,
@@ -251,7 +251,9 @@ def _response_view(
     limit = max(limits) if limits else threshold
     passed: bool | None = None if mean is None or limit is None else mean >= limit
     check_flags = [j.passed for j in checks if j.passed is not None]
-    if check_flags:
+    if check_flags and (mean is not None or not judged):
+        # as for a cell, a failed check fails the answer; checks alone never pass an answer
+        # whose judge could not score it
         passed = all(check_flags) and passed is not False
     if r.error is not None:
         verdict, css = "ERROR", "error"
