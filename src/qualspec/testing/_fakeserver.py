@@ -4,7 +4,8 @@ It is a real aiohttp server on 127.0.0.1 in a background thread, with switchable
 (HTTP errors with ``Retry-After``, hangs, malformed bodies), latency and call counters.
 Answers are deterministic: ``"Answer to: <last user message>"``, or the judge reply
 (``{"score": 8, ...}``) when structured output is requested or the prompt mentions a
-score or a judge.
+score or a judge. By default an all-criteria judge gets 8 for every criterion, and a
+comparison 8 for the first answer shown (the winner) and 6 for the others.
 """
 
 from __future__ import annotations
@@ -366,10 +367,17 @@ class FakeServer:
         if callable(reply):
             return reply(body)
         if reply == DEFAULT_JUDGE_REPLY:  # an all-criteria judge gets a score per criterion
-            keys = re.findall(r'"(\d+)": <0-10>', _last_user_text(body.get("messages")))
+            text = _last_user_text(body.get("messages"))
+            keys = re.findall(r'"(\d+)": <0-10>', text)
             if keys:
                 scores = {k: 8 for k in keys}
                 return json.dumps({"scores": scores, "reasoning": "Meets the criteria."})
+            labels = re.findall(r'"([A-Z]\d*)": <0-10>', text)
+            if labels:  # a comparison: the first answer shown wins (a positional judge)
+                scores = {label: 8 if i == 0 else 6 for i, label in enumerate(labels)}
+                return json.dumps(
+                    {"scores": scores, "winner": labels[0], "reasoning": "A is more complete."}
+                )
         return reply
 
     def _answer(self, body: dict[str, Any], anthropic: bool) -> dict[str, Any]:
