@@ -79,6 +79,7 @@ class FakeServer:
 
         with FakeServer(latency=0.05) as server:
             server.fail_next(2, status=429, retry_after=1)
+            # answers by model: FakeServer(answer=lambda body: f"I am {body['model']}")
             ... # point a provider at server.base_url
             assert server.calls == 3
 
@@ -95,8 +96,11 @@ class FakeServer:
         port: int = 0,
         log_requests: bool = True,
         response_formats: tuple[str, ...] | None = None,
+        answer: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.latency = latency
+        # the answer to a call that is not a judge's (None: "Answer to: <last user message>")
+        self.answer = answer
         # the response_format types accepted (None: any); others get llama.cpp's 500
         self.response_formats = response_formats
         self.require_key = require_key
@@ -385,7 +389,12 @@ class FakeServer:
         structured = "tools" in body if anthropic else "response_format" in body
         lowered = last.lower()
         judging = structured or "score" in lowered or "judge" in lowered
-        text = self._judge_text(body) if judging else f"Answer to: {last[:200]}"
+        if judging:
+            text = self._judge_text(body)
+        elif self.answer is not None:
+            text = self.answer(body)
+        else:
+            text = f"Answer to: {last[:200]}"
         model = str(body.get("model", "fake"))
         prompt_tokens = max(_prompt_chars(body) // 4, 1)
         completion_tokens = max(len(text) // 4, 1)
