@@ -566,23 +566,6 @@ class Evaluation(_Model):
                 )
         return self
 
-    @model_validator(mode="after")
-    def _unique_comparisons(self) -> Evaluation:
-        taken = {"expect", *(j.label for j in self.judges)}
-        if not self.judges:
-            taken.add("criteria")
-        seen: set[str] = set()
-        for comparison in self.comparisons:
-            name = comparison.label
-            if name in seen or name in taken:
-                what = "comparisons" if name in seen else "a comparison and a judge"
-                raise ValueError(
-                    f"{what} are both named {name!r}: give the comparison a unique "
-                    "name: (e.g. name: compare_again)"
-                )
-            seen.add(name)
-        return self
-
     def evaluator_configs(self) -> list[EvaluatorConfig]:
         """The evaluators of a run: ``judges:`` (else the one criteria judge of ``judge:``),
         then one ``comparative`` evaluator per entry of ``comparisons:``."""
