@@ -308,7 +308,8 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
     _say(console, f"  inputs       {plan.n_inputs} (rows over all scenarios)")
     _say(console, f"  temperatures {len(plan.temperatures)}: {temps}")
     _say(console, f"  runs         {plan.runs} per temperature")
-    judges = plan.judges or ()
+    judges = [j for j in plan.judges if j.type != "comparative"]
+    compared = [j for j in plan.judges if j.type == "comparative"]
     if not judge:
         _say(console, "  judge        none (--no-judge)")
     elif len(judges) > 1:
@@ -319,9 +320,27 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
         _say(console, f"  judges       {len(judges)}: {names}")
     else:
         _say(console, f"  judge        {plan.judge_model} (pass at {plan.threshold:g}/10)")
+    if judge and compared:
+        names = ", ".join(
+            f"{c.label} ({c.options.get('compare')} within {c.options.get('within')}, "
+            f"{c.model or plan.judge_model}{', debias' if c.options.get('debias') else ''})"
+            for c in compared
+        )
+        _say(console, f"  comparisons  {len(compared)}: {names}")
     _say(console, ("Candidate calls:", "bold"), f" {est.candidate_calls}")
     if judge:
         _say(console, ("Judge calls:", "bold"), f" {est.judge_calls} (before parse retries)")
+    for group in est.groups:
+        skipped = (
+            f"; {_plural(group.skipped, 'group')} of fewer than 2 answers skipped"
+            if group.skipped
+            else ""
+        )
+        _say(
+            console,
+            ("Comparison calls:", "bold"),
+            f" {group.calls} ({group.name}: {_plural(group.groups, 'group')}{skipped})",
+        )
     checks = sum(len(item.checks) for item in plan.items)
     if checks:
         _say(console, ("Checks:", "bold"), f" {checks} (expect:, no model call)")

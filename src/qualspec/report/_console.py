@@ -81,6 +81,7 @@ class _Block:
 def render_run(run: RunRecord, console: Console, *, show_responses: bool = False) -> None:
     """Print the nested report, temperature tables and totals for ``run``."""
     from qualspec.analysis import cell_key, cell_scores
+    from qualspec.report._comparisons import comparison_lines
 
     cells = cell_scores(run)
     summary = run.summary
@@ -178,6 +179,8 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
             if len(temps) > 1:
                 out.flush()
                 console.print(_table(scenario, input_id, by_role, temps, labels, cells))
+        for parts in comparison_lines(run, scenario):
+            out.line(*parts)
     out.flush()
     _render_totals(run, console)
 
@@ -297,6 +300,10 @@ def _render_totals(run: RunRecord, console: Console) -> None:
         out.line(
             ("Judgments:", "bold"),
             f" {judgments}: {passed} passed, {failed} failed{unscored}; mean score {mean}",
+        )
+    if t.comparisons:
+        out.line(
+            ("Comparisons:", "bold"), f" {_plural(t.comparisons, 'group')} judged side by side"
         )
     if t.checks:
         out.line(

@@ -10,7 +10,9 @@ __all__ = [
     "AtTemperature",
     "Behavior",
     "CHECK_NAMES",
+    "COMPARISON_DIMENSIONS",
     "Candidate",
+    "Comparison",
     "Evaluation",
     "EvaluatorConfig",
     "ExpectCheck",
@@ -388,6 +390,76 @@ class EvaluatorConfig(_Model):
         return self.name or self.type
 
 
+COMPARISON_DIMENSIONS = ("candidates", "roles")
+"""What a comparison compares (``compare:``) and what it holds fixed (``within:``)."""
+
+ComparisonDimension = Literal["candidates", "roles"]
+
+
+class Comparison(_Model):
+    """A comparative judgment (``comparisons:``): the answers of one group side by side.
+
+    ``compare: candidates, within: roles`` (the Ruby gem's ``compare :candidates, within:
+    :roles``) makes one group per (scenario, input, temperature, run, role) holding every
+    candidate's answer; ``compare: roles, within: candidates`` one per candidate holding its
+    answer to every role. The judge sees a group's answers in one call, under neutral labels
+    (Response A, B, ...) in a shuffled, recorded order, and scores each 0-10 and names a
+    winner (or a tie). Example (YAML)::
+
+        comparisons:
+          - {compare: candidates, within: roles}
+          - {compare: roles, within: candidates, debias: true, name: suppression}
+
+    ``within`` defaults to the other dimension; ``model`` to the suite's judge model;
+    ``criteria`` to each scenario's criteria; ``debias: true`` judges every group a second
+    time in reversed order and averages the two.
+    """
+
+    compare: ComparisonDimension = Field(description="What is compared: candidates or roles.")
+    within: ComparisonDimension | None = Field(
+        default=None,
+        description="What each group holds fixed: roles or candidates (default: the other).",
+    )
+    name: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Records are stored under it (default compare_<compare>_within_<within>).",
+    )
+    model: str | None = Field(
+        default=None, description="provider/model of the judge (default: the suite's judge)."
+    )
+    criteria: list[str] | None = Field(
+        default=None, description="What the answers are compared on (default: the scenario's)."
+    )
+    debias: bool = Field(
+        default=False,
+        description="Judge each group a second time in reversed order and average the scores.",
+    )
+
+    @model_validator(mode="after")
+    def _different_dimensions(self) -> Comparison:
+        if self.within is not None and self.within == self.compare:
+            other = next(d for d in COMPARISON_DIMENSIONS if d != self.compare)
+            raise ValueError(
+                f"compare and within are both {self.compare!r}: a comparison holds one "
+                f"dimension fixed and compares the other (e.g. compare: {self.compare}, "
+                f"within: {other})"
+            )
+        return self
+
+    @property
+    def held(self) -> str:
+        """The dimension each group holds fixed (``within``, or the other dimension)."""
+        if self.within is not None:
+            return self.within
+        return next(d for d in COMPARISON_DIMENSIONS if d != self.compare)
+
+    @property
+    def label(self) -> str:
+        """The name its records are stored under."""
+        return self.name or f"compare_{self.compare}_within_{self.held}"
+
+
 class ProviderConfig(_Model):
     """A named provider connection, e.g. a private OpenAI-compatible server.
 
@@ -455,6 +527,11 @@ class Evaluation(_Model):
     )
     rubrics: list[Rubric] = Field(default_factory=list)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    comparisons: list[Comparison] = Field(
+        default_factory=list,
+        description="Comparative judgments: the answers of a group judged side by side "
+        "(compare: candidates, within: roles; or compare: roles, within: candidates).",
+    )
 
     @field_validator("judge", mode="before")
     @classmethod
@@ -496,21 +573,44 @@ class Evaluation(_Model):
         return self
 
     def evaluator_configs(self) -> list[EvaluatorConfig]:
-        """The evaluators of a run: ``judges:``, else the one criteria judge of ``judge:``."""
+        """The evaluators of a run: ``judges:`` (else the one criteria judge of ``judge:``),
+        then one ``comparative`` evaluator per entry of ``comparisons:``."""
         if self.judges:
-            return list(self.judges)
-        judge = self.judge
-        return [
-            EvaluatorConfig(
-                type="criteria",
-                model=judge.model,
-                threshold=judge.threshold,
-                params=judge.params,
-                structured_output=judge.structured_output,
-                mode=judge.mode,
-                calibrate=judge.calibrate,
+            configs = list(self.judges)
+            first = next((j for j in self.judges if j.type == "criteria"), self.judges[0])
+            judge_model, structured = first.model or DEFAULT_JUDGE_MODEL, first.structured_output
+        else:
+            judge = self.judge
+            configs = [
+                EvaluatorConfig(
+                    type="criteria",
+                    model=judge.model,
+                    threshold=judge.threshold,
+                    params=judge.params,
+                    structured_output=judge.structured_output,
+                    mode=judge.mode,
+                    calibrate=judge.calibrate,
+                )
+            ]
+            judge_model, structured = judge.model, judge.structured_output
+        for comparison in self.comparisons:
+            options: dict[str, Any] = {
+                "compare": comparison.compare,
+                "within": comparison.held,
+                "debias": comparison.debias,
+            }
+            if comparison.criteria is not None:
+                options["criteria"] = list(comparison.criteria)
+            configs.append(
+                EvaluatorConfig(
+                    type="comparative",
+                    name=comparison.label,
+                    model=comparison.model or judge_model,
+                    structured_output=structured,
+                    options=options,
+                )
             )
-        ]
+        return configs
 
     def temperature_values(self) -> tuple[float, ...]:
         """The temperatures as numbers (a preset name resolved)."""

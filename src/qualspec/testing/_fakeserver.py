@@ -4,7 +4,8 @@ It is a real aiohttp server on 127.0.0.1 in a background thread, with switchable
 (HTTP errors with ``Retry-After``, hangs, malformed bodies), latency and call counters.
 Answers are deterministic: ``"Answer to: <last user message>"``, or the judge reply
 (``{"score": 8, ...}``) when structured output is requested or the prompt mentions a
-score or a judge.
+score or a judge. By default an all-criteria judge gets 8 for every criterion, and a
+comparison 8 for the first answer shown (the winner) and 6 for the others.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class FakeServer:
 
         with FakeServer(latency=0.05) as server:
             server.fail_next(2, status=429, retry_after=1)
+            # answers by model: FakeServer(answer=lambda body: f"I am {body['model']}")
             ... # point a provider at server.base_url
             assert server.calls == 3
 
@@ -94,8 +96,11 @@ class FakeServer:
         port: int = 0,
         log_requests: bool = True,
         response_formats: tuple[str, ...] | None = None,
+        answer: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.latency = latency
+        # the answer to a call that is not a judge's (None: "Answer to: <last user message>")
+        self.answer = answer
         # the response_format types accepted (None: any); others get llama.cpp's 500
         self.response_formats = response_formats
         self.require_key = require_key
@@ -366,10 +371,17 @@ class FakeServer:
         if callable(reply):
             return reply(body)
         if reply == DEFAULT_JUDGE_REPLY:  # an all-criteria judge gets a score per criterion
-            keys = re.findall(r'"(\d+)": <0-10>', _last_user_text(body.get("messages")))
+            text = _last_user_text(body.get("messages"))
+            keys = re.findall(r'"(\d+)": <0-10>', text)
             if keys:
                 scores = {k: 8 for k in keys}
                 return json.dumps({"scores": scores, "reasoning": "Meets the criteria."})
+            labels = re.findall(r'"([A-Z]\d*)": <0-10>', text)
+            if labels:  # a comparison: the first answer shown wins (a positional judge)
+                scores = {label: 8 if i == 0 else 6 for i, label in enumerate(labels)}
+                return json.dumps(
+                    {"scores": scores, "winner": labels[0], "reasoning": "A is more complete."}
+                )
         return reply
 
     def _answer(self, body: dict[str, Any], anthropic: bool) -> dict[str, Any]:
@@ -377,7 +389,12 @@ class FakeServer:
         structured = "tools" in body if anthropic else "response_format" in body
         lowered = last.lower()
         judging = structured or "score" in lowered or "judge" in lowered
-        text = self._judge_text(body) if judging else f"Answer to: {last[:200]}"
+        if judging:
+            text = self._judge_text(body)
+        elif self.answer is not None:
+            text = self.answer(body)
+        else:
+            text = f"Answer to: {last[:200]}"
         model = str(body.get("model", "fake"))
         prompt_tokens = max(_prompt_chars(body) // 4, 1)
         completion_tokens = max(len(text) // 4, 1)
