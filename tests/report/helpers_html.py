@@ -4,9 +4,11 @@ through the CLI against the fake server, and a parser that lists a page's tags."
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
@@ -216,9 +218,20 @@ def parse(html: str) -> Tags:
 FAKE_KEY_ENV = "FAKE_HTML_KEY"
 
 
-def judge_by_role(body: dict[str, object]) -> str:
-    """The fake judge: 8 for the expert's answers, 5 for the others', reasoning with HTML."""
-    text = json.dumps(body.get("messages"))
+_LABELS = re.compile(r'"([A-Z]\d*)": <0-10>')
+
+
+def judge_by_role(body: dict[str, Any]) -> str:
+    """The fake judge: 8 for the expert's answers, 5 for the others', reasoning with HTML;
+    asked to compare, the first answer shown wins (8 to 6)."""
+    messages = body.get("messages") or []
+    text = json.dumps(messages)
+    last = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    labels = _LABELS.findall(str(last))
+    if labels:
+        scores = {label: 8 if i == 0 else 6 for i, label in enumerate(labels)}
+        reasoning = f"{labels[0]} is fuller. {PAYLOAD}"
+        return json.dumps({"scores": scores, "winner": labels[0], "reasoning": reasoning})
     score = 8 if "I am an expert" in text else 5
     return json.dumps({"score": score, "reasoning": f"Judged. {PAYLOAD}"})
 
@@ -244,6 +257,9 @@ def write_suite(path: Path, base_url: str) -> Path:
         '    criteria: ["is correct"]\n'
         "temperatures: [0.0, 0.7]\n"
         "judge: fake/judge\n"
+        "comparisons:\n"
+        "  - {compare: candidates, within: roles}\n"
+        "  - {compare: roles, within: candidates, debias: true}\n"
         "providers:\n"
         f'  fake: {{type: openai, base_url: "{base_url}", api_key_env: {FAKE_KEY_ENV}}}\n',
         encoding="utf-8",

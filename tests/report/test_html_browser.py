@@ -232,3 +232,33 @@ def test_every_answer_expands_to_its_scores(opened: Opened) -> None:
     body = last.locator(".body").inner_text()
     assert "is correct" in body and "PASS" in body
     assert "model: fake/model-b" in body
+
+
+def test_comparisons_of_the_run_show_winners_reasoning_and_order_bias(opened: Opened) -> None:
+    page = opened.page
+    comparisons = page.locator("#comparisons section.comparison")
+    names = comparisons.evaluate_all("cs => cs.map(c => c.getAttribute('data-comparison'))")
+    assert names == ["compare_candidates_within_roles", "compare_roles_within_candidates"]
+    across, inside = comparisons.nth(0), comparisons.nth(1)
+    # one group per scenario x role (or candidate) x temperature: 2 x 2 x 2
+    assert across.locator("details.cmp").count() == 8
+    assert inside.locator("details.cmp").count() == 8
+    # the fake judge always prefers the answer shown first: judged again in reversed
+    # order, it names the other one, every time
+    assert "the two orders disagreed in 8 of 8 groups (100%)" in inside.inner_text()
+    assert "Order bias check" not in across.inner_text()
+    # in the suite's order: scenario xss first, then plain
+    first = across.locator("details.cmp").first
+    assert first.locator("summary").inner_text().startswith("xss / T 0 / run 1 · role naive")
+    first.locator("summary").click()
+    assert first.locator("tr.winner").count() == 1  # 8 to 6: one winner
+    assert "is fuller. " + PAYLOAD in first.locator(".body").inner_text()
+    record = inside.locator("details.cmp").first
+    record.locator("summary").click()
+    body = record.locator(".body").inner_text()
+    assert "is fuller. " + PAYLOAD in body
+    # averaged over both orders (8 and 6 each way) the two roles tie
+    assert "winner tie" in record.locator("summary").inner_text()
+    assert "(the two orders disagreed)" in body and "seed " in body
+    assert record.locator("th", has_text="reversed").count() == 1
+    assert page.evaluate("typeof window.__pwned") == "undefined"

@@ -177,7 +177,7 @@ def test_every_answer_is_a_details_with_its_scores_reasoning_and_checks(page: st
     # the next answer's judgment failed: its check passed, but it is unscored, not a PASS
     second = page[page.index('<details class="resp"', page.index(first) + 1) :]
     second = second[: second.index("</details>")]
-    assert "run 2 · score - <span class=\"badge unscored\">UNSCORED</span>" in second
+    assert 'run 2 · score - <span class="badge unscored">UNSCORED</span>' in second
     assert "error: judge timed out &lt;/script&gt;" in second
 
 

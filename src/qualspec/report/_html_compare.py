@@ -1,10 +1,11 @@
 """The comparisons part of the HTML report, from the comparative judge's records.
 
-Each comparison is one record (``details["type"] == "comparison"``): the judge saw the
-responses of one group (a role's candidates, or a candidate's roles) under neutral labels,
-in a shuffled order, and scored each one. Here they are grouped per comparison name, with
-the wins per member of each group and, when judged twice (``debias``), how often the two
-orders disagreed.
+Each comparison is one record (``details["type"] == "comparison"``, read back by
+:func:`qualspec.judges.comparison_records`): the judge saw the responses of one group (a
+role's candidates, or a candidate's roles) under neutral labels, in a shuffled order, and
+scored each one. Per comparison name: the wins per member overall and per group, ties, mean
+scores, and, when each group was judged in both orders (``debias``), how often the two orders
+disagreed (:func:`qualspec.judges.comparison_summary`); then every group's record.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qualspec.analysis import format_temperature
+from qualspec.judges import comparison_records, comparison_summary, dimension_rank
 
 if TYPE_CHECKING:
     from qualspec.store import JudgmentRecord, RunRecord
 
-__all__ = ["ComparisonView", "comparison_views", "is_comparison"]
+__all__ = ["ComparisonView", "comparison_views"]
 
 
 @dataclass(slots=True)
@@ -49,12 +51,10 @@ class GroupJudgmentView:
 
 @dataclass(slots=True)
 class WinsRow:
-    """Wins per member within one group (``tie`` counted apart)."""
+    """Wins per member within one group value (a role or a candidate), or overall."""
 
     group: str
     wins: list[tuple[str, int]]
-    ties: int
-    judged: int
 
 
 @dataclass(slots=True)
@@ -64,13 +64,10 @@ class ComparisonView:
     name: str
     what: str  # e.g. "candidates within each role"
     wins: list[WinsRow]
+    totals: str  # groups judged, ties, unscored, skipped
+    means: str  # mean score per member
     disagreement: str  # "" when not debiased
     records: list[GroupJudgmentView]
-
-
-def is_comparison(judgment: JudgmentRecord) -> bool:
-    """Whether a record is a comparative judge's (one record per group of responses)."""
-    return isinstance(judgment.details, dict) and judgment.details.get("type") == "comparison"
 
 
 def _score(x: Any) -> str:
@@ -82,7 +79,7 @@ def _score(x: Any) -> str:
 def _group_name(group: Any) -> str:
     if not isinstance(group, dict) or not group:
         return "all"
-    return ", ".join(f"{k} {v}" for k, v in group.items())
+    return ", ".join(f"{k} {'(none)' if v is None else v}" for k, v in group.items())
 
 
 def _where(d: dict[str, Any]) -> str:
@@ -96,14 +93,14 @@ def _where(d: dict[str, Any]) -> str:
     return " / ".join(parts)
 
 
-def _record_view(j: JudgmentRecord, d: dict[str, Any]) -> GroupJudgmentView:
-    members: dict[str, str] = {str(k): str(v) for k, v in (d.get("members") or {}).items()}
+def _record_view(j: JudgmentRecord) -> GroupJudgmentView:
+    d: dict[str, Any] = j.details or {}
+    members = {str(k): str(v) for k, v in (d.get("members") or {}).items()}
     labels = {str(v): str(k) for k, v in (d.get("labels") or {}).items()}
     scores = j.scores or {}
     debias = d.get("debias") if isinstance(d.get("debias"), dict) else None
     reversed_scores = (debias or {}).get("reversed_scores") or {}
     winner = d.get("winner")
-    order = [members.get(str(k), str(k)) for k in d.get("order") or []]
     views = [
         MemberView(
             label=labels.get(key, ""),
@@ -119,75 +116,78 @@ def _record_view(j: JudgmentRecord, d: dict[str, Any]) -> GroupJudgmentView:
     if debias:
         disagreed = bool(debias.get("disagreed"))
         rw = debias.get("reversed_winner")
-        rw_name = "tie" if rw == "tie" else members.get(str(rw), str(rw))
-        debias_text = f"judged again in reversed order: winner {rw_name}" + (
-            " (the two orders disagreed)" if disagreed else " (same winner)"
-        )
+        rw_name = "tie" if rw == "tie" else members.get(str(rw), "none")
+        flag = debias.get("disagreed")
+        debias_text = "judged again in reversed order: winner " + rw_name
+        if flag is not None:
+            debias_text += " (the two orders disagreed)" if flag else " (same winner)"
+    shown = "-" if winner is None else ("tie" if winner == "tie" else members.get(str(winner)))
     return GroupJudgmentView(
         where=_where(d),
         group=_group_name(d.get("group")),
-        winner="tie" if winner == "tie" else members.get(str(winner), "-"),
+        winner=shown or str(winner),
         members=views,
         reasoning=j.reasoning or "",
-        order=" \u2192 ".join(order),
+        order=" \u2192 ".join(members.get(str(k), str(k)) for k in d.get("order") or []),
         seed=str(d.get("seed", "-")),
         debias=debias_text,
         disagreed=disagreed,
-        error=j.error or j.unscored_reason or "",
+        error=(f"error: {j.error}" if j.error else "")
+        or (f"unscored: {j.unscored_reason}" if j.unscored_reason else ""),
+    )
+
+
+def _sort_key(j: JudgmentRecord, rank: Any) -> tuple[Any, ...]:
+    d = j.details or {}
+    group = d.get("group") or {}
+    held = next(iter(group.values()), None) if isinstance(group, dict) else None
+    t = d.get("temperature")
+    return (
+        str(d.get("input_id") or ""),
+        rank(str(held)),
+        (0, 0.0) if not isinstance(t, int | float) else (1, float(t)),
+        int(d.get("run_index") or 0),
     )
 
 
 def comparison_views(run: RunRecord) -> list[ComparisonView]:
-    """The comparisons of a run, one view per comparison name, in record order."""
-    by_name: dict[str, list[tuple[JudgmentRecord, dict[str, Any]]]] = {}
-    for j in run.judgments:
-        if is_comparison(j) and j.details is not None:
-            by_name.setdefault(j.evaluator, []).append((j, j.details))
+    """The comparisons of a run, one view per comparison name."""
+    records = comparison_records(run)
+    scenario_rank = dimension_rank(run, "scenarios")  # the suite's order
     views = []
-    for name, records in by_name.items():
-        first = records[0][1]
-        compare, within = first.get("compare", "?"), first.get("within", "?")
-        wins: dict[str, dict[str, int]] = {}
-        ties: dict[str, int] = {}
-        judged: dict[str, int] = {}
-        debiased = disagreed = 0
-        for j, d in records:
-            group = _group_name(d.get("group"))
-            members = {str(k): str(v) for k, v in (d.get("members") or {}).items()}
-            row = wins.setdefault(group, {})
-            for name_ in members.values():
-                row.setdefault(name_, 0)
-            winner = d.get("winner")
-            if j.error is None and winner is not None:
-                judged[group] = judged.get(group, 0) + 1
-                if winner == "tie":
-                    ties[group] = ties.get(group, 0) + 1
-                elif str(winner) in members:
-                    row[members[str(winner)]] += 1
-            debias = d.get("debias")
-            if isinstance(debias, dict):
-                debiased += 1
-                disagreed += bool(debias.get("disagreed"))
+    for s in comparison_summary(run):
+        rank = dimension_rank(run, s.within)
+        mine = sorted(
+            (j for j in records if j.evaluator == s.name),
+            key=lambda j: (
+                scenario_rank(str((j.details or {}).get("scenario"))),
+                _sort_key(j, rank),
+            ),
+        )
+        held = "role" if s.within == "roles" else "candidate"
+        wins = [WinsRow(f"{held} {g}", list(w.items())) for g, w in s.wins_by_group.items()]
+        if len(wins) > 1:
+            wins.append(WinsRow("overall", list(s.wins.items())))
+        totals = [f"{s.scored} of {s.groups} groups judged", f"{s.ties} tied"]
+        if s.unscored or s.errors:
+            totals.append(f"{s.unscored + s.errors} unscored")
+        if s.skipped:
+            totals.append(f"{s.skipped} with fewer than 2 answers skipped")
+        rate = s.disagreement_rate
         views.append(
             ComparisonView(
-                name=name,
-                what=f"{compare} within each of the {within}",
-                wins=[
-                    WinsRow(
-                        group,
-                        sorted(row.items(), key=lambda kv: -kv[1]),
-                        ties.get(group, 0),
-                        judged.get(group, 0),
-                    )
-                    for group, row in wins.items()
-                ],
+                name=s.name,
+                what=f"{s.compare} within each of the {s.within}",
+                wins=wins,
+                totals=", ".join(totals),
+                means=", ".join(f"{m} {_score(v)}" for m, v in s.mean_scores.items()),
                 disagreement=(
-                    f"the two orders disagreed in {disagreed} of {debiased} groups "
-                    f"({100 * disagreed / debiased:.0f}%)"
-                    if debiased
-                    else ""
+                    f"the two orders disagreed in {s.disagreed} of {s.debiased} groups "
+                    f"({100 * rate:.0f}%)"
+                    if rate is not None
+                    else ("no group could be judged in both orders" if s.debias else "")
                 ),
-                records=[_record_view(j, d) for j, d in records],
+                records=[_record_view(j) for j in mine],
             )
         )
     return views

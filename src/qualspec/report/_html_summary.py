@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qualspec.analysis import CHECKS_EVALUATOR, format_temperature
-from qualspec.report._html_compare import is_comparison
+from qualspec.analysis import format_temperature
 
 if TYPE_CHECKING:
     from qualspec.analysis import CellScore, RunTotals
@@ -108,23 +107,18 @@ def summary_facts(
             ),
         ),
     ]
-    # the judges' records about single answers (checks and comparisons have their own lines)
-    judged = [j for j in run.judgments if j.evaluator != CHECKS_EVALUATOR and not is_comparison(j)]
-    if judged:
-        scores = [j.score for j in judged if j.score is not None]
+    judgments = t.judgments - t.checks  # checks and comparisons have lines of their own
+    if judgments:
         facts.append(
             Fact(
                 "judgments",
-                str(len(judged)),
-                f"{sum(1 for j in judged if j.passed is True)} passed, "
-                f"{sum(1 for j in judged if j.passed is False)} failed, "
-                f"{len(judged) - len(scores)} unscored; mean score "
-                f"{fmt_score(sum(scores) / len(scores) if scores else None)}",
+                str(judgments),
+                f"{t.passed - t.checks_passed} passed, {t.failed - t.checks_failed} failed, "
+                f"{t.unscored} unscored; mean score {fmt_score(t.mean_score)}",
             )
         )
-    n_comparisons = sum(1 for j in run.judgments if is_comparison(j))
-    if n_comparisons:
-        facts.append(Fact("comparisons", str(n_comparisons), "groups judged side by side"))
+    if t.comparisons:
+        facts.append(Fact("comparisons", str(t.comparisons), "groups judged side by side"))
     if t.checks:
         facts.append(
             Fact("checks", str(t.checks), f"{t.checks_passed} passed, {t.checks_failed} failed")

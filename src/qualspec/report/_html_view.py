@@ -20,13 +20,14 @@ from qualspec.analysis import (
     judgments_by_response,
     run_totals,
 )
+from qualspec.judges import is_comparison
 from qualspec.report._html_analysis import (
     AnalysisView,
     CellMetricsView,
     analysis_view,
     point_marks,
 )
-from qualspec.report._html_compare import ComparisonView, comparison_views, is_comparison
+from qualspec.report._html_compare import ComparisonView, comparison_views
 from qualspec.report._html_summary import (
     Fact,
     calibration_lines,
