@@ -256,3 +256,34 @@ def test_write_html_is_atomic_and_errors_are_one_line(run: RunRecord, tmp_path: 
     blocker.write_text("x")
     with pytest.raises(ResultsFileError, match="Cannot write"):
         write_html(run, blocker / "report.html")
+
+
+def test_chart_places_the_default_temperature_first_and_breaks_lines_at_gaps() -> None:
+    from qualspec.report._html_svg import Series, score_chart
+
+    svg = score_chart(
+        [
+            Series("a <b>", ((None, 5.0), (0.0, 6.0), (1.0, 7.0))),
+            Series("b", ((0.0, 4.0), (1.0, None), (None, 3.0))),
+        ],
+        title="t <i>",
+    )
+    tags = parse(svg)
+    assert [a.get("class") for t, a in tags.tags if t == "svg"] == ["chart"]
+    ticks = re.findall(r'text-anchor="middle">([^<]+)</text>', svg)
+    assert ticks[:3] == ["default", "0", "1"]  # None first, then by value (evenly spaced)
+    polylines = re.findall(r'<g class="series ([^"]+)" data-series="([^"]+)">(.*?)</g>', svg)
+    assert [(c, label) for c, label, _ in polylines] == [("c0", "a &lt;b&gt;"), ("c1", "b")]
+    assert polylines[0][2].count("<polyline") == 1 and polylines[0][2].count("<circle") == 3
+    # b has no score at 1: its line from default to 0 stands, nothing is drawn past the gap
+    assert polylines[1][2].count("<polyline") == 1 and polylines[1][2].count("<circle") == 2
+    assert "<title>t &lt;i&gt;</title>" in svg and "<i>" not in svg
+
+
+def test_chart_with_more_series_than_colours_dashes_the_rest() -> None:
+    from qualspec.report._html_svg import N_COLOURS, Series, score_chart
+
+    series = [Series(f"s{i}", ((0.0, float(i)), (0.5, 5.0))) for i in range(N_COLOURS + 2)]
+    svg = score_chart(series, title="many")
+    assert svg.count('class="series c0 dashed"') == 1 and svg.count('class="series c1 dashed"') == 1
+    assert svg.count("<polyline") == N_COLOURS + 2

@@ -18,6 +18,7 @@ from qualspec.analysis import (
     cell_scores,
     format_temperature,
     judgments_by_response,
+    response_score,
     run_totals,
 )
 from qualspec.judges import is_comparison
@@ -246,8 +247,7 @@ def _response_view(
 ) -> ResponseView:
     judged = [j for j in judgments if j.evaluator != CHECKS_EVALUATOR]
     checks = [j for j in judgments if j.evaluator == CHECKS_EVALUATOR]
-    scores = [j.score for j in judged if j.score is not None]
-    mean = sum(scores) / len(scores) if scores else None
+    mean = response_score(judged)
     limits = [j.threshold for j in judged if j.score is not None and j.threshold is not None]
     limit = max(limits) if limits else threshold
     passed: bool | None = None if mean is None or limit is None else mean >= limit
