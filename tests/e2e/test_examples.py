@@ -87,6 +87,13 @@ def test_example_runs_on_the_test_server(
     made = re.search(r"Calls: (\d+) candidate, (\d+) judge", out)
     assert made is not None, out
     assert int(made.group(1)) == answers
+    if "temperature" in example:  # 3 temperatures x 2 runs: the temperature analysis
+        for block in ("Temperature metrics", "Temperature stability:", "Stability chart"):
+            assert block in out, out
+        assert "Recommended temperature: 0 (best mean score)" in out  # every score is 8
+        assert "- smollm2 holds its score across temperatures (8.0 to 8.0)" in out
+        assert data["analysis"]["recommended_temperature"] == {"smollm2": 0.0}
+        assert {c["stability"] for c in data["analysis"]["cells"]} == {1.0}  # same answers
     # a judge calibrated before the run (judge: {calibrate: N}) scores 2 answers per pair
     calibrated = data["run"]["metadata"].get("judge_calibration", {})
     calibration_calls = sum(2 * c["n_pairs"] for c in calibrated.values())
@@ -108,3 +115,39 @@ def test_examples_dry_run_counts(
     assert "Comparison calls: 6 (disclosure_by_role: 3 groups)" in out
     assert "Estimated cost" in out
     assert server.calls == 0
+
+
+@pytest.mark.timeout(1800)
+def test_temperature_example_on_the_embedded_model(
+    tmp_path: Path,
+    repo_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The example end to end on SmolLM2 (candidate and judge), kept tiny: one scenario,
+    its 3 temperatures x 2 runs, no judge calibration."""
+    shutil.copytree(repo_root / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    code = _run(
+        "run",
+        "examples/temperature_stability.yaml",
+        "--scenarios",
+        "factual_question",
+        "--no-calibration",
+        "--quiet",
+        "--output",
+        "out.json",
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert len(data["responses"]) == 6
+    assert all(r["error"] is None and r["text"] for r in data["responses"])
+    analysis = data["analysis"]
+    (cell,) = analysis["cells"]
+    assert [p["temperature"] for p in cell["points"]] == [0.0, 0.5, 1.0]
+    assert 0.0 <= cell["stability"] <= 1.0  # six real answers compared
+    assert analysis["similarity_method"] in out
+    for block in ("Temperature metrics", "Temperature stability: smollm2", "Observations:"):
+        assert block in out, out
+    assert "Recommended temperature:" in out

@@ -50,6 +50,10 @@ EXPECTED: dict[str, list[str]] = {
         "template_variable.yaml:6:13: error: scenarios[0].prompt: template variable 'level' "
         "is missing from input row(s) 2; add a 'level' column/key to every row",
     ],
+    "unknown_aggregation.yaml": [
+        "unknown_aggregation.yaml:6:14: error: aggregation: Input should be "
+        "'mean_with_variance', 'mean' or 'majority'",
+    ],
     "no_provider.yaml": [
         f"no_provider.yaml:4:12: error: candidates[0].model: model address 'gpt-4o' {_PREFIX}",
     ],

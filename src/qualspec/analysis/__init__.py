@@ -30,6 +30,7 @@ from qualspec.analysis._diff_format import (
 from qualspec.analysis._roles import RoleGap
 from qualspec.analysis._run_analysis import (
     RunAnalysis,
+    analysis_to_dict,
     analyze_run,
     candidate_curves,
     format_temperature,
@@ -65,6 +66,7 @@ __all__ = [
     "TupleChange",
     "TupleKey",
     "UNSTABLE_STD",
+    "analysis_to_dict",
     "analyze_run",
     "candidate_curves",
     "cell_key",

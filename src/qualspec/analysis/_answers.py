@@ -5,7 +5,8 @@ An answer's **score** is the judges' mean over its scored criteria (as in
 that score is at least the threshold and every ``expect:`` check passed, **fails**
 otherwise, and is **unscored** when it has neither a score nor a check. It has a **safety
 failure** when a safety criterion (a criterion of the built-in ``safety`` rubric, or one
-whose text names safety or harm) scored below the threshold, or a ``refusal`` check failed.
+whose text names safety, harm or danger) scored below the threshold, or a ``refusal``
+check failed.
 Comparison records (``details.type == "comparison"``) judge groups, not one answer: they are
 not part of an answer's score.
 """
@@ -20,6 +21,7 @@ from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
 __all__ = [
     "Answer",
+    "answer_texts",
     "answers_of",
     "criterion_label",
     "is_safety_criterion",
@@ -27,7 +29,9 @@ __all__ = [
 ]
 
 CHECKS = "expect"
-_SAFETY_WORDS = re.compile(r"\b(safe|safety|safely|unsafe|harm|harms|harmful|harmless)\b", re.I)
+_SAFETY_WORDS = re.compile(
+    r"\b(safe|safety|safely|unsafe|harm|harms|harmful|harmless|danger|dangerous)\b", re.I
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +69,7 @@ def criterion_label(judgment: JudgmentRecord) -> str:
 
 def is_safety_criterion(text: str) -> bool:
     """Whether a criterion is a safety one: in the built-in ``safety`` rubric, or naming
-    safety or harm."""
+    safety, harm or danger."""
     from qualspec.spec import BUILTIN_RUBRICS
 
     safety = BUILTIN_RUBRICS.get("safety")
@@ -122,4 +126,11 @@ def answers_of(record: RunRecord, threshold: float) -> list[Answer]:
         _answer(r, by_response.get(r.key, []), threshold)
         for r in record.responses
         if r.kind == "candidate"
+    ]
+
+
+def answer_texts(answers: Iterable[Answer]) -> list[str]:
+    """The texts of the answers that have one (errors left out), in order."""
+    return [
+        a.response.text for a in answers if a.response.error is None and a.response.text is not None
     ]

@@ -4,7 +4,8 @@ Answers of two roles are **paired** when they share candidate, scenario, input, 
 and run index. A gap is the mean over pairs of ``score(role_a) - score(role_b)`` (roles in
 suite order, ``role_a`` first); its 95% confidence interval is the 2.5th and 97.5th
 percentiles of :data:`BOOTSTRAP_SAMPLES` bootstrap means (pairs resampled with replacement)
-from a generator seeded by the gap's names, so the same run always gives the same interval.
+from a generator seeded by the gap's names (the differences sorted first), so the same run
+always gives the same interval.
 The criteria of a gap are the per-criterion gaps over the pairs where both answers scored
 it, largest ``|gap|`` first. One gap per candidate over all scenarios (``scenario=None``),
 and one per scenario when the run has several.
@@ -81,7 +82,8 @@ def _gap(
     diffs = [x.score - y.score for x, y in pairs if x.score is not None and y.score is not None]
     if not diffs:
         return None
-    low, high = bootstrap_ci(diffs, _seed(candidate, scenario, role_a, role_b))
+    # sorted: the interval depends on the values only, not on the order records were stored
+    low, high = bootstrap_ci(sorted(diffs), _seed(candidate, scenario, role_a, role_b))
     per_criterion: dict[str, list[float]] = {}
     for x, y in pairs:
         for name, score in x.criteria.items():

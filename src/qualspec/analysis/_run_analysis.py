@@ -10,7 +10,7 @@ Besides the per-cell metrics (:mod:`._temperature`) and the role gaps (:mod:`._r
   interval excludes 0), where scores degrade (a candidate's mean at least
   :data:`DEGRADE_POINTS` below its mean at the lowest temperature), who is most
   temperature-sensitive (mean sensitivity over its cells), how far safety holds, and which
-  temperatures are flaky.
+  temperatures are flaky; a candidate that does not degrade "holds its score".
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualspec.analysis._answers import Answer, answers_of, temperature_order
+from qualspec.analysis._answers import Answer, answer_texts, answers_of, temperature_order
 from qualspec.analysis._roles import RoleGap, role_gaps
-from qualspec.analysis._similarity import EMBEDDINGS, LEXICAL, similarity_method
+from qualspec.analysis._similarity import EMBEDDINGS, LEXICAL, Similarity, similarity_method
 from qualspec.analysis._temperature import (
     AGGREGATIONS,
     CellTemperatureMetrics,
@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_AGGREGATION",
     "DEGRADE_POINTS",
     "RunAnalysis",
+    "analysis_to_dict",
     "analyze_run",
     "candidate_curves",
     "format_temperature",
@@ -88,9 +89,9 @@ def _settings(
         judge = meta.get("judge")
         recorded = judge.get("threshold") if isinstance(judge, Mapping) else None
         threshold = float(recorded) if isinstance(recorded, int | float) else DEFAULT_THRESHOLD
-    if aggregation is None:
+    if aggregation is None:  # as recorded (a value this version does not know: the default)
         recorded_agg = meta.get("aggregation")
-        aggregation = recorded_agg if isinstance(recorded_agg, str) else DEFAULT_AGGREGATION
+        aggregation = recorded_agg if recorded_agg in AGGREGATIONS else DEFAULT_AGGREGATION
     if aggregation not in AGGREGATIONS:
         raise ValueError(
             f"unknown aggregation {aggregation!r}: use one of {', '.join(AGGREGATIONS)}"
@@ -156,8 +157,19 @@ def analyze_run(
     )
 
     def metrics(how: str) -> tuple[CellTemperatureMetrics, ...]:
+        compare = Similarity(how)
+        # one batch for the whole run; a cell with one answer compares nothing (and a run
+        # made of such cells loads no model)
+        compare.prepare(
+            text
+            for group in groups.values()
+            if len(texts := answer_texts(group)) >= 2
+            for text in texts
+        )
         return tuple(
-            cell_metrics(k, groups[k], threshold=threshold, aggregation=aggregation, method=how)
+            cell_metrics(
+                k, groups[k], threshold=threshold, aggregation=aggregation, similarity=compare
+            )
             for k in keys
         )
 
@@ -218,18 +230,22 @@ def stability_ranking(analysis: RunAnalysis) -> list[tuple[str, float]]:
 def _candidate_ceiling(
     answers: Sequence[Answer], candidate: str, aggregation: str
 ) -> tuple[bool, float | None]:
-    """(has a safety signal, ceiling) over every cell of ``candidate``."""
+    """(has a safety signal, ceiling) over every cell of ``candidate``: a temperature fails
+    when one of its cells has a safety failure there; one without a signal holds."""
     by_cell: dict[tuple[Any, ...], list[Answer]] = {}
     for a in answers:
         r = a.response
         if r.candidate == candidate:
             by_cell.setdefault((r.role, r.scenario, r.input_id), []).append(a)
     failing: dict[float, bool] = {}
+    signal = False
     for cell_answers in by_cell.values():
         for t, failed in safety_by_temperature(cell_answers, aggregation).items():
-            if t is not None and failed is not None:
-                failing[t] = failing.get(t, False) or failed
-    if not failing:
+            if t is None:
+                continue
+            signal = signal or failed is not None
+            failing[t] = failing.get(t, False) or failed is True
+    if not signal:
         return False, None
     ceiling = None
     for t in sorted(failing):
@@ -268,6 +284,17 @@ def _observations(
     out.extend(_role_sentences(gaps, candidates))
     curves = candidate_curves(RunAnalysis(tuple(cells), (), (), {}, "", aggregation))
     out.extend(_degrade_sentences(curves, candidates))
+    several = len({p.temperature for c in cells for p in c.points}) > 1
+    if several and not any(p.mean is not None for c in cells for p in c.points):
+        out.append("No answer was scored: only the stability of the answers can be compared")
+    elif several:
+        for cand in candidates:
+            points = curves.get(cand, [])
+            if not points:
+                out.append(f"{cand} has no scored answer")
+            elif len(points) == 1:
+                only = format_temperature(points[0][0])
+                out.append(f"{cand} was scored at one temperature only ({only}): no trend")
     out.extend(_sensitivity_sentences(cells, candidates))
     for cand in candidates:
         signal, ceiling = _candidate_ceiling(answers, cand, aggregation)
@@ -322,23 +349,28 @@ def _degrade_sentences(
     curves: Mapping[str, list[tuple[float, float]]], candidates: Sequence[str]
 ) -> list[str]:
     degrade: dict[str, tuple[float, float, float]] = {}
-    for cand in candidates:
-        points = curves.get(cand, [])
-        if len(points) < 2:
-            continue
+    with_curve = [c for c in candidates if len(curves.get(c, [])) >= 2]
+    for cand in with_curve:
+        points = curves[cand]
         base = points[0][1]
         for t, m in points[1:]:
             if m <= base - DEGRADE_POINTS:
                 degrade[cand] = (t, base, m)
                 break
-    with_curve = [c for c in candidates if len(curves.get(c, [])) >= 2]
     temps = {d[0] for d in degrade.values()}
     if len(with_curve) > 1 and len(degrade) == len(with_curve) and len(temps) == 1:
         return [f"All candidates degrade at temp {format_temperature(temps.pop())}"]
-    return [
-        f"{cand} degrades at temp {format_temperature(t)} ({base:.1f} -> {m:.1f})"
-        for cand, (t, base, m) in degrade.items()
-    ]
+    out = []
+    for cand in with_curve:
+        if cand in degrade:
+            t, base, m = degrade[cand]
+            out.append(f"{cand} degrades at temp {format_temperature(t)} ({base:.1f} -> {m:.1f})")
+        else:
+            means = [m for _t, m in curves[cand]]
+            out.append(
+                f"{cand} holds its score across temperatures ({min(means):.1f} to {max(means):.1f})"
+            )
+    return out
 
 
 def _sensitivity_sentences(
@@ -364,3 +396,20 @@ def _sensitivity_sentences(
         f"{most} is the most temperature-sensitive (variance {means[most]:.2f}); "
         f"{least} the least ({means[least]:.2f})"
     ]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def analysis_to_dict(analysis: RunAnalysis) -> dict[str, Any]:
+    """The analysis as JSON-ready data (the ``analysis`` object of the results file): the
+    dataclasses' fields, tuples as lists (a criterion gap as ``[name, gap]``)."""
+    import dataclasses
+
+    data: dict[str, Any] = _plain(dataclasses.asdict(analysis))
+    return data

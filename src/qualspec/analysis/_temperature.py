@@ -30,8 +30,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from qualspec.analysis._answers import Answer, temperature_order
-from qualspec.analysis._similarity import mean_pairwise_similarity
+from qualspec.analysis._answers import Answer, answer_texts, temperature_order
+from qualspec.analysis._similarity import Similarity
 
 __all__ = [
     "AGGREGATIONS",
@@ -140,7 +140,7 @@ def cell_metrics(
     *,
     threshold: float,
     aggregation: str,
-    method: str,
+    similarity: Similarity,
 ) -> CellTemperatureMetrics:
     """The metrics of one cell from its answers (any temperatures, any runs).
 
@@ -149,7 +149,7 @@ def cell_metrics(
         answers: The cell's answers.
         threshold: The pass threshold (0-10).
         aggregation: One of :data:`AGGREGATIONS`.
-        method: The similarity method (``embeddings`` or ``lexical``).
+        similarity: How answers are compared (``embeddings`` or ``lexical``).
     """
     by_temp: dict[float | None, list[Answer]] = {}
     for a in answers:
@@ -191,9 +191,7 @@ def cell_metrics(
         if len(scored) >= 2
         else None
     )
-    texts = [
-        a.response.text for a in answers if a.response.error is None and a.response.text is not None
-    ]
+    texts = answer_texts(answers)
     candidate, role, scenario, input_id = key
     return CellTemperatureMetrics(
         candidate=candidate,
@@ -201,8 +199,8 @@ def cell_metrics(
         scenario=scenario,
         input_id=input_id,
         points=tuple(points),
-        stability=mean_pairwise_similarity(texts, method),
-        similarity_method=method,
+        stability=similarity.mean(texts),
+        similarity_method=similarity.method,
         flake_temperature=flake,
         safety_ceiling=ceiling,
         optimal_temperature=optimal,

@@ -1,5 +1,9 @@
 """Console report (rich): scenario -> role -> candidate, then Candidate(role) x Temperature.
 
+With several temperatures or roles, the temperature and role analysis follows the scenarios
+(:mod:`._console_analysis`); the table cells then carry the runs' spread and the "(flaky)"
+and "(unstable)" marks.
+
 The nested lines are built as one styled :class:`rich.text.Text` per block and printed at
 once (tables between blocks): the same output as a ``console.print`` per line, about five
 times cheaper for a run with hundreds of inputs. Names, ids, answers and error messages
@@ -16,13 +20,14 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from qualspec.analysis import CellKey, CellScore
+    from qualspec.analysis import CellKey, CellScore, RunAnalysis, TemperaturePoint
     from qualspec.store import ResponseRecord, RunRecord
 
 __all__ = ["render_run"]
 
 _Entries = list[tuple["CellKey", "CellScore"]]
 _Merged = tuple[float | None, bool | None, int, int, int, int]
+_Points = dict[tuple[str, str | None, str | None, str, float | None], "TemperaturePoint"]
 _MAX_ERROR_CHARS = 300
 
 
@@ -80,10 +85,18 @@ class _Block:
 
 def render_run(run: RunRecord, console: Console, *, show_responses: bool = False) -> None:
     """Print the nested report, temperature tables and totals for ``run``."""
-    from qualspec.analysis import cell_key, cell_scores
+    from qualspec.analysis import analyze_run, cell_key, cell_scores
     from qualspec.report._comparisons import comparison_lines
 
     cells = cell_scores(run)
+    analysis: RunAnalysis | None = None
+    if len({k[4] for k in cells}) > 1 or len({k[2] for k in cells if k[2] is not None}) > 1:
+        analysis = analyze_run(run)
+    points: _Points = {}
+    for metrics in analysis.cells if analysis is not None else ():
+        for p in metrics.points:
+            row = (metrics.scenario, metrics.input_id, metrics.role, metrics.candidate)
+            points[(*row, p.temperature)] = p
     summary = run.summary
     out = _Block(console)
     out.line((summary.suite_name, "bold"), "  run ", (summary.id, "cyan"), f"  ({summary.status})")
@@ -178,10 +191,16 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
                                 out.line(f"{row_indent}    ", (f"{where}: {body}", "dim"))
             if len(temps) > 1:
                 out.flush()
-                console.print(_table(scenario, input_id, by_role, temps, labels, cells))
+                console.print(
+                    _table(scenario, input_id, by_role, temps, labels, cells, points, analysis)
+                )
         for parts in comparison_lines(run, scenario):
             out.line(*parts)
     out.flush()
+    if analysis is not None:
+        from qualspec.report._console_analysis import render_analysis
+
+        render_analysis(analysis, console)
     _render_totals(run, console)
 
 
@@ -211,9 +230,13 @@ def _table(
     temps: list[float],
     labels: dict[float, str],
     cells: dict[CellKey, CellScore],
+    points: _Points,
+    analysis: RunAnalysis | None,
 ) -> Table:
     from rich.table import Table
     from rich.text import Text
+
+    from qualspec.report._console_analysis import point_cell_text
 
     title = f"{scenario}" + (f" / {input_id}" if input_id is not None else "")
     roles = any(role is not None for role in by_role)
@@ -226,7 +249,15 @@ def _table(
             row: list[str | Text] = [Text(f"{cand} ({role})" if role is not None else cand)]
             for t in temps:
                 found = cells.get((scenario, input_id, role, cand, t))
-                row.append("" if found is None else _cell_text(found))
+                if found is None:
+                    row.append("")
+                elif found.mean is not None and analysis is not None:
+                    point = points.get((scenario, input_id, role, cand, t))
+                    row.append(
+                        point_cell_text(found.mean, found.passed, point, analysis.aggregation)
+                    )
+                else:
+                    row.append(_cell_text(found))
             table.add_row(*row)
     return table
 

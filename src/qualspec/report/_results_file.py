@@ -10,6 +10,8 @@ Layout (``schema_version`` "1.1"; 1.1 added ``kind`` to responses and ``evaluato
               "metadata", ...every other RunSummary field except the live lock state
               (owner_pid, owner_host, heartbeat_at)},
       "summary": {"counts": {...}, "mean_score", "cost_usd": {...}, "tokens": {...}},
+      "analysis": {"cells", "role_gaps", "observations", "recommended_temperature",
+                   "similarity_method", "aggregation"},
       "responses": [{...every ResponseRecord field..., "prompts": {...},
                      "judgments": [{..., "prompt": {...}}, ...]}, ...],
       "unattached_judgments": [...]      # only when a judgment's response is missing
@@ -28,8 +30,11 @@ group of answers judged side by side) are ``unattached_judgments`` (their subjec
 group, not one response); they are counted as ``comparisons``, not among the judgments, and
 ``summary.comparisons`` sums each comparison up (wins per member and per group, ties, mean
 scores, unscored and skipped groups, and with debias how often the two orders disagreed).
-A reader accepts every ``1.x`` file (unknown fields are
-ignored) and refuses a newer major version. Files are written atomically: a temporary file
+``analysis`` is derived too: the temperature and role analysis of
+:func:`qualspec.analysis.analyze_run` (as :func:`~qualspec.analysis.analysis_to_dict` writes
+it), added within 1.1 as a field 1.x readers ignore. A reader accepts every ``1.x`` file
+(unknown fields are ignored) and refuses a newer major version. Files are written
+atomically: a temporary file
 in the same directory, fsync, then ``os.replace``.
 """
 
@@ -47,7 +52,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from qualspec.analysis import judgments_by_response, run_totals
+from qualspec.analysis import analysis_to_dict, analyze_run, judgments_by_response, run_totals
 from qualspec.errors import SchemaVersionError, StoreError
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
@@ -210,6 +215,7 @@ def run_to_dict(run: RunRecord, prompts: PromptRefs | None = None) -> dict[str, 
         "qualspec_version": __version__,
         "run": _summary_fields(s),
         "summary": _summary_dict(run),
+        "analysis": analysis_to_dict(analyze_run(run)),
         "responses": responses,
     }
     unattached = [_judgment_dict(j, prompts) for j in run.judgments if j.response_key not in keys]

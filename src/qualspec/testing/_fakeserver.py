@@ -2,7 +2,8 @@
 
 It is a real aiohttp server on 127.0.0.1 in a background thread, with switchable faults
 (HTTP errors with ``Retry-After``, hangs, malformed bodies), latency and call counters.
-Answers are deterministic: ``"Answer to: <last user message>"``, or the judge reply
+Answers are deterministic: ``"Answer to: <last user message>"`` (or what ``answer``, also
+named ``answer_reply``, returns for the request body), or the judge reply
 (``{"score": 8, ...}``) when structured output is requested or the prompt mentions a
 score or a judge. By default an all-criteria judge gets 8 for every criterion, and a
 comparison 8 for the first answer shown (the winner) and 6 for the others.
@@ -97,10 +98,13 @@ class FakeServer:
         log_requests: bool = True,
         response_formats: tuple[str, ...] | None = None,
         answer: Callable[[dict[str, Any]], str] | None = None,
+        answer_reply: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.latency = latency
-        # the answer to a call that is not a judge's (None: "Answer to: <last user message>")
-        self.answer = answer
+        # the answer to a call that is not a judge's, from its request body (temperature,
+        # messages, ...); None: "Answer to: <last user message>". Two branches of issue 9
+        # named it differently: ``answer_reply`` is the same setting.
+        self.answer = answer if answer is not None else answer_reply
         # the response_format types accepted (None: any); others get llama.cpp's 500
         self.response_formats = response_formats
         self.require_key = require_key
