@@ -28,7 +28,8 @@ def _one_line(text: str, limit: int = _MAX_REASON_CHARS) -> str:
 def _where(details: dict[str, Any], temps: bool, runs: bool) -> str:
     group = details.get("group") or {}
     held, value = next(iter(group.items()), ("role", None))
-    parts = [f"{held} {value if value is not None else '(none)'}"]
+    # a suite without roles compares its candidates per scenario: no role to name
+    parts = [f"{held} {value}"] if value is not None else []
     if details.get("input_id") is not None:
         parts.append(f"input {details['input_id']}")
     if temps:
@@ -36,7 +37,7 @@ def _where(details: dict[str, Any], temps: bool, runs: bool) -> str:
         parts.append("@default" if temperature is None else f"@{temperature:g}")
     if runs:
         parts.append(f"run {int(details.get('run_index') or 0) + 1}")
-    return " ".join(parts)
+    return " ".join(parts) or "all answers"
 
 
 def _group_lines(
@@ -115,7 +116,7 @@ def comparison_lines(run: RunRecord, scenario: str) -> list[list[Part]]:
         )
         for j in mine:
             out.extend(_group_lines(j, "      ", temps, runs, member_rank))
-        ranked = sorted(summary.wins.items(), key=lambda kv: (-kv[1], kv[0]))
+        ranked = sorted(summary.wins.items(), key=lambda kv: -kv[1])  # ties: suite order
         wins = ", ".join(f"{member} {n}" for member, n in ranked)
         ties = f"; {summary.ties} tied" if summary.ties else ""
         out.append([f"      wins: {wins or '-'}{ties} (of {summary.scored} judged)"])
