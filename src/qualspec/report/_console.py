@@ -81,7 +81,7 @@ class _Block:
 def render_run(run: RunRecord, console: Console, *, show_responses: bool = False) -> None:
     """Print the nested report, temperature tables and totals for ``run``."""
     from qualspec.analysis import cell_key, cell_scores
-    from qualspec.report._comparisons import comparison_lines
+    from qualspec.report._comparisons import comparison_blocks
 
     cells = cell_scores(run)
     summary = run.summary
@@ -121,6 +121,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
             labels[t] = f"Temp {_temp_label(t, eff)}"
 
     checks = _checks_by_row(run)
+    compared = comparison_blocks(run)
     for scenario, by_input in by_scenario.items():
         out.line()
         out.line(("SCENARIO:", "bold"), f" {scenario}")
@@ -179,7 +180,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
             if len(temps) > 1:
                 out.flush()
                 console.print(_table(scenario, input_id, by_role, temps, labels, cells))
-        for parts in comparison_lines(run, scenario):
+        for parts in compared.get(scenario, ()):
             out.line(*parts)
     out.flush()
     _render_totals(run, console)
