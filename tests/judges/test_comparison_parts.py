@@ -182,3 +182,103 @@ def test_a_bad_verdict_is_unscored_never_guessed(reply: str, reason: str) -> Non
 def test_the_structured_answer_is_read_first() -> None:
     parsed = read_comparison("not json", {"scores": {"A": 3, "B": 9}, "winner": "B"}, ["A", "B"])
     assert parsed.scores == {"A": 3.0, "B": 9.0} and parsed.winner == "B"
+
+
+def _record(**details: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "type": "comparison",
+        "compare": "roles",
+        "within": "candidates",
+        "scenario": "s",
+        "input_id": None,
+        "temperature": 0.0,
+        "run_index": 0,
+        "group": {"candidate": "c1"},
+        "members": {"k1": "naive", "k2": "expert"},
+        "winner": "k2",
+        "seed": 1,
+        "order": ["k1", "k2"],
+        "labels": {"A": "k1", "B": "k2"},
+        "debias": None,
+    }
+    base.update(details)
+    return base
+
+
+def test_the_summary_counts_wins_ties_disagreements_and_skipped_groups() -> None:
+    from datetime import UTC, datetime
+
+    from qualspec.judges import comparison_records, comparison_summary
+    from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
+
+    def judgment(key: str, scores: dict[str, float | None] | None, **details: object) -> object:
+        return JudgmentRecord(
+            response_key=key,
+            criterion="comparison",
+            judge_key="j" + key,
+            judge_model="openai/judge",
+            threshold=None,
+            evaluator="by_role",
+            subject=["k1", "k2"],
+            scores=scores,
+            unscored_reason=None if scores else "no score for label B",
+            details=_record(**details),
+        )
+
+    flipped = {"reversed_order": ["k2", "k1"], "reversed_scores": {}, "reversed_winner": "k1"}
+    judgments = [
+        judgment("g1", {"k1": 4.0, "k2": 8.0}, debias={**flipped, "disagreed": False}),
+        judgment(
+            "g2",
+            {"k1": 7.0, "k2": 7.0},
+            winner="tie",
+            group={"candidate": "c2"},
+            debias={**flipped, "disagreed": True},
+        ),
+        judgment("g3", None, winner=None, debias={**flipped, "disagreed": None}),
+        JudgmentRecord(  # a criteria judgment: not a comparison
+            response_key="k1", criterion="good", judge_key="x", judge_model="m", threshold=7.0
+        ),
+    ]
+    responses = [
+        ResponseRecord(
+            key=f"r{i}",
+            candidate=c,
+            role=r,
+            scenario="s",
+            input_id=None,
+            temperature=0.0,
+            effective_temperature=0.0,
+            run_index=0,
+            provider="openai",
+            model="m",
+            text="t",
+        )
+        for i, (c, r) in enumerate([("c1", "naive"), ("c1", "expert"), ("c3", "naive")])
+    ]
+    run = RunRecord(
+        summary=RunSummary(
+            id="run",
+            suite_name="s",
+            suite_hash="h",
+            status="finished",
+            started_at=datetime(2026, 1, 1, tzinfo=UTC),
+            finished_at=None,
+            metadata={"dimensions": {"roles": ["naive", "expert"], "candidates": ["c2", "c1"]}},
+        ),
+        responses=responses,
+        judgments=judgments,  # type: ignore[arg-type]
+    )
+    assert [j.response_key for j in comparison_records(run)] == ["g1", "g2", "g3"]
+    (summary,) = comparison_summary(run)
+    assert (summary.name, summary.compare, summary.within) == ("by_role", "roles", "candidates")
+    assert (summary.groups, summary.scored, summary.unscored, summary.errors) == (3, 2, 1, 0)
+    assert summary.wins == {"naive": 0, "expert": 1} and summary.ties == 1
+    # groups in the suite's order of candidates (c2 before c1)
+    assert list(summary.wins_by_group) == ["c2", "c1"]
+    assert summary.wins_by_group["c1"] == {"naive": 0, "expert": 1}
+    assert summary.mean_scores == {"naive": 5.5, "expert": 7.5}
+    assert (summary.debias, summary.debiased, summary.disagreed) == (True, 2, 1)
+    assert summary.disagreement_rate == 0.5
+    assert summary.skipped == 1  # c3 answered one role only
+    assert summary.to_dict()["disagreement_rate"] == 0.5

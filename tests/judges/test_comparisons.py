@@ -302,3 +302,28 @@ def test_the_dry_run_counts_comparison_calls(
     assert "Comparison calls: 4 (compare_candidates_within_roles: 4 groups)" in out
     assert "Comparison calls: 8 (suppression: 4 groups)" in out
     assert "suppression (roles within candidates, fake/judge, debias)" in out
+
+
+def test_a_group_left_with_one_answer_is_recorded_unscored_not_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def answer(body: dict[str, Any]) -> str:
+        if body["model"] == "model-sx2":
+            raise RuntimeError("this model is down")  # the server answers HTTP 500
+        return answer_by_model(body)
+
+    with FakeServer(answer=answer, judge_reply=by_content) as server:
+        code, data = run_suite(
+            tmp_path, server, "  - {compare: candidates, within: roles}", "--retries", "0"
+        )
+        requests = comparison_requests(server)
+    assert code == 0
+    assert requests == []  # nothing to compare: no judge call
+    found = records(data)
+    assert len(found) == 2
+    for j in found:
+        assert j["scores"] is None and j["error"] is None
+        assert "fewer than two answers" in j["unscored_reason"]
+        assert len(j["subject"]) == 1
+    out = capsys.readouterr().out
+    assert "unscored (fewer than two answers to compare" in out

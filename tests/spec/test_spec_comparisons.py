@@ -169,3 +169,16 @@ def test_python_suite_errors_point_at_the_entry(tmp_path: Path) -> None:
         line.startswith(f"{path}:8:") and "compare and within are both 'roles'" in line
         for line in lines
     ), lines
+
+
+def test_a_suite_with_comparisons_needs_no_criteria(tmp_path: Path) -> None:
+    from qualspec.engine import expand
+    from qualspec.spec import criteria_issues
+
+    path = _suite(tmp_path, "  - {compare: candidates}\n")
+    path.write_text(path.read_text().replace(", criteria: [explains]", ""))
+    suite = load_suite(path)
+    assert criteria_issues(suite.evaluation, ["s"], file=str(path)) == []
+    plan = expand(suite)
+    # no criteria: no criteria judge is created, the comparison is
+    assert [c.type for c in plan.run_evaluators()] == ["comparative"]

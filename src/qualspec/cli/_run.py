@@ -281,7 +281,8 @@ class _LazyProgress:
             transient=False,
         )
         self._tasks["candidate"] = bar.add_task("answers", total=len(self._plan.items))
-        if self._judge and self._plan.judge_calls:
+        compared = any(j.type == "comparative" for j in self._plan.judges)
+        if self._judge and (self._plan.judge_calls or compared):  # the run sets the total
             self._tasks["judge"] = bar.add_task("judgments", total=self._plan.judge_calls)
         bar.start()
         self._bar = bar

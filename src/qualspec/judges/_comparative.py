@@ -47,6 +47,8 @@ __all__ = [
 COMPARISON_ASPECT = "comparison"
 DIMENSIONS = ("candidates", "roles")
 _DEFAULT_CRITERIA = ("answers the question well: correct, complete and useful",)
+_ALL_ANSWERS_CHARS = 6000  # what the answers of a group may take of the judge's window
+_MIN_ANSWER_CHARS = 400
 _BASE_MAX_TOKENS = 160
 _TOKENS_PER_LABEL = 16
 
@@ -275,7 +277,11 @@ class ComparativeJudge:
                 view=view,
                 answers=answers,
                 criteria=criteria,
-                max_response_chars=self.max_response_chars,
+                # several answers share the judge's window: each gets its share of it
+                max_response_chars=min(
+                    self.max_response_chars,
+                    max(_MIN_ANSWER_CHARS, _ALL_ANSWERS_CHARS // len(order)),
+                ),
                 retry_note=retry_note,
             )
             reply = await ctx.complete(

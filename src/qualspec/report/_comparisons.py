@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from qualspec.store import JudgmentRecord, RunRecord
+    from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
-__all__ = ["comparison_lines"]
+__all__ = ["comparison_blocks"]
 
 Part = str | tuple[str, str]
 _MAX_REASON_CHARS = 160
@@ -28,7 +28,8 @@ def _one_line(text: str, limit: int = _MAX_REASON_CHARS) -> str:
 def _where(details: dict[str, Any], temps: bool, runs: bool) -> str:
     group = details.get("group") or {}
     held, value = next(iter(group.items()), ("role", None))
-    parts = [f"{held} {value if value is not None else '(none)'}"]
+    # a suite without roles compares its candidates per scenario: no role to name
+    parts = [f"{held} {value}"] if value is not None else []
     if details.get("input_id") is not None:
         parts.append(f"input {details['input_id']}")
     if temps:
@@ -36,7 +37,7 @@ def _where(details: dict[str, Any], temps: bool, runs: bool) -> str:
         parts.append("@default" if temperature is None else f"@{temperature:g}")
     if runs:
         parts.append(f"run {int(details.get('run_index') or 0) + 1}")
-    return " ".join(parts)
+    return " ".join(parts) or "all answers"
 
 
 def _group_lines(
@@ -85,16 +86,58 @@ def _group_order(j: JudgmentRecord, rank: Callable[[str], tuple[int, str]]) -> t
     )
 
 
-def comparison_lines(run: RunRecord, scenario: str) -> list[list[Part]]:
-    """The lines of ``scenario``'s Comparisons block (none when it has no comparison)."""
-    from qualspec.judges import comparison_records, comparison_summary, dimension_rank
+def comparison_blocks(run: RunRecord) -> dict[str, list[list[Part]]]:
+    """Scenario -> the lines of its Comparisons block (scenarios without one are left out).
 
-    records = [j for j in comparison_records(run) if (j.details or {}).get("scenario") == scenario]
-    temps = len({(j.details or {}).get("temperature") for j in comparison_records(run)}) > 1
-    runs = any((j.details or {}).get("run_index") for j in comparison_records(run))
+    Each line is a list of plain strings and ``(text, style)`` pairs.
+    """
+    from qualspec.judges import comparison_records
+
+    found = comparison_records(run)
+    if not found and not _configured(run):
+        return {}
+    temps = len({(j.details or {}).get("temperature") for j in found}) > 1
+    runs = any((j.details or {}).get("run_index") for j in found)
+    by_scenario: dict[str, list[JudgmentRecord]] = {}
+    for j in found:
+        by_scenario.setdefault(str((j.details or {}).get("scenario")), []).append(j)
+    responses: dict[str, list[ResponseRecord]] = {}
+    for r in run.responses:
+        responses.setdefault(r.scenario, []).append(r)
+    out: dict[str, list[list[Part]]] = {}
+    for scenario in dict.fromkeys([*responses, *by_scenario]):
+        lines = _block(
+            run,
+            by_scenario.get(scenario, []),
+            responses.get(scenario, []),
+            temps=temps,
+            runs=runs,
+        )
+        if lines:
+            out[scenario] = lines
+    return out
+
+
+def _configured(run: RunRecord) -> bool:
+    evaluators = run.summary.metadata.get("evaluators") if run.summary.metadata else None
+    return isinstance(evaluators, list) and any(
+        isinstance(e, dict) and e.get("type") == "comparative" for e in evaluators
+    )
+
+
+def _block(
+    run: RunRecord,
+    records: list[JudgmentRecord],
+    responses: list[ResponseRecord],
+    *,
+    temps: bool = False,
+    runs: bool = False,
+) -> list[list[Part]]:
+    from qualspec.judges import comparison_summary, dimension_rank
+
     scoped = dataclasses.replace(
         run,
-        responses=[r for r in run.responses if r.scenario == scenario],
+        responses=responses,
         judgments=records,
         superseded_responses=[],
         superseded_judgments=[],
@@ -115,7 +158,7 @@ def comparison_lines(run: RunRecord, scenario: str) -> list[list[Part]]:
         )
         for j in mine:
             out.extend(_group_lines(j, "      ", temps, runs, member_rank))
-        ranked = sorted(summary.wins.items(), key=lambda kv: (-kv[1], kv[0]))
+        ranked = sorted(summary.wins.items(), key=lambda kv: -kv[1])  # ties: suite order
         wins = ", ".join(f"{member} {n}" for member, n in ranked)
         ties = f"; {summary.ties} tied" if summary.ties else ""
         out.append([f"      wins: {wins or '-'}{ties} (of {summary.scored} judged)"])

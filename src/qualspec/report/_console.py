@@ -86,7 +86,7 @@ class _Block:
 def render_run(run: RunRecord, console: Console, *, show_responses: bool = False) -> None:
     """Print the nested report, temperature tables and totals for ``run``."""
     from qualspec.analysis import analyze_run, cell_key, cell_scores
-    from qualspec.report._comparisons import comparison_lines
+    from qualspec.report._comparisons import comparison_blocks
 
     cells = cell_scores(run)
     analysis: RunAnalysis | None = None
@@ -134,6 +134,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
             labels[t] = f"Temp {_temp_label(t, eff)}"
 
     checks = _checks_by_row(run)
+    compared = comparison_blocks(run)
     for scenario, by_input in by_scenario.items():
         out.line()
         out.line(("SCENARIO:", "bold"), f" {scenario}")
@@ -194,7 +195,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
                 console.print(
                     _table(scenario, input_id, by_role, temps, labels, cells, points, analysis)
                 )
-        for parts in comparison_lines(run, scenario):
+        for parts in compared.get(scenario, ()):
             out.line(*parts)
     out.flush()
     if analysis is not None:

@@ -260,8 +260,9 @@ def criteria_issues(
     source: Path | None = None,
     locator: Locator | None = None,
 ) -> list[SpecIssue]:
-    """Issues for the given scenarios that have nothing to judge (no criteria, rubric or
-    temperature-specific criteria): an error when the run is judged, fine with --no-judge.
+    """Issues for the given scenarios that have nothing to judge (no criteria, rubric,
+    temperature-specific criteria or checks, and the suite has no comparisons): an error
+    when the run is judged, fine with --no-judge.
 
     Args:
         evaluation: The loaded suite.
@@ -273,6 +274,8 @@ def criteria_issues(
             behaviours).
     """
     wanted = set(scenarios)
+    if evaluation.comparisons:  # answers compared side by side need no criteria of their own
+        return []
     missing = [
         (i, s)
         for i, s in enumerate(evaluation.scenarios)
@@ -297,8 +300,8 @@ def criteria_issues(
                 col,
                 format_field(path),
                 f"scenario '{scenario.name}' has no criteria to judge; add `criteria:` "
-                "(statements scored 0-10), `rubric:` (e.g. helpfulness) or `expect:` checks, "
-                "or run with --no-judge",
+                "(statements scored 0-10), `rubric:` (e.g. helpfulness), `expect:` checks or "
+                "`comparisons:`, or run with --no-judge",
             )
         )
     return issues
