@@ -287,3 +287,25 @@ def test_chart_with_more_series_than_colours_dashes_the_rest() -> None:
     svg = score_chart(series, title="many")
     assert svg.count('class="series c0 dashed"') == 1 and svg.count('class="series c1 dashed"') == 1
     assert svg.count("<polyline") == N_COLOURS + 2
+
+
+def test_one_temperature_and_no_roles_no_analysis(run: RunRecord) -> None:
+    data = run_to_dict(run)
+    data["responses"] = [
+        r for r in data["responses"] if r["temperature"] == 0.0 and r["role"] == "naive"
+    ]
+    for r in data["responses"]:
+        r["role"] = None
+    page = render_html(run_from_dict(data, source="test"))
+    assert 'id="analysis"' not in page and 'class="tmetrics"' not in page
+    assert page.count('<details class="resp"') == 8  # 2 scenarios x 2 candidates x 2 runs
+
+
+def test_one_temperature_with_roles_has_role_gaps_but_no_temperature_metrics(
+    run: RunRecord,
+) -> None:
+    data = run_to_dict(run)
+    data["responses"] = [r for r in data["responses"] if r["temperature"] == 0.0]
+    page = render_html(run_from_dict(data, source="test"))
+    assert 'id="analysis"' in page and "naive \u2212 expert" in page
+    assert 'class="tmetrics"' not in page

@@ -46,6 +46,13 @@ def _role_css(n_roles: int) -> str:
     return "\n".join(rules)
 
 
+def _analysable(record: RunRecord) -> bool:
+    """Several temperatures or several roles: something for the analysis to say."""
+    temps = {r.temperature for r in record.responses}
+    roles = {r.role for r in record.responses if r.role is not None}
+    return len(temps) > 1 or len(roles) > 1
+
+
 def csp_for(style: str) -> str:
     """The page's Content-Security-Policy: nothing but its own style element."""
     digest = base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode()
@@ -69,7 +76,8 @@ def render_html(
         prices: The price table that values what cached answers saved (default: the
             built-in table with the user's overrides).
         analysis: The run's temperature and role analysis (default:
-            ``analyze_run(record)`` with the run's recorded threshold and aggregation).
+            ``analyze_run(record)`` with the run's recorded threshold and aggregation, for a
+            run with several temperatures or roles, as the console report does).
 
     Returns:
         The page.
@@ -80,7 +88,7 @@ def render_html(
     from qualspec import __version__
     from qualspec.analysis import analyze_run
 
-    if analysis is None:
+    if analysis is None and _analysable(record):
         analysis = analyze_run(record)
     view = build_view(record, prices=prices, analysis=analysis)
     style = "\n" + _read("report.css") + _role_css(len(view.roles)) + "\n"

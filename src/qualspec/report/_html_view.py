@@ -351,7 +351,7 @@ class _Builder:
                         overall=_merge(by_temp.values()) if len(self.temps) > 1 else None,
                     )
                 )
-                if cid in self.metrics:
+                if cid in self.metrics and len(self.temps) > 1:
                     metrics.append(self.metrics[cid])
             order = {c: i for i, c in enumerate(by_candidate)}
             records = sorted(
