@@ -82,6 +82,8 @@ def test_run_html_writes_the_report_beside_the_results(
     assert run_id in page and "cli &lt;i&gt;html&lt;/i&gt;" in page
     assert "Say &lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
     assert "<script" not in page
+    # the provider's base URL (http://127.0.0.1:PORT/v1) is in the suite, never in the page
+    assert "http://" not in page and "https://" not in page
     assert page.count('<details class="resp"') == 8  # 2 candidates x 2 roles x 2 temps
     assert json.loads((workdir / "results" / "run.json").read_text())["run"]["id"] == run_id
 
