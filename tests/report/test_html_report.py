@@ -152,7 +152,9 @@ def test_charts_one_per_scenario_one_line_per_candidate_and_role(page: str) -> N
     assert labels == ["alpha (naive)", "beta (naive)", "alpha (expert)", "beta (expert)"]
     assert sum(1 for t, _ in tags.tags if t == "polyline") == 8
     # beta (naive) on 'dosing': 6.25 at 0, 3.25 at 1 -> its line falls
-    m = re.search(r'data-series="beta \(naive\)"><polyline points="([^"]+)"', page)
+    m = re.search(
+        r'data-series="beta \(naive\)" stroke-width="[\d.]+"><polyline points="([^"]+)"', page
+    )
     assert m is not None
     (x0, y0), (x1, y1) = (map(float, p.split(",")) for p in m.group(1).split())
     assert x1 > x0 and y1 > y0  # later temperature to the right, lower score further down
@@ -272,7 +274,7 @@ def test_chart_places_the_default_temperature_first_and_breaks_lines_at_gaps() -
     assert [a.get("class") for t, a in tags.tags if t == "svg"] == ["chart"]
     ticks = re.findall(r'text-anchor="middle">([^<]+)</text>', svg)
     assert ticks[:3] == ["default", "0", "1"]  # None first, then by value (evenly spaced)
-    polylines = re.findall(r'<g class="series ([^"]+)" data-series="([^"]+)">(.*?)</g>', svg)
+    polylines = re.findall(r'<g class="series ([^"]+)" data-series="([^"]+)"[^>]*>(.*?)</g>', svg)
     assert [(c, label) for c, label, _ in polylines] == [("c0", "a &lt;b&gt;"), ("c1", "b")]
     assert polylines[0][2].count("<polyline") == 1 and polylines[0][2].count("<circle") == 3
     # b has no score at 1: its line from default to 0 stands, nothing is drawn past the gap
@@ -309,3 +311,12 @@ def test_one_temperature_with_roles_has_role_gaps_but_no_temperature_metrics(
     page = render_html(run_from_dict(data, source="test"))
     assert 'id="analysis"' in page and "naive \u2212 expert" in page
     assert 'class="tmetrics"' not in page
+
+
+def test_chart_lines_that_coincide_stay_visible() -> None:
+    from qualspec.report._html_svg import Series, score_chart
+
+    same = ((0.0, 5.0), (1.0, 5.0))
+    svg = score_chart([Series("a", same), Series("b", same), Series("c", same)], title="t")
+    widths = [float(w) for w in re.findall(r'class="series[^"]*"[^>]*stroke-width="([\d.]+)"', svg)]
+    assert len(widths) == 3 and widths[0] > widths[1] > widths[2]  # drawn in order, narrower

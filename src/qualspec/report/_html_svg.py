@@ -18,6 +18,7 @@ __all__ = ["Series", "score_chart"]
 _W, _H = 560, 260  # the plot's viewBox (legend below it)
 _LEFT, _RIGHT, _TOP, _BOTTOM = 44, 16, 14, 40
 _LEGEND_ROW = 18
+_LEGEND_GAP = 10  # between the axis title and the legend
 N_COLOURS = 8  # .c0 .. .c7 in the style sheet; more series reuse them with a dash pattern
 
 
@@ -43,7 +44,8 @@ def score_chart(series: Sequence[Series], *, title: str) -> str:
     Temperatures are placed by value when all are numbers, evenly (as categories) when
     one is ``default``. A point without a score breaks its line: each run of consecutive
     scored points is one ``polyline`` inside the series' ``<g class="series">``; each point
-    is a circle with a ``<title>`` tooltip.
+    is a circle with a ``<title>`` tooltip. Earlier series are drawn wider, so that lines
+    that coincide still show every colour.
 
     Args:
         series: The lines, in legend order.
@@ -69,7 +71,7 @@ def score_chart(series: Sequence[Series], *, title: str) -> str:
     def y_of(score: float) -> float:
         return _TOP + (1 - max(0.0, min(10.0, score)) / 10) * plot_h
 
-    legend_h = _LEGEND_ROW * ((len(series) + 1) // 2) + 8
+    legend_h = _LEGEND_ROW * ((len(series) + 1) // 2) + 8 + _LEGEND_GAP
     height = _H + legend_h
     out = [
         f'<svg class="chart" viewBox="0 0 {_W} {height}" role="img" '
@@ -100,7 +102,13 @@ def score_chart(series: Sequence[Series], *, title: str) -> str:
     out.append("</g>")
     for i, s in enumerate(series):
         colour = f"c{i % N_COLOURS}" + (" dashed" if i >= N_COLOURS else "")
-        out.append(f'<g class="series {colour}" data-series="{escape(s.label)}">')
+        # earlier lines are wider, so that lines that coincide still show each colour
+        wider = (len(series) - 1 - i) / max(len(series) - 1, 1)
+        width, radius = 2.0 + 3.0 * wider, 3.0 + 2.5 * wider
+        out.append(
+            f'<g class="series {colour}" data-series="{escape(s.label)}" '
+            f'stroke-width="{width:.1f}">'
+        )
         runs: list[list[tuple[float, float]]] = [[]]
         for temp, value in sorted(s.points, key=lambda p: _sort_key(p[0])):
             if value is None:
@@ -116,7 +124,7 @@ def score_chart(series: Sequence[Series], *, title: str) -> str:
                 continue
             tip = f"{s.label} at {temperature_label(temp)}: {_fmt(value)}/10"
             out.append(
-                f'<circle cx="{x_of(temp):.1f}" cy="{y_of(value):.1f}" r="3.5">'
+                f'<circle cx="{x_of(temp):.1f}" cy="{y_of(value):.1f}" r="{radius:.1f}">'
                 f"<title>{escape(tip)}</title></circle>"
             )
         out.append("</g>")
@@ -125,7 +133,7 @@ def score_chart(series: Sequence[Series], *, title: str) -> str:
     for i, s in enumerate(series):
         col, row = i % 2, i // 2
         x = _LEFT + col * (plot_w / 2)
-        y = _H + row * _LEGEND_ROW
+        y = _H + _LEGEND_GAP + row * _LEGEND_ROW
         colour = f"c{i % N_COLOURS}" + (" dashed" if i >= N_COLOURS else "")
         out.append(
             f'<g class="{colour}"><line x1="{x:.1f}" y1="{y:.1f}" x2="{x + 22:.1f}" '
