@@ -138,8 +138,9 @@ def test_temperature_example_on_the_embedded_model(
         "--output",
         "out.json",
     )
-    out = capsys.readouterr().out
-    assert code == 0, out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert code == 0, captured.err + out[-3000:]
     data = json.loads((tmp_path / "out.json").read_text())
     assert len(data["responses"]) == 6
     assert all(r["error"] is None and r["text"] for r in data["responses"])

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qualspec.analysis._aggregate import suite_order
 from qualspec.analysis._answers import Answer, answer_texts, answers_of, temperature_order
 from qualspec.analysis._roles import RoleGap, role_gaps
 from qualspec.analysis._similarity import EMBEDDINGS, LEXICAL, Similarity, similarity_method
@@ -139,22 +140,8 @@ def analyze_run(
     for a in answers:
         r = a.response
         groups.setdefault((r.candidate, r.role, r.scenario, r.input_id), []).append(a)
-    rank = {
-        "candidate": {n: i for i, n in enumerate(candidates)},
-        "role": {n: i for i, n in enumerate(roles)},
-        "scenario": {n: i for i, n in enumerate(scenarios)},
-    }
-    keys = sorted(
-        groups,
-        key=lambda k: (
-            rank["scenario"][k[2]],
-            k[3] is not None,
-            k[3] or "",
-            k[1] is not None,
-            rank["role"].get(k[1] or "", 0),
-            rank["candidate"][k[0]],
-        ),
-    )
+    order = suite_order(record)  # scenario, input (file order), role, candidate
+    keys = sorted(groups, key=lambda k: order((k[2], k[3], k[1], k[0], 0.0)))
 
     def metrics(how: str) -> tuple[CellTemperatureMetrics, ...]:
         compare = Similarity(how)
