@@ -16,6 +16,7 @@ SRC = Path(qualspec.__file__).resolve().parent
 PUBLIC = {
     "AtTemperature",
     "Candidate",
+    "Comparison",
     "EvalContext",
     "Evaluation",
     "Evaluator",

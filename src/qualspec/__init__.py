@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "AtTemperature": "qualspec.spec",
     "Candidate": "qualspec.spec",
+    "Comparison": "qualspec.spec",
     "Evaluation": "qualspec.spec",
     "EvalContext": "qualspec.engine",
     "EvaluatorConfig": "qualspec.spec",
@@ -37,6 +38,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AtTemperature",
     "Candidate",
+    "Comparison",
     "EvalContext",
     "Evaluation",
     "Evaluator",
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from qualspec.spec import (
         AtTemperature,
         Candidate,
+        Comparison,
         Evaluation,
         EvaluatorConfig,
         JudgeConfig,

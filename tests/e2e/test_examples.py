@@ -73,6 +73,14 @@ def test_example_runs_on_the_test_server(
     assert all(r["error"] is None for r in data["responses"])
     judged = [j for r in data["responses"] for j in r["judgments"] if j["evaluator"] != "expect"]
     assert judged and all(j["score"] == 8 for j in judged)
+    compared = [
+        j
+        for j in data.get("unattached_judgments", [])
+        if (j.get("details") or {}).get("type") == "comparison"
+    ]
+    if "evidence" in example:  # 2 roles x 2 temperatures; 3 candidates x 2 temperatures
+        assert len(compared) == 4 + 6 and all(j["scores"] for j in compared)
+        assert "Comparisons:" in out
     # Identical judge calls (same answer, same criterion) may be served from the cache
     # when one finishes before the other starts, and an all-criteria judge makes one call
     # per answer: the calls the run reports are the calls the server saw.
@@ -101,6 +109,10 @@ def test_examples_dry_run_counts(
     # 3 candidates x 2 roles x 1 scenario x 1 temperature; 3 rubric criteria each
     assert "Candidate calls: 6" in out
     assert "Judge calls: 18" in out
+    # side by side: the 3 candidates per role (2 groups), each candidate's 2 roles (3 groups,
+    # both orders)
+    assert "Comparison calls: 2 (compare_candidates_within_roles: 2 groups)" in out
+    assert "Comparison calls: 6 (disclosure_by_role: 3 groups)" in out
     assert "Estimated cost" in out
     assert server.calls == 0
 

@@ -14,7 +14,7 @@ BAD = Path(__file__).parent / "data" / "bad"
 
 _NO_CRITERIA = (
     "has no criteria to judge; add `criteria:` (statements scored 0-10), "
-    "`rubric:` (e.g. helpfulness) or `expect:` checks"
+    "`rubric:` (e.g. helpfulness), `expect:` checks or `comparisons:`"
 )
 _PREFIX = "needs a provider prefix: write provider/model, e.g. local/smollm2 or openai/gpt-4o"
 _RANGE = "is outside 0..2; use a value from 0 to 2 (providers with a smaller range clamp it)"

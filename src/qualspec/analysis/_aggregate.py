@@ -81,8 +81,9 @@ class RunTotals:
     ``passed``/``failed`` count judgments by their own pass flag (``expect:`` checks
     included; ``checks``, ``checks_passed`` and ``checks_failed`` count those alone);
     ``mean_score`` is the mean of every scored judgment but the checks' 0-or-10 records
-    (None when none). A cost is None when one of its calls had no known price (see the
-    module docstring).
+    (None when none). Comparison records (``details["type"] == "comparison"``) are counted
+    only in ``comparisons``, not among the judgments (their tokens and cost are counted).
+    A cost is None when one of its calls had no known price (see the module docstring).
     """
 
     responses: int
@@ -104,6 +105,7 @@ class RunTotals:
     checks: int = 0
     checks_passed: int = 0
     checks_failed: int = 0
+    comparisons: int = 0
 
     @property
     def cost_usd(self) -> float | None:
@@ -294,17 +296,21 @@ def run_totals(run: RunRecord) -> RunTotals:
         The totals; missing token counts count as zero, a cost with a call of unknown
         price is None.
     """
-    scores = [j.score for j in run.judgments if j.score is not None]
-    checks = [j for j in run.judgments if j.evaluator == CHECKS_EVALUATOR]
-    judged = [j.score for j in run.judgments if j.evaluator != CHECKS_EVALUATOR]
+    from qualspec.judges import is_comparison
+
+    # comparisons rank a group's answers: counted apart, their calls in tokens and cost
+    records = [j for j in run.judgments if not is_comparison(j)]
+    scores = [j.score for j in records if j.score is not None]
+    checks = [j for j in records if j.evaluator == CHECKS_EVALUATOR]
+    judged = [j.score for j in records if j.evaluator != CHECKS_EVALUATOR]
     return RunTotals(
         responses=len(run.responses),
         errors=sum(1 for r in run.responses if r.error is not None),
-        judgments=len(run.judgments),
+        judgments=len(records),
         scored=len(scores),
-        unscored=len(run.judgments) - len(scores),
-        passed=sum(1 for j in run.judgments if j.passed is True),
-        failed=sum(1 for j in run.judgments if j.passed is False),
+        unscored=len(records) - len(scores),
+        passed=sum(1 for j in records if j.passed is True),
+        failed=sum(1 for j in records if j.passed is False),
         mean_score=_mean(x for x in judged if x is not None),
         cached_responses=sum(1 for r in run.responses if r.cached),
         cached_judgments=sum(1 for j in run.judgments if j.cached),
@@ -317,4 +323,5 @@ def run_totals(run: RunRecord) -> RunTotals:
         checks=len(checks),
         checks_passed=sum(1 for j in checks if j.passed is True),
         checks_failed=sum(1 for j in checks if j.passed is False),
+        comparisons=len(run.judgments) - len(records),
     )

@@ -184,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--output", "-o", metavar="PATH", help="results JSON path")
     run.add_argument(
+        "--html",
+        metavar="PATH",
+        help="also write the self-contained HTML report of the run to PATH",
+    )
+    run.add_argument(
         "--results-dir",
         default="results",
         metavar="DIR",
@@ -277,6 +282,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(diff)
     diff.set_defaults(handler="qualspec.cli._history:cmd_diff")
 
+    report = sub.add_parser(
+        "report", help="write the HTML report of a run (run id, prefix or results JSON)"
+    )
+    report.add_argument("run_id", metavar="RUN", help="run id, unique id prefix, or results .json")
+    report.add_argument(
+        "--html",
+        required=True,
+        metavar="PATH",
+        help="write the self-contained HTML report (offline, no script) to PATH",
+    )
+    _add_db(report)
+    report.set_defaults(handler="qualspec.cli._history:cmd_report")
+
     prompts = sub.add_parser("prompts", help="versioned prompts: list, show, diff")
     p_sub = prompts.add_subparsers(dest="prompts_command", metavar="ACTION", required=True)
     pl = p_sub.add_parser("list", help="every prompt name with its versions")
@@ -326,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(jc)
     jc.set_defaults(handler="qualspec.cli._judge_check:cmd_judge_check")
     # every command takes the global flags too: `qualspec run x.yaml --debug` works
-    for command in (run, schema, rl, rs, re_, diff, pl, ps, pd, cs, cc, jc):
+    for command in (run, schema, rl, rs, re_, diff, report, pl, ps, pd, cs, cc, jc):
         _add_globals(command, argparse.SUPPRESS)
     return parser
 

@@ -1,4 +1,4 @@
-"""``qualspec runs list|show|export`` and ``qualspec diff``."""
+"""``qualspec runs list|show|export``, ``qualspec diff`` and ``qualspec report``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from qualspec.store import RunRecord
 
-__all__ = ["cmd_diff", "cmd_runs_export", "cmd_runs_list", "cmd_runs_show"]
+__all__ = ["cmd_diff", "cmd_report", "cmd_runs_export", "cmd_runs_list", "cmd_runs_show"]
 
 
 def cmd_runs_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -99,3 +99,13 @@ def cmd_diff(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     diff = diff_runs(_load(ns.a, ns.db), _load(ns.b, ns.db), noise=ns.noise)
     sys.stdout.write(format_diff(diff, ns.format).rstrip("\n") + "\n")
     return 1 if ns.fail_on_regression and diff.has_regression else 0
+
+
+def cmd_report(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Write the HTML report of a stored run (or of a results JSON file)."""
+    from qualspec.report import write_html
+
+    run = _load(ns.run_id, ns.db)
+    write_html(run, ns.html)
+    print(f"HTML report: {ns.html}   (run {run.summary.id})")
+    return 0

@@ -155,6 +155,10 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         )
     )
     write_json_atomic(path, run_to_dict(outcome.record, refs))
+    if ns.html:
+        from qualspec.report import write_html
+
+        write_html(outcome.record, ns.html, prices=prices)
     render_run(outcome.record, console, show_responses=ns.show_responses)
     stats = outcome.stats
     _say(
@@ -166,6 +170,8 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         + (f" (saved ${stats.saved_usd:.4f})" if stats.saved_usd else ""),
     )
     _say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
+    if ns.html:
+        _say(console, f"HTML report: {ns.html}")
     if outcome.status == "budget_exceeded":
         _say(
             console,
@@ -276,7 +282,8 @@ class _LazyProgress:
             transient=False,
         )
         self._tasks["candidate"] = bar.add_task("answers", total=len(self._plan.items))
-        if self._judge and self._plan.judge_calls:
+        compared = any(j.type == "comparative" for j in self._plan.judges)
+        if self._judge and (self._plan.judge_calls or compared):  # the run sets the total
             self._tasks["judge"] = bar.add_task("judgments", total=self._plan.judge_calls)
         bar.start()
         self._bar = bar
@@ -307,7 +314,8 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
     _say(console, f"  inputs       {plan.n_inputs} (rows over all scenarios)")
     _say(console, f"  temperatures {len(plan.temperatures)}: {temps}")
     _say(console, f"  runs         {plan.runs} per temperature")
-    judges = plan.judges or ()
+    judges = [j for j in plan.judges if j.type != "comparative"]
+    compared = [j for j in plan.judges if j.type == "comparative"]
     if not judge:
         _say(console, "  judge        none (--no-judge)")
     elif len(judges) > 1:
@@ -318,11 +326,29 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
         _say(console, f"  judges       {len(judges)}: {names}")
     else:
         _say(console, f"  judge        {plan.judge_model} (pass at {plan.threshold:g}/10)")
+    if judge and compared:
+        names = ", ".join(
+            f"{c.label} ({c.options.get('compare')} within {c.options.get('within')}, "
+            f"{c.model or plan.judge_model}{', debias' if c.options.get('debias') else ''})"
+            for c in compared
+        )
+        _say(console, f"  comparisons  {len(compared)}: {names}")
     _say(console, ("Candidate calls:", "bold"), f" {est.candidate_calls}")
     if est.reference_calls:
         _say(console, ("Reference calls:", "bold"), f" {est.reference_calls}")
     if judge:
         _say(console, ("Judge calls:", "bold"), f" {est.judge_calls} (before parse retries)")
+    for group in est.groups:
+        skipped = (
+            f"; {_plural(group.skipped, 'group')} of fewer than 2 answers skipped"
+            if group.skipped
+            else ""
+        )
+        _say(
+            console,
+            ("Comparison calls:", "bold"),
+            f" {group.calls} ({group.name}: {_plural(group.groups, 'group')}{skipped})",
+        )
     checks = sum(len(item.checks) for item in plan.items)
     if checks:
         _say(console, ("Checks:", "bold"), f" {checks} (expect:, no model call)")

@@ -17,7 +17,7 @@ logging.getLogger("qualspec").addHandler(logging.NullHandler())
 if TYPE_CHECKING:
     from qualspec.engine._api import run
     from qualspec.engine._calls import CallEngine, CallStopped, Reply
-    from qualspec.engine._estimate import Estimate, ModelEstimate, estimate
+    from qualspec.engine._estimate import Estimate, GroupEstimate, ModelEstimate, estimate
     from qualspec.engine._evaluators import (
         EVALUATOR_ENTRY_POINT_GROUP,
         EvalContext,
@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "ExecuteOptions": "_execute",
     "ExecuteStats": "_execute",
     "Executor": "_execute",
+    "GroupEstimate": "_estimate",
     "ModelEstimate": "_estimate",
     "Plan": "_plan",
     "ProgressFn": "_execute",
@@ -99,6 +100,7 @@ __all__ = [
     "ExecuteOptions",
     "ExecuteStats",
     "Executor",
+    "GroupEstimate",
     "ModelEstimate",
     "Plan",
     "ProgressFn",

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from qualspec.engine._items import WorkItem
     from qualspec.engine._plan import Plan
     from qualspec.providers import PriceTable
 
-__all__ = ["Estimate", "ModelEstimate", "estimate"]
+__all__ = ["Estimate", "GroupEstimate", "ModelEstimate", "estimate"]
 
 _CHARS_PER_TOKEN = 4
 _DEFAULT_OUTPUT_TOKENS = 256
@@ -30,11 +31,33 @@ class ModelEstimate:
     cost_usd: float | None = 0.0
 
 
+@dataclass(frozen=True)
+class GroupEstimate:
+    """A group evaluator's work (a comparison): groups judged, calls, groups skipped."""
+
+    name: str
+    model: str
+    groups: int
+    calls: int
+    skipped: int
+
+
 @dataclass
 class Estimate:
-    """A dry run's numbers."""
+    """A dry run's numbers.
+
+    ``groups`` lists each group-scope evaluator that calls a model (a comparison): its
+    groups of two or more answers, its calls (before parse retries), and the groups of
+    fewer than two answers it skips; their calls are rows of kind ``"compare"``.
+    """
 
     rows: list[ModelEstimate] = field(default_factory=list)
+    groups: list[GroupEstimate] = field(default_factory=list)
+
+    @property
+    def comparison_calls(self) -> int:
+        """Calls of group evaluators (comparisons), before parse retries."""
+        return sum(r.calls for r in self.rows if r.kind == "compare")
 
     @property
     def candidate_calls(self) -> int:
@@ -92,10 +115,54 @@ def estimate(plan: Plan, prices: PriceTable | None, *, judge: bool = True) -> Es
             jrow.calls += len(item.criteria)
             jrow.input_tokens += per_call * len(item.criteria)
             jrow.output_tokens += _JUDGE_OUTPUT_TOKENS * len(item.criteria)
+    groups = _group_work(plan, rows) if judge else []
     for row in rows.values():
         if prices is None:
             row.cost_usd = None
             continue
         provider, model = row.model.split("/", 1)
         row.cost_usd = prices.cost(provider, model, row.input_tokens, row.output_tokens)
-    return Estimate(rows=list(rows.values()))
+    return Estimate(rows=list(rows.values()), groups=groups)
+
+
+def _group_work(plan: Plan, rows: dict[tuple[str, str], ModelEstimate]) -> list[GroupEstimate]:
+    """The groups and calls of each group evaluator that calls a model (comparisons)."""
+    from qualspec.engine._evaluators import create_evaluator
+
+    out: list[GroupEstimate] = []
+    for config in plan.judges:
+        if config.type == "criteria":
+            continue
+        evaluator = create_evaluator(config)
+        if evaluator.scope != "group" or evaluator.model is None:
+            continue
+        members: dict[str, list[WorkItem]] = {}
+        for item in plan.items:
+            group = evaluator.group_of(item)
+            if group is not None:
+                members.setdefault(group, []).append(item)
+        per_subject = int(getattr(evaluator, "calls_per_subject", 1))
+        judged = skipped = calls = tokens_in = tokens_out = 0
+        for items in members.values():
+            aspects = evaluator.aspects(items)
+            if not aspects:
+                skipped += 1
+                continue
+            judged += 1
+            n = len(aspects) * per_subject
+            calls += n
+            answers = sum(
+                sum(len(m.content) for m in item.messages) // _CHARS_PER_TOKEN
+                + int(item.params.get("max_tokens") or _DEFAULT_OUTPUT_TOKENS)
+                for item in items
+            )
+            tokens_in += n * (_JUDGE_PROMPT_TOKENS + answers)
+            tokens_out += n * _JUDGE_OUTPUT_TOKENS
+        if calls:
+            key = (evaluator.model, "compare")
+            row = rows.setdefault(key, ModelEstimate(evaluator.model, "compare"))
+            row.calls += calls
+            row.input_tokens += tokens_in
+            row.output_tokens += tokens_out
+        out.append(GroupEstimate(evaluator.name, evaluator.model, judged, calls, skipped))
+    return out

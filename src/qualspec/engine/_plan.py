@@ -408,10 +408,14 @@ def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:
     in_suite = bool(evaluation.judges) or "judge" in evaluation.model_fields_set
     issues = []
     used = plan.run_evaluators()
+    n_judges = len(evaluation.judges) or 1
     for i, config in enumerate(plan.judges):
         if config not in used:  # a criteria judge of a plan without criteria: never called
             continue
         field: tuple[str | int, ...] = ("judges", i) if evaluation.judges else ("judge",)
+        compared = i >= n_judges and config.type == "comparative"
+        if compared:  # an entry of comparisons:
+            field = ("comparisons", i - n_judges)
         model = create_evaluator(config).model  # an unknown type: ConfigError
         if model is None:
             continue
@@ -421,7 +425,9 @@ def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:
             original = originals[i].model if i < len(originals) else None
             if config.model is not None and (original is None or config.model != original):
                 raise ConfigError(f"--judge {model}: {exc}") from None
-            if not in_suite or original is None:
+            if compared and evaluation.comparisons[i - n_judges].model is not None:
+                pass  # its own model: an issue at its line
+            elif not in_suite or original is None:
                 raise ConfigError(
                     f"the default judge {model} cannot run: {exc}; {_OTHER_JUDGE} "
                     "(or run with --no-judge)"

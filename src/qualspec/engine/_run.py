@@ -91,6 +91,7 @@ def metadata(
                 "model": b.evaluator.model,
                 "threshold": b.evaluator.threshold,
                 "params": dict(config.params),
+                "options": dict(config.options),
                 "prompt_version_id": b.prompt_version,
             }
             for b, config in zip(evaluators, plan.judges, strict=False)

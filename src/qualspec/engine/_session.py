@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from qualspec.engine._recorder import Recorder
     from qualspec.providers import Message
     from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
-    from qualspec.store import ResponseRecord, RunRecord, RunSummary, Store
+    from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary, Store
 
 __all__ = ["RunOutcome", "Session", "run_sync"]
 
@@ -653,6 +653,13 @@ async def _as_coroutine(main: Callable[[], Awaitable[_T]]) -> _T:
     return await main()
 
 
+def _scored(judgment: JudgmentRecord) -> bool:
+    """A score, or (a group's comparison) a score per member."""
+    if judgment.score is not None:
+        return True
+    return any(s is not None for s in (judgment.scores or {}).values())
+
+
 def judge_failures(record: RunRecord, evaluators: Sequence[Evaluator]) -> list[str]:
     """A line for each model-calling evaluator of the run that scored nothing at all.
 
@@ -664,7 +671,7 @@ def judge_failures(record: RunRecord, evaluators: Sequence[Evaluator]) -> list[s
         if evaluator.model is None:
             continue
         mine = [j for j in record.judgments if j.evaluator == evaluator.name and not j.superseded]
-        if not mine or any(j.score is not None for j in mine):
+        if not mine or any(_scored(j) for j in mine):
             continue
         errors = [j for j in mine if j.error]
         first = errors[0].error if errors else mine[0].unscored_reason

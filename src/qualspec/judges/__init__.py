@@ -1,4 +1,4 @@
-"""Judges: the criteria judge's prompt, score parsing that never invents a score, verdicts.
+"""Judges: the criteria and comparative judges, parsing that never invents a score, verdicts.
 
 The engine makes the judge calls (and the parse retries); everything here is pure.
 """
@@ -11,6 +11,22 @@ from qualspec.judges._calibration import (
     cached_calibration,
     calibrate,
     calibration_pairs,
+)
+from qualspec.judges._comparative import ComparativeJudge, comparison_order, comparison_seed
+from qualspec.judges._compare_prompt import (
+    COMPARISON_PROMPT_NAME,
+    ParsedComparison,
+    build_comparison_messages,
+    comparison_labels,
+    comparison_schema,
+    read_comparison,
+)
+from qualspec.judges._comparisons import (
+    ComparisonSummary,
+    comparison_records,
+    comparison_summary,
+    dimension_rank,
+    is_comparison,
 )
 from qualspec.judges._criteria import (
     ALL_CRITERIA_PROMPT_NAME,
@@ -30,8 +46,11 @@ from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
 __all__ = [
     "ALL_CRITERIA_PROMPT_NAME",
+    "COMPARISON_PROMPT_NAME",
     "Calibration",
     "CandidateView",
+    "ComparativeJudge",
+    "ComparisonSummary",
     "CriteriaJudge",
     "DEFAULT_MAX_RESPONSE_CHARS",
     "DEFAULT_PAIRS",
@@ -39,18 +58,29 @@ __all__ = [
     "JUDGE_SCHEMA",
     "MAX_REASONING_CHARS",
     "PairScores",
+    "ParsedComparison",
     "ParsedJudgment",
     "SEPARATION_THRESHOLD",
     "Summary",
     "all_criteria_schema",
     "build_all_criteria_messages",
+    "build_comparison_messages",
     "build_judge_messages",
     "cached_calibration",
     "calibrate",
     "calibration_pairs",
+    "comparison_labels",
+    "comparison_order",
+    "comparison_records",
+    "comparison_schema",
+    "comparison_seed",
+    "comparison_summary",
+    "dimension_rank",
+    "is_comparison",
     "judge_prompt_text",
     "parse_judgment",
     "passed",
+    "read_comparison",
     "summarize",
     "truncate_text",
     "unscored_note",

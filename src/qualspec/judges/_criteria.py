@@ -142,13 +142,20 @@ def _sections(template: str, name: str) -> dict[str, str]:
 def _render(
     name: str, view: CandidateView, response: str, max_response_chars: int, extra: dict[str, str]
 ) -> tuple[Message, Message]:
-    sections = _sections(judge_prompt_text(name), name)
     values = {
-        "prompt": truncate_text(view.prompt, _MAX_PROMPT_CHARS, what="prompt"),
         "response": truncate_text(response, max_response_chars, what="response"),
         "setup_block": _setup_block(view),
         **extra,
     }
+    return _render_sections(name, view, values)
+
+
+def _render_sections(
+    name: str, view: CandidateView, values: dict[str, str]
+) -> tuple[Message, Message]:
+    """Template ``name`` rendered with the (capped) prompt of ``view`` and ``values``."""
+    sections = _sections(judge_prompt_text(name), name)
+    values = {"prompt": truncate_text(view.prompt, _MAX_PROMPT_CHARS, what="prompt"), **values}
     user = render_template(sections["user"], values)
     system = render_template(sections["system"], values)
     return Message(role="system", content=system), Message(role="user", content=user)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
     from qualspec.spec import EvaluatorConfig
 
-__all__ = ["CriteriaJudge", "candidate_view", "create"]
+__all__ = ["CriteriaJudge", "candidate_view", "create", "verdict_object"]
 
 DEFAULT_PARSE_RETRIES = 2
 DEFAULT_MAX_RESPONSE_CHARS = 4000
@@ -260,9 +260,10 @@ class CriteriaJudge:
 _FENCED = re.compile(r"```[A-Za-z]*\s*\n?(.*?)```", re.DOTALL)
 
 
-def _verdict_object(text: str, structured: object) -> Mapping[str, Any] | None:
-    """The all-criteria verdict: the structured answer, the whole text, or a fenced or
-    embedded JSON object that has a ``scores`` key."""
+def verdict_object(text: str, structured: object) -> Mapping[str, Any] | None:
+    """A verdict with scores per key (all criteria, or a comparison's labels): the
+    structured answer, the whole text, or a fenced or embedded JSON object that has a
+    ``scores`` key."""
     if isinstance(structured, Mapping) and "scores" in structured:
         return structured
     candidates = [text.strip()]
@@ -306,7 +307,7 @@ def read_all_criteria(
         >>> found["Correct"].score, found["Brief"].score
         (8.0, None)
     """
-    obj = _verdict_object(text, structured)
+    obj = verdict_object(text, structured)
     if obj is None:
         reason = "no JSON object with a scores key in the judge's answer"
         return {c: ParsedJudgment(None, None, reason, "none") for c in criteria}, None

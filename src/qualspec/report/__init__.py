@@ -1,12 +1,15 @@
-"""Reports: console (rich), results files (JSON with schema_version), exports (json/jsonl/csv).
+"""Reports: console (rich), results files (JSON with schema_version), exports (json/jsonl/csv),
+the self-contained HTML report.
 
-Imported lazily: rich is loaded only when a console report is drawn.
+Imported lazily: rich is loaded only when a console report is drawn, jinja2 only when an
+HTML report is rendered.
 """
 
 from __future__ import annotations
 
 from qualspec.report._console import render_run
 from qualspec.report._export import EXPORT_COLUMNS, ExportFormat, export_rows, export_run
+from qualspec.report._html import render_html, write_html
 from qualspec.report._results_file import (
     SCHEMA_VERSION,
     PromptRefs,
@@ -31,9 +34,11 @@ __all__ = [
     "export_run",
     "prompt_refs",
     "read_results_file",
+    "render_html",
     "render_run",
     "run_from_dict",
     "run_to_dict",
+    "write_html",
     "write_json_atomic",
     "write_text_atomic",
 ]

@@ -94,6 +94,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
         temperature_label,
         temperature_order,
     )
+    from qualspec.report._comparisons import comparison_blocks
 
     cells = cell_scores(run)
     analysis: RunAnalysis | None = None
@@ -147,6 +148,7 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
             labels[t] = f"Temp {_temp_label(t, eff)}"
 
     checks = _checks_by_row(run)
+    compared = comparison_blocks(run)
     for scenario, by_input in by_scenario.items():
         out.line()
         out.line(("SCENARIO:", "bold"), f" {scenario}")
@@ -209,6 +211,8 @@ def render_run(run: RunRecord, console: Console, *, show_responses: bool = False
                 console.print(
                     _table(scenario, input_id, by_role, temps, labels, cells, points, analysis)
                 )
+        for parts in compared.get(scenario, ()):
+            out.line(*parts)
     out.flush()
     if analysis is not None:
         from qualspec.report._console_analysis import render_analysis
@@ -344,6 +348,10 @@ def _render_totals(run: RunRecord, console: Console) -> None:
         out.line(
             ("Judgments:", "bold"),
             f" {judgments}: {passed} passed, {failed} failed{unscored}; mean score {mean}",
+        )
+    if t.comparisons:
+        out.line(
+            ("Comparisons:", "bold"), f" {_plural(t.comparisons, 'group')} judged side by side"
         )
     if t.checks:
         out.line(

@@ -5,7 +5,10 @@ row (with empty judgment fields) for each response that has no judgment, such as
 ``evaluator`` names who made the record: ``criteria`` (the judge), another ``judges:``
 entry, or ``expect`` (an ``expect:`` check: score 10 or 0, no model call).
 The response's own fields (tokens, cost, text) repeat on each of its criterion rows: sum
-``cost_usd`` over distinct ``response_key`` values, not over rows.
+``cost_usd`` over distinct ``response_key`` values, not over rows. A comparison (a group of
+answers judged side by side) is one row with its group's key as ``response_key``, empty
+response fields and no single ``score``: its score per answer, winner and order are in the
+JSON export (``unattached_judgments``).
 """
 
 from __future__ import annotations

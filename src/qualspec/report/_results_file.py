@@ -26,11 +26,16 @@ mean nothing outside the database. Older 1.x files that carry them are still rea
 ``summary`` is derived (recomputed on export, ignored on import): its counts include the
 records of ``expect:`` checks (evaluator ``expect``, score 10 or 0), also counted alone as
 ``checks``/``checks_passed``/``checks_failed`` (present only when there are checks);
-``mean_score`` leaves them out. ``analysis`` is derived too: the temperature and role
-analysis of :func:`qualspec.analysis.analyze_run` (as
-:func:`~qualspec.analysis.analysis_to_dict` writes it), added within 1.1 as a field 1.x
-readers ignore. A reader accepts every ``1.x`` file (unknown fields are ignored) and
-refuses a newer major version. Files are written atomically: a temporary file
+``mean_score`` leaves them out. Comparison records (``details.type == "comparison"``, one per
+group of answers judged side by side) are ``unattached_judgments`` (their subject is a
+group, not one response); they are counted as ``comparisons``, not among the judgments, and
+``summary.comparisons`` sums each comparison up (wins per member and per group, ties, mean
+scores, unscored and skipped groups, and with debias how often the two orders disagreed).
+``analysis`` is derived too: the temperature and role analysis of
+:func:`qualspec.analysis.analyze_run` (as :func:`~qualspec.analysis.analysis_to_dict` writes
+it), added within 1.1 as a field 1.x readers ignore. A reader accepts every ``1.x`` file
+(unknown fields are ignored) and refuses a newer major version. Files are written
+atomically: a temporary file
 in the same directory, fsync, then ``os.replace``.
 """
 
@@ -182,6 +187,12 @@ def _summary_dict(run: RunRecord) -> dict[str, Any]:
         summary["counts"].update(
             checks=t.checks, checks_passed=t.checks_passed, checks_failed=t.checks_failed
         )
+    from qualspec.judges import comparison_summary
+
+    compared = comparison_summary(run)
+    if compared:  # only a run with comparisons: has these
+        summary["counts"]["comparisons"] = t.comparisons
+        summary["comparisons"] = [c.to_dict() for c in compared]
     return summary
 
 

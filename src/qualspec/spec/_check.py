@@ -96,6 +96,14 @@ def check_suite(
         _check_address(checker, ("judge", "model"), judge.get("model"))
     for i, entry in _items(data, "judges"):
         _check_address(checker, ("judges", i, "model"), entry.get("model"))
+    taken = {"expect"} | {
+        str(j.get("name") or j.get("type") or "criteria") for _, j in _items(data, "judges")
+    }
+    if not data.get("judges"):
+        taken.add("criteria")
+    for i, entry in _items(data, "comparisons"):
+        _check_address(checker, ("comparisons", i, "model"), entry.get("model"))
+        _check_comparison(checker, data, i, entry, taken)
     _check_temperatures(checker, data.get("temperatures"))
     rubric_names = [r.get("name") for _, r in _items(data, "rubrics")]
     known_rubrics = [*BUILTIN_RUBRICS, *(n for n in rubric_names if isinstance(n, str))]
@@ -137,6 +145,33 @@ def _check_address(checker: _Checker, path: FieldPath, address: Any) -> None:
             path,
             f"unknown provider '{provider}'{hint} available: {', '.join(checker.providers)}; "
             "or define it under providers: (e.g. an OpenAI-compatible server)",
+        )
+
+
+def _check_comparison(
+    checker: _Checker, data: dict[str, Any], i: int, entry: dict[str, Any], taken: set[str]
+) -> None:
+    """A comparison of candidates needs two candidates, of roles two roles, and a name of
+    its own (``taken`` holds the names used so far)."""
+    compare = entry.get("compare")
+    if compare not in ("candidates", "roles"):
+        return  # pydantic names the valid dimensions
+    within = entry.get("within") or ("roles" if compare == "candidates" else "candidates")
+    name = str(entry.get("name") or f"compare_{compare}_within_{within}")
+    if name in taken:
+        checker.add(
+            ("comparisons", i, "name") if entry.get("name") else ("comparisons", i),
+            f"the name '{name}' is taken (by a judge or an earlier comparison); give this "
+            "comparison a unique name: (e.g. name: compare_again)",
+        )
+    taken.add(name)
+    members = [m for _, m in _items(data, compare)]
+    if len(members) < 2:
+        kind = compare[:-1]
+        checker.add(
+            ("comparisons", i, "compare"),
+            f"comparing {compare} needs at least two {compare}, the suite has "
+            f"{len(members)}; add a {kind} under {compare}: or remove this comparison",
         )
 
 
@@ -225,8 +260,9 @@ def criteria_issues(
     source: Path | None = None,
     locator: Locator | None = None,
 ) -> list[SpecIssue]:
-    """Issues for the given scenarios that have nothing to judge (no criteria, rubric or
-    temperature-specific criteria): an error when the run is judged, fine with --no-judge.
+    """Issues for the given scenarios that have nothing to judge (no criteria, rubric,
+    temperature-specific criteria or checks, and the suite has no comparisons): an error
+    when the run is judged, fine with --no-judge.
 
     Args:
         evaluation: The loaded suite.
@@ -238,6 +274,8 @@ def criteria_issues(
             behaviours).
     """
     wanted = set(scenarios)
+    if evaluation.comparisons:  # answers compared side by side need no criteria of their own
+        return []
     missing = [
         (i, s)
         for i, s in enumerate(evaluation.scenarios)
@@ -262,8 +300,8 @@ def criteria_issues(
                 col,
                 format_field(path),
                 f"scenario '{scenario.name}' has no criteria to judge; add `criteria:` "
-                "(statements scored 0-10), `rubric:` (e.g. helpfulness) or `expect:` checks, "
-                "or run with --no-judge",
+                "(statements scored 0-10), `rubric:` (e.g. helpfulness), `expect:` checks or "
+                "`comparisons:`, or run with --no-judge",
             )
         )
     return issues

@@ -207,5 +207,5 @@ def _issue(
             message = "unknown field; remove it"
     else:
         line, col = locator.find(clean)
-        message = error["msg"]
+        message = error["msg"].removeprefix("Value error, ")
     return SpecIssue(file, line, col, _field(prefix, clean), message)

@@ -6,11 +6,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from qualspec.spec._comparison import COMPARISON_DIMENSIONS, Comparison
+
 __all__ = [
     "AtTemperature",
     "Behavior",
     "CHECK_NAMES",
+    "COMPARISON_DIMENSIONS",
     "Candidate",
+    "Comparison",
     "Evaluation",
     "EvaluatorConfig",
     "ExpectCheck",
@@ -457,6 +461,11 @@ class Evaluation(_Model):
     )
     rubrics: list[Rubric] = Field(default_factory=list)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    comparisons: list[Comparison] = Field(
+        default_factory=list,
+        description="Comparative judgments: the answers of a group judged side by side "
+        "(compare: candidates, within: roles; or compare: roles, within: candidates).",
+    )
 
     @field_validator("judge", mode="before")
     @classmethod
@@ -498,21 +507,44 @@ class Evaluation(_Model):
         return self
 
     def evaluator_configs(self) -> list[EvaluatorConfig]:
-        """The evaluators of a run: ``judges:``, else the one criteria judge of ``judge:``."""
+        """The evaluators of a run: ``judges:`` (else the one criteria judge of ``judge:``),
+        then one ``comparative`` evaluator per entry of ``comparisons:``."""
         if self.judges:
-            return list(self.judges)
-        judge = self.judge
-        return [
-            EvaluatorConfig(
-                type="criteria",
-                model=judge.model,
-                threshold=judge.threshold,
-                params=judge.params,
-                structured_output=judge.structured_output,
-                mode=judge.mode,
-                calibrate=judge.calibrate,
+            configs = list(self.judges)
+            first = next((j for j in self.judges if j.type == "criteria"), self.judges[0])
+            judge_model, structured = first.model or DEFAULT_JUDGE_MODEL, first.structured_output
+        else:
+            judge = self.judge
+            configs = [
+                EvaluatorConfig(
+                    type="criteria",
+                    model=judge.model,
+                    threshold=judge.threshold,
+                    params=judge.params,
+                    structured_output=judge.structured_output,
+                    mode=judge.mode,
+                    calibrate=judge.calibrate,
+                )
+            ]
+            judge_model, structured = judge.model, judge.structured_output
+        for comparison in self.comparisons:
+            options: dict[str, Any] = {
+                "compare": comparison.compare,
+                "within": comparison.held,
+                "debias": comparison.debias,
+            }
+            if comparison.criteria is not None:
+                options["criteria"] = list(comparison.criteria)
+            configs.append(
+                EvaluatorConfig(
+                    type="comparative",
+                    name=comparison.label,
+                    model=comparison.model or judge_model,
+                    structured_output=structured,
+                    options=options,
+                )
             )
-        ]
+        return configs
 
     def temperature_values(self) -> tuple[float | None, ...]:
         """The temperatures as numbers (a preset name resolved).

@@ -31,6 +31,7 @@ _MODELS: dict[str, type[BaseModel]] = {
 _PUBLIC = [
     "AtTemperature",
     "Candidate",
+    "Comparison",
     "Evaluation",
     "ExpectCheck",
     "JudgeConfig",

@@ -2,9 +2,11 @@
 
 It is a real aiohttp server on 127.0.0.1 in a background thread, with switchable faults
 (HTTP errors with ``Retry-After``, hangs, malformed bodies), latency and call counters.
-Answers are deterministic: ``"Answer to: <last user message>"`` (or what ``answer_reply``
-returns for the request body), or the judge reply (``{"score": 8, ...}``) when structured
-output is requested or the prompt mentions a score or a judge.
+Answers are deterministic: ``"Answer to: <last user message>"`` (or what ``answer``, also
+named ``answer_reply``, returns for the request body), or the judge reply
+(``{"score": 8, ...}``) when structured output is requested or the prompt mentions a
+score or a judge. By default an all-criteria judge gets 8 for every criterion, and a
+comparison 8 for the first answer shown (the winner) and 6 for the others.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class FakeServer:
 
         with FakeServer(latency=0.05) as server:
             server.fail_next(2, status=429, retry_after=1)
+            # answers by model: FakeServer(answer=lambda body: f"I am {body['model']}")
             ... # point a provider at server.base_url
             assert server.calls == 3
 
@@ -94,15 +97,18 @@ class FakeServer:
         port: int = 0,
         log_requests: bool = True,
         response_formats: tuple[str, ...] | None = None,
+        answer: Callable[[dict[str, Any]], str] | None = None,
         answer_reply: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.latency = latency
+        # the answer to a call that is not a judge's, from its request body (temperature,
+        # messages, ...); None: "Answer to: <last user message>". Two branches of issue 9
+        # named it differently: ``answer_reply`` is the same setting.
+        self.answer = answer if answer is not None else answer_reply
         # the response_format types accepted (None: any); others get llama.cpp's 500
         self.response_formats = response_formats
         self.require_key = require_key
         self.judge_reply: JudgeReply = judge_reply
-        # a candidate's answer from its request body (temperature, messages, ...)
-        self.answer_reply = answer_reply
         self.log_requests = log_requests
         self.hang_seconds = HANG_SECONDS
         self._host = host
@@ -412,10 +418,17 @@ class FakeServer:
         if callable(reply):
             return reply(body)
         if reply == DEFAULT_JUDGE_REPLY:  # an all-criteria judge gets a score per criterion
-            keys = re.findall(r'"(\d+)": <0-10>', _last_user_text(body.get("messages")))
+            text = _last_user_text(body.get("messages"))
+            keys = re.findall(r'"(\d+)": <0-10>', text)
             if keys:
                 scores = {k: 8 for k in keys}
                 return json.dumps({"scores": scores, "reasoning": "Meets the criteria."})
+            labels = re.findall(r'"([A-Z]\d*)": <0-10>', text)
+            if labels:  # a comparison: the first answer shown wins (a positional judge)
+                scores = {label: 8 if i == 0 else 6 for i, label in enumerate(labels)}
+                return json.dumps(
+                    {"scores": scores, "winner": labels[0], "reasoning": "A is more complete."}
+                )
         return reply
 
     def _answer(self, body: dict[str, Any], anthropic: bool) -> dict[str, Any]:
@@ -425,8 +438,8 @@ class FakeServer:
         judging = structured or "score" in lowered or "judge" in lowered
         if judging:
             text = self._judge_text(body)
-        elif self.answer_reply is not None:
-            text = self.answer_reply(body)
+        elif self.answer is not None:
+            text = self.answer(body)
         else:
             text = f"Answer to: {last[:200]}"
         model = str(body.get("model", "fake"))

@@ -1,0 +1,451 @@
+"""What the HTML report shows, computed from a stored run (no markup here but the charts).
+
+Plain data for the template: summary facts, the per-scenario matrices (a panel per role),
+every answer with its judgments and checks, temperature charts, comparisons, errors.
+Texts stay raw here: the template escapes them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from qualspec.analysis import (
+    CHECKS_EVALUATOR,
+    CellScore,
+    cell_scores,
+    format_temperature,
+    judgments_by_response,
+    response_score,
+    run_totals,
+)
+from qualspec.judges import is_comparison
+from qualspec.report._html_analysis import (
+    AnalysisView,
+    CellMetricsView,
+    analysis_view,
+    point_marks,
+)
+from qualspec.report._html_compare import ComparisonView, comparison_views
+from qualspec.report._html_summary import (
+    Fact,
+    calibration_lines,
+    fmt_money,
+    fmt_score,
+    plural,
+    saved_text,
+    summary_facts,
+)
+from qualspec.report._html_svg import Series, score_chart
+
+if TYPE_CHECKING:
+    from qualspec.analysis import RunAnalysis
+    from qualspec.providers import PriceTable
+    from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
+
+__all__ = ["ReportView", "build_view"]
+
+
+@dataclass(slots=True)
+class CellView:
+    """One matrix cell."""
+
+    text: str
+    css: str  # pass | fail | unscored | error | answered | empty
+    title: str = ""
+    marks: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class MatrixRow:
+    """A candidate's row: one cell per temperature (and the mean over them)."""
+
+    candidate: str
+    cells: list[CellView]
+    overall: CellView | None
+
+
+@dataclass(slots=True)
+class JudgmentView:
+    """One evaluator record about one answer (a criterion's score, or a check)."""
+
+    evaluator: str
+    criterion: str
+    score: str
+    verdict: str  # PASS | FAIL | UNSCORED | ERROR | ""
+    css: str
+    reasoning: str
+    note: str  # unscored reason, error, judge model
+
+
+@dataclass(slots=True)
+class ResponseView:
+    """One answer, shown collapsed under its matrix."""
+
+    anchor: str
+    candidate: str
+    temperature: str
+    run: int
+    score: str
+    verdict: str
+    css: str
+    text: str | None
+    error: str | None
+    facts: list[Fact]
+    judgments: list[JudgmentView]
+    checks: list[JudgmentView]
+
+
+@dataclass(slots=True)
+class InputBlock:
+    """The matrix of one scenario input (or the scenario itself) within one role panel."""
+
+    input_id: str | None
+    temperatures: list[str]
+    rows: list[MatrixRow]
+    responses: list[ResponseView]
+    metrics: list[CellMetricsView] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class RolePanel:
+    """A scenario's part for one role (index into ``ReportView.roles``; None: no roles)."""
+
+    index: int | None
+    role: str | None
+    inputs: list[InputBlock]
+
+
+@dataclass(slots=True)
+class ScenarioView:
+    """One scenario: a panel per role."""
+
+    name: str
+    panels: list[RolePanel]
+
+
+@dataclass(slots=True)
+class ChartView:
+    """A temperature chart of one scenario."""
+
+    scenario: str
+    svg: str  # trusted SVG markup built by score_chart (texts escaped there)
+    n_series: int
+
+
+@dataclass(slots=True)
+class ErrorView:
+    """A failed call."""
+
+    where: str
+    kind: str  # answer | judgment
+    message: str
+
+
+@dataclass(slots=True)
+class ReportView:
+    """Everything the template shows."""
+
+    suite: str
+    run_id: str
+    status: str
+    started: str
+    finished: str
+    facts: list[Fact]
+    roles: list[str]
+    scenarios: list[ScenarioView]
+    charts: list[ChartView]
+    comparisons: list[ComparisonView]
+    errors: list[ErrorView]
+    calibration: list[str] = field(default_factory=list)
+    analysis: AnalysisView | None = None
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _temp_key(t: float | None) -> tuple[int, float]:
+    return (0, 0.0) if t is None else (1, t)
+
+
+def _cell_view(cell: CellScore | None) -> CellView:
+    if cell is None:
+        return CellView("", "empty")
+    notes = [plural(cell.n_runs, "run")]
+    if cell.n_errors:
+        notes.append(f"{cell.n_errors} failed")
+    if cell.n_unscored:
+        notes.append(f"{cell.n_unscored} unscored")
+    if cell.threshold is not None:
+        notes.append(f"passes at {fmt_score(cell.threshold)}")
+    title = ", ".join(notes)
+    if cell.mean is None:
+        if cell.passed is not None:  # checks alone decided
+            return CellView("PASS" if cell.passed else "FAIL", _verdict_css(cell.passed), title)
+        if cell.n_errors >= cell.n_runs:
+            return CellView("error", "error", title)
+        if cell.n_judgments == 0:
+            return CellView("answered", "answered", title)
+        return CellView("unscored", "unscored", title)
+    return CellView(fmt_score(cell.mean), _verdict_css(cell.passed), title)
+
+
+def _verdict_css(passed: bool | None) -> str:
+    return "unscored" if passed is None else ("pass" if passed else "fail")
+
+
+def _merge(cells: Iterable[CellScore]) -> CellView:
+    """A candidate's mean over temperatures (the console's nested line)."""
+    cs = list(cells)
+    means = [c.mean for c in cs if c.mean is not None]
+    verdicts = [c.passed for c in cs if c.passed is not None]
+    passed = all(verdicts) if verdicts else None
+    if not means:
+        return CellView("-", _verdict_css(passed) if verdicts else "empty")
+    return CellView(
+        fmt_score(sum(means) / len(means)), _verdict_css(passed), "mean over temperatures"
+    )
+
+
+# ----------------------------------------------------------------------------- judgments
+
+
+def _judgment_view(j: JudgmentRecord) -> JudgmentView:
+    if j.error is not None:
+        verdict, css = "ERROR", "error"
+    elif j.score is None and j.passed is None:
+        verdict, css = "UNSCORED", "unscored"
+    elif j.passed is None:
+        verdict, css = "", "answered"
+    else:
+        verdict, css = ("PASS", "pass") if j.passed else ("FAIL", "fail")
+    notes = []
+    if j.unscored_reason:
+        notes.append(f"unscored: {j.unscored_reason}")
+    if j.error:
+        notes.append(f"error: {j.error}")
+    if j.judge_model and j.evaluator != CHECKS_EVALUATOR:
+        notes.append(f"judge {j.judge_model}" + (" (cached)" if j.cached else ""))
+    score = "" if j.evaluator == CHECKS_EVALUATOR else fmt_score(j.score)
+    if j.threshold is not None and j.score is not None and j.evaluator != CHECKS_EVALUATOR:
+        notes.insert(0, f"passes at {fmt_score(j.threshold)}")
+    return JudgmentView(
+        evaluator=j.evaluator,
+        criterion=j.criterion,
+        score=score,
+        verdict=verdict,
+        css=css,
+        reasoning=j.reasoning or "",
+        note="; ".join(notes),
+    )
+
+
+def _response_view(
+    r: ResponseRecord, judgments: list[JudgmentRecord], anchor: str, threshold: float | None
+) -> ResponseView:
+    judged = [j for j in judgments if j.evaluator != CHECKS_EVALUATOR]
+    checks = [j for j in judgments if j.evaluator == CHECKS_EVALUATOR]
+    mean = response_score(judged)
+    limits = [j.threshold for j in judged if j.score is not None and j.threshold is not None]
+    limit = max(limits) if limits else threshold
+    passed: bool | None = None if mean is None or limit is None else mean >= limit
+    check_flags = [j.passed for j in checks if j.passed is not None]
+    if check_flags and (mean is not None or not judged):
+        # as for a cell, a failed check fails the answer; checks alone never pass an answer
+        # whose judge could not score it
+        passed = all(check_flags) and passed is not False
+    if r.error is not None:
+        verdict, css = "ERROR", "error"
+    elif passed is None:
+        verdict, css = ("UNSCORED", "unscored") if judgments else ("ANSWERED", "answered")
+    else:
+        verdict, css = ("PASS", "pass") if passed else ("FAIL", "fail")
+    facts = [Fact("model", f"{r.provider}/{r.model}")]
+    if r.effective_temperature is not None and r.effective_temperature != r.temperature:
+        facts.append(Fact("temperature sent", f"{r.effective_temperature:g}"))
+    tokens = f"{r.input_tokens if r.input_tokens is not None else '?'} in / "
+    tokens += f"{r.output_tokens if r.output_tokens is not None else '?'} out"
+    facts.append(Fact("tokens", tokens))
+    if r.latency_s is not None:
+        facts.append(Fact("latency", f"{r.latency_s:.2f} s"))
+    facts.append(Fact("cost", "cached" if r.cached else fmt_money(r.cost_usd)))
+    if r.finish_reason:
+        facts.append(Fact("finish", r.finish_reason))
+    if r.attempts > 1:
+        facts.append(Fact("attempts", str(r.attempts)))
+    return ResponseView(
+        anchor=anchor,
+        candidate=r.candidate,
+        temperature=format_temperature(r.temperature),
+        run=r.run_index + 1,
+        score=fmt_score(mean),
+        verdict=verdict,
+        css=css,
+        text=r.text,
+        error=r.error,
+        facts=facts,
+        judgments=[_judgment_view(j) for j in judged],
+        checks=[_judgment_view(j) for j in checks],
+    )
+
+
+# ----------------------------------------------------------------------------- build
+
+
+_Tree = dict[str | None, dict[str, dict[Any, CellScore]]]  # input -> candidate -> temp -> cell
+
+
+class _Builder:
+    """Builds the matrices, answers and chart series of a run, scenario by scenario."""
+
+    def __init__(self, run: RunRecord, analysis: RunAnalysis | None) -> None:
+        self.marks, self.metrics = point_marks(analysis) if analysis is not None else ({}, {})
+        self.cells = cell_scores(run)
+        self.judged = judgments_by_response(run)
+        self.temps = sorted({key[4] for key in self.cells}, key=_temp_key)
+        self.labels = [format_temperature(t) for t in self.temps]
+        self.roles = list(dict.fromkeys(key[2] for key in self.cells if key[2] is not None))
+        meta_judge = (run.summary.metadata or {}).get("judge")
+        threshold = meta_judge.get("threshold") if isinstance(meta_judge, dict) else None
+        self.threshold = float(threshold) if isinstance(threshold, int | float) else None
+        self.responses: dict[tuple[Any, ...], list[ResponseRecord]] = defaultdict(list)
+        for r in run.responses:
+            if r.kind == "candidate":
+                self.responses[(r.scenario, r.input_id, r.role)].append(r)
+        self.n_anchor = 0
+
+    def scenarios(self) -> tuple[list[ScenarioView], list[ChartView]]:
+        # scenario -> role -> input -> candidate -> temperature -> cell, in suite order
+        tree: dict[str, dict[str | None, _Tree]] = {}
+        for key, cell in self.cells.items():
+            scenario, input_id, role, candidate, t = key
+            by_input = tree.setdefault(scenario, {}).setdefault(role, {})
+            by_input.setdefault(input_id, {}).setdefault(candidate, {})[t] = cell
+        views: list[ScenarioView] = []
+        charts: list[ChartView] = []
+        for scenario, by_role in tree.items():
+            panels: list[RolePanel] = []
+            series: list[Series] = []
+            for role, by_input in by_role.items():
+                panels.append(self._panel(scenario, role, by_input))
+                series.extend(self._series(role, by_input))
+            views.append(ScenarioView(scenario, panels))
+            if len(self.temps) > 1 and series:
+                title = f"{scenario}: mean score by temperature"
+                charts.append(ChartView(scenario, score_chart(series, title=title), len(series)))
+        return views, charts
+
+    def _panel(self, scenario: str, role: str | None, by_input: _Tree) -> RolePanel:
+        blocks: list[InputBlock] = []
+        for input_id, by_candidate in by_input.items():
+            rows: list[MatrixRow] = []
+            metrics: list[CellMetricsView] = []
+            for candidate, by_temp in by_candidate.items():
+                cid = (scenario, input_id, role, candidate)
+                rows.append(
+                    MatrixRow(
+                        candidate=candidate,
+                        cells=[self._cell(cid, by_temp.get(t), t) for t in self.temps],
+                        overall=_merge(by_temp.values()) if len(self.temps) > 1 else None,
+                    )
+                )
+                if cid in self.metrics and len(self.temps) > 1:
+                    metrics.append(self.metrics[cid])
+            order = {c: i for i, c in enumerate(by_candidate)}
+            records = sorted(
+                self.responses.get((scenario, input_id, role), []),
+                key=lambda r: (
+                    order.get(r.candidate, len(order)),
+                    _temp_key(r.temperature),
+                    r.run_index,
+                ),
+            )
+            answers = [self._answer(r) for r in records]
+            blocks.append(InputBlock(input_id, self.labels, rows, answers, metrics))
+        index = self.roles.index(role) if role is not None else None
+        return RolePanel(index, role, blocks)
+
+    def _cell(
+        self, cid: tuple[str, str | None, str | None, str], cell: CellScore | None, t: Any
+    ) -> CellView:
+        view = _cell_view(cell)
+        found = self.marks.get((cid, t))
+        if found is not None and view.css != "empty":
+            view.marks = found[0]
+            view.title = f"{view.title}; {found[1]}" if view.title else found[1]
+        return view
+
+    def _answer(self, r: ResponseRecord) -> ResponseView:
+        self.n_anchor += 1
+        own = [j for j in self.judged.get(r.key, []) if not is_comparison(j)]
+        return _response_view(r, own, f"r{self.n_anchor}", self.threshold)
+
+    @staticmethod
+    def _series(role: str | None, by_input: _Tree) -> list[Series]:
+        """Per candidate: the mean over the scenario's inputs at each temperature."""
+        means: dict[str, dict[Any, list[float]]] = {}
+        for by_candidate in by_input.values():
+            for candidate, by_temp in by_candidate.items():
+                for t, cell in by_temp.items():
+                    found = means.setdefault(candidate, {}).setdefault(t, [])
+                    if cell.mean is not None:
+                        found.append(cell.mean)
+        out = []
+        for candidate, scores in means.items():
+            points = tuple(
+                (t, sum(v) / len(v) if v else None)
+                for t, v in sorted(scores.items(), key=lambda p: _temp_key(p[0]))
+            )
+            out.append(Series(candidate if role is None else f"{candidate} ({role})", points))
+        return out
+
+
+def _errors(run: RunRecord) -> list[ErrorView]:
+    errors = [ErrorView(_where(r), "answer", r.error) for r in run.responses if r.error is not None]
+    by_key = {r.key: r for r in run.responses}
+    for j in run.judgments:
+        if j.error is None:
+            continue
+        found = by_key.get(j.response_key)
+        where = _where(found) if found is not None else j.response_key
+        errors.append(ErrorView(f"{where}: {j.evaluator} / {j.criterion}", "judgment", j.error))
+    return errors
+
+
+def build_view(
+    run: RunRecord, *, prices: PriceTable | None = None, analysis: RunAnalysis | None = None
+) -> ReportView:
+    """Compute what the report shows for ``run`` (see the module docstring).
+
+    With ``analysis`` (of the same run), cells get their "flaky"/"unstable" marks, each
+    matrix its temperature metrics, and the view the run-wide analysis.
+    """
+    builder = _Builder(run, analysis)
+    scenarios, charts = builder.scenarios()
+    s = run.summary
+    return ReportView(
+        suite=s.suite_name,
+        run_id=s.id,
+        status=s.status,
+        started=s.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+        finished=s.finished_at.strftime("%Y-%m-%d %H:%M:%S") if s.finished_at else "-",
+        facts=summary_facts(run, run_totals(run), builder.cells, saved_text(run, prices)),
+        roles=builder.roles,
+        scenarios=scenarios,
+        charts=charts,
+        comparisons=comparison_views(run),
+        errors=_errors(run),
+        calibration=calibration_lines(run),
+        analysis=analysis_view(analysis) if analysis is not None else None,
+    )
+
+
+def _where(r: ResponseRecord) -> str:
+    parts = [r.scenario]
+    if r.input_id is not None:
+        parts.append(f"input {r.input_id}")
+    parts.append(r.candidate if r.role is None else f"{r.candidate} ({r.role})")
+    parts.append(f"T {format_temperature(r.temperature)}, run {r.run_index + 1}")
+    return " / ".join(parts)
