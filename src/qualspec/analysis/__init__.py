@@ -37,6 +37,7 @@ from qualspec.analysis._run_analysis import (
     candidate_curves,
     format_temperature,
     stability_ranking,
+    worth_analysing,
 )
 from qualspec.analysis._similarity import (
     embeddings_available,
@@ -87,4 +88,5 @@ __all__ = [
     "suite_order",
     "temperature_label",
     "temperature_order",
+    "worth_analysing",
 ]

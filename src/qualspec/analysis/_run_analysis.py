@@ -100,6 +100,17 @@ def _settings(
     return threshold, aggregation
 
 
+def worth_analysing(record: RunRecord) -> bool:
+    """Several temperatures or several roles: something for the analysis to say.
+
+    The console and HTML reports show the analysis only then; the results file always
+    carries it.
+    """
+    temps = {r.temperature for r in record.responses}
+    roles = {r.role for r in record.responses if r.role is not None}
+    return len(temps) > 1 or len(roles) > 1
+
+
 def analyze_run(
     record: RunRecord,
     *,

@@ -110,6 +110,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         _print_dry_run(plan, estimate(plan, prices, judge=judge), console, judge=judge)
         return 0
 
+    from qualspec.analysis import analyze_run
     from qualspec.engine import ExecuteOptions, RetryPolicy, RunOutcome, Session, run_sync
     from qualspec.report import (
         PromptRefs,
@@ -154,12 +155,13 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
             outcome.record.summary.suite_name, datetime.now(UTC), ns.results_dir, run_id=run_id
         )
     )
-    write_json_atomic(path, run_to_dict(outcome.record, refs))
+    analysis = analyze_run(outcome.record)  # once, for the file and both reports
+    write_json_atomic(path, run_to_dict(outcome.record, refs, analysis=analysis))
     if ns.html:
         from qualspec.report import write_html
 
-        write_html(outcome.record, ns.html, prices=prices)
-    render_run(outcome.record, console, show_responses=ns.show_responses)
+        write_html(outcome.record, ns.html, prices=prices, analysis=analysis)
+    render_run(outcome.record, console, show_responses=ns.show_responses, analysis=analysis)
     stats = outcome.stats
     _say(
         console,

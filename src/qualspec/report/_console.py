@@ -85,20 +85,32 @@ class _Block:
             self._text = None
 
 
-def render_run(run: RunRecord, console: Console, *, show_responses: bool = False) -> None:
-    """Print the nested report, temperature tables and totals for ``run``."""
+def render_run(
+    run: RunRecord,
+    console: Console,
+    *,
+    show_responses: bool = False,
+    analysis: RunAnalysis | None = None,
+) -> None:
+    """Print the nested report, temperature tables and totals for ``run``.
+
+    ``analysis`` (default: computed here) is shown for a run with several temperatures or
+    roles.
+    """
     from qualspec.analysis import (
         analyze_run,
         cell_key,
         cell_scores,
         temperature_label,
         temperature_order,
+        worth_analysing,
     )
     from qualspec.report._comparisons import comparison_blocks
 
     cells = cell_scores(run)
-    analysis: RunAnalysis | None = None
-    if len({k[4] for k in cells}) > 1 or len({k[2] for k in cells if k[2] is not None}) > 1:
+    if not worth_analysing(run):
+        analysis = None
+    elif analysis is None:
         analysis = analyze_run(run)
     points: _Points = {}
     for metrics in analysis.cells if analysis is not None else ():

@@ -46,13 +46,6 @@ def _role_css(n_roles: int) -> str:
     return "\n".join(rules)
 
 
-def _analysable(record: RunRecord) -> bool:
-    """Several temperatures or several roles: something for the analysis to say."""
-    temps = {r.temperature for r in record.responses}
-    roles = {r.role for r in record.responses if r.role is not None}
-    return len(temps) > 1 or len(roles) > 1
-
-
 def csp_for(style: str) -> str:
     """The page's Content-Security-Policy: nothing but its own style element."""
     digest = base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode()
@@ -75,9 +68,9 @@ def render_html(
         record: The run, as ``Store.load_run`` or ``read_results_file`` give it.
         prices: The price table that values what cached answers saved (default: the
             built-in table with the user's overrides).
-        analysis: The run's temperature and role analysis (default:
-            ``analyze_run(record)`` with the run's recorded threshold and aggregation, for a
-            run with several temperatures or roles, as the console report does).
+        analysis: The run's temperature and role analysis, shown for a run with several
+            temperatures or roles as the console report does (default:
+            ``analyze_run(record)`` with the run's recorded threshold and aggregation).
 
     Returns:
         The page.
@@ -86,9 +79,11 @@ def render_html(
     from markupsafe import Markup
 
     from qualspec import __version__
-    from qualspec.analysis import analyze_run
+    from qualspec.analysis import analyze_run, worth_analysing
 
-    if analysis is None and _analysable(record):
+    if not worth_analysing(record):
+        analysis = None
+    elif analysis is None:
         analysis = analyze_run(record)
     view = build_view(record, prices=prices, analysis=analysis)
     style = "\n" + _read("report.css") + _role_css(len(view.roles)) + "\n"

@@ -53,7 +53,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from qualspec.analysis import analysis_to_dict, analyze_run, judgments_by_response, run_totals
+from qualspec.analysis import (
+    RunAnalysis,
+    analysis_to_dict,
+    analyze_run,
+    judgments_by_response,
+    run_totals,
+)
 from qualspec.errors import SchemaVersionError, StoreError
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
@@ -196,7 +202,9 @@ def _summary_dict(run: RunRecord) -> dict[str, Any]:
     return summary
 
 
-def run_to_dict(run: RunRecord, prompts: PromptRefs | None = None) -> dict[str, Any]:
+def run_to_dict(
+    run: RunRecord, prompts: PromptRefs | None = None, *, analysis: RunAnalysis | None = None
+) -> dict[str, Any]:
     """Turn a stored run into the JSON-ready results-file layout (see the module docstring).
 
     Args:
@@ -229,7 +237,7 @@ def run_to_dict(run: RunRecord, prompts: PromptRefs | None = None) -> dict[str, 
         "qualspec_version": __version__,
         "run": _summary_fields(s),
         "summary": _summary_dict(run),
-        "analysis": analysis_to_dict(analyze_run(run)),
+        "analysis": analysis_to_dict(analysis if analysis is not None else analyze_run(run)),
         "responses": responses,
     }
     unattached = [_judgment_dict(j, prompts) for j in run.judgments if j.response_key not in keys]
