@@ -64,6 +64,9 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
+_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 class JSONText(TypeDecorator[Any]):
     """Any JSON-serialisable value, stored as compact text."""
 
@@ -73,7 +76,7 @@ class JSONText(TypeDecorator[Any]):
     def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
         if value is None:
             return None
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _JSON.encode(value)  # json.dumps with these options (one encoder, not one per row)
 
     def process_result_value(self, value: str | None, dialect: Dialect) -> Any:
         return None if value is None else json.loads(value)
