@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import DatabaseURLError, MissingDependencyError, StoreError
 from qualspec.store._migrate import WRITE_OPTION
+from qualspec.store._schema import use_dialect
 from qualspec.store._url import display_url
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class Database:
                 f"cannot use the database URL {self.display}: {_line(exc)}"
             ) from exc
         self._memory = memory
+        use_dialect(self.dialect)
         self._bulk: dict[str, BulkInsert] = {}
         if self.dialect == "sqlite":
             _install_sqlite_events(self.engine, memory=memory)
