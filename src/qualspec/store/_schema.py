@@ -206,6 +206,7 @@ def use_dialect(name: str) -> None:
         if options["where"] is None:
             options["where"] = _current_only(index.table)
 
+
 CURRENT_ONLY = {"responses": _current_only(responses), "judgments": _current_only(judgments)}
 """Per table: the predicate of its unique key's partial index (``INSERT .. ON CONFLICT``)."""
 
