@@ -201,10 +201,10 @@ _PARTIAL_UNIQUE = (
 def use_dialect(name: str) -> None:
     """Give the partial unique indexes their WHERE clause on dialect ``name`` (``sqlite``,
     ``postgresql``): called before a database of that dialect is used."""
-    for index in _PARTIAL_UNIQUE:
+    for index, table in zip(_PARTIAL_UNIQUE, (responses, judgments), strict=True):
         options = index.dialect_options[name]
         if options["where"] is None:
-            options["where"] = _current_only(index.table)
+            options["where"] = _current_only(table)
 
 
 CURRENT_ONLY = {"responses": _current_only(responses), "judgments": _current_only(judgments)}
