@@ -205,3 +205,36 @@ def test_response_of_another_kind_round_trips(store: Store) -> None:
         "k1": "candidate",
     }
     assert store.get_run(run_id).n_responses == 3
+
+
+def test_records_in_other_container_types_and_without_a_time_are_stored_as_plain_values(
+    store: Store,
+) -> None:
+    # rows are written through one prepared executemany: mappings and sequences of other
+    # types still go in as JSON objects and arrays, and a missing time becomes the write's
+    from types import MappingProxyType
+
+    run_id = store.create_run("suite", "h", {})
+    before = datetime.now(UTC).replace(microsecond=0)
+    versions = MappingProxyType({"system_prompt": 3})
+    store.record_responses(
+        run_id,
+        [response("k1", prompt_versions=versions, created_at=None, cached=True, queue_s=0.5)],
+    )
+    group = _group(
+        subject=("k1", "k2"),
+        scores=MappingProxyType({"k1": 7.0, "k2": None}),
+        details=MappingProxyType({"winner": "k1"}),
+        created_at=None,
+    )
+    store.record_judgments(run_id, [group])
+    record = store.load_run(run_id)
+    (loaded,) = record.responses
+    assert loaded.prompt_versions == {"system_prompt": 3}
+    assert (loaded.cached, loaded.queue_s, loaded.superseded) == (True, 0.5, False)
+    assert loaded.created_at is not None and loaded.created_at >= before
+    (j,) = record.judgments
+    assert j.subject == ["k1", "k2"]
+    assert j.scores == {"k1": 7.0, "k2": None}
+    assert j.details == {"winner": "k1"}
+    assert j.created_at is not None and j.created_at >= before

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -102,6 +103,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from qualspec.engine import check_plan
 
     check_plan(suite, plan, judge=not ns.no_judge)  # unknown providers, missing packages
+    gc.freeze()  # the suite, the plan and what they imported: see below
     cache_ttl = _cache_ttl(ns.cache_ttl)
     console = Console(highlight=False)
     prices = PriceTable.load(Path(ns.prices) if ns.prices else None)
@@ -143,6 +145,12 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
             refs = await asyncio.to_thread(prompt_refs, session.store, outcome.record)
             return outcome, session.store.url_for_display, refs
 
+    # What is imported and built so far (the store's SQLAlchemy too, imported here) lives
+    # until the process ends: frozen, the collector never walks it (unfrozen, it walked
+    # these objects twice per run: 20-30 ms of CPU). Objects made later are collected.
+    from qualspec.store import Store  # noqa: F401 - imported before the freeze
+
+    gc.freeze()
     outcome, db_display, refs = run_sync(main)
     for warning in outcome.warnings:
         _say(console, ("warning:", "yellow"), f" {warning}")

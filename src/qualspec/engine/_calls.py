@@ -114,17 +114,23 @@ class Scrubber:
     def __init__(self) -> None:
         self._known: frozenset[str] = frozenset()
         self._values: tuple[str, ...] = ()
+        self._seen: set[str] = set()  # every value given to ``add`` (short ones too)
 
     def __bool__(self) -> bool:
         return bool(self._values)
 
     def add(self, values: Iterable[str]) -> None:
         """Learn secret values (their URL-encoded and decoded forms too)."""
+        # called before every call: values already seen cost one set lookup each
+        fresh = [v for v in values if isinstance(v, str) and v not in self._seen]
+        if not fresh:
+            return
+        self._seen.update(fresh)
         from urllib.parse import quote, unquote
 
         new: set[str] = set()
-        for value in values:
-            if not isinstance(value, str) or value in self._known:
+        for value in fresh:
+            if value in self._known:
                 continue
             new.update({value, quote(value, safe=""), unquote(value)})
         new = {v for v in new if len(v) >= self.MIN_LENGTH} - self._known

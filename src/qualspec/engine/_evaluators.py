@@ -14,7 +14,9 @@ or named by a dotted path ``package.module:factory``.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -184,6 +186,13 @@ def group_subject_key(evaluator: str, item_keys: Sequence[str]) -> str:
 
 
 def _entry_points() -> dict[str, EntryPoint]:
+    return dict(_scan(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=4)
+def _scan(path: tuple[str, ...]) -> dict[str, EntryPoint]:
+    """The group's entry points, read once per ``sys.path``: a scan reads the metadata of
+    every installed package (milliseconds each time, and a run looks several times)."""
     from importlib.metadata import entry_points
 
     return {ep.name: ep for ep in entry_points(group=EVALUATOR_ENTRY_POINT_GROUP)}

@@ -138,16 +138,15 @@ class Recorder:
             if first is None:
                 continue
             batch = [first]
-            # Linger a moment so a busy run commits in tens of rows per transaction, not one.
-            deadline = time.monotonic() + _LINGER_S
+            if first is not _STOP:
+                # Linger a moment so a busy run commits in tens of rows per transaction, not
+                # one. Sleeping, then taking what arrived, wakes this thread once per batch:
+                # waiting on the queue woke it (and took the GIL from the event loop) once
+                # per record.
+                time.sleep(_LINGER_S)
             while len(batch) < _MAX_BATCH and batch[-1] is not _STOP:
-                remaining = deadline - time.monotonic()
                 try:
-                    batch.append(
-                        self._queue.get(timeout=remaining)
-                        if remaining > 0
-                        else self._queue.get_nowait()
-                    )
+                    batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
             stop = self._write_batch(batch)

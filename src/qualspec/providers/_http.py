@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 _MAX_MESSAGE = 200
+# json.dumps(payload, ensure_ascii=False), with one encoder for every request
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -203,7 +205,7 @@ class HTTPClient:
         import aiohttp
 
         session = await self._get_session()
-        data = json.dumps(payload, ensure_ascii=False).encode()
+        data = _JSON.encode(payload).encode()
         try:
             async with session.post(url, data=data) as resp:
                 body = await resp.read()

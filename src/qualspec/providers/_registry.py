@@ -7,6 +7,8 @@ registered there the same way as plugins) and are imported only when first used.
 from __future__ import annotations
 
 import difflib
+import functools
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +55,13 @@ def split_address(address: str) -> tuple[str, str]:
 
 
 def _entry_points() -> dict[str, EntryPoint]:
+    return dict(_scan(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=4)
+def _scan(path: tuple[str, ...]) -> dict[str, EntryPoint]:
+    """The group's entry points, read once per ``sys.path``: a scan reads the metadata of
+    every installed package (milliseconds each time, and a run looks several times)."""
     from importlib.metadata import entry_points
 
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
@@ -19,7 +20,8 @@ __all__ = ["cache_clear", "cache_get_many", "cache_kinds", "cache_put_many", "ca
 
 CHUNK = 500
 _FIELDS = tuple(f.name for f in fields(CacheEntry) if f.name != "error")
-_STATEMENTS: dict[str, Any] = {}
+_values = operator.attrgetter(*_FIELDS)
+_CREATED = _FIELDS.index("created_at")
 
 
 def _chunks(keys: Sequence[str]) -> Iterable[Sequence[str]]:
@@ -54,25 +56,27 @@ def _is_error(entry: CacheEntry) -> bool:
 def cache_put_many(db: Database, entries: Sequence[CacheEntry]) -> None:
     """Upsert successful entries in one transaction; errors are never cached."""
     now = now_utc()
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, list[Any]] = {}
     for entry in entries:
         if _is_error(entry):
             continue
-        row = {name: getattr(entry, name) for name in _FIELDS}
-        row["created_at"] = entry.created_at or now
+        row = list(_values(entry))
+        if row[_CREATED] is None:
+            row[_CREATED] = now
         rows[entry.key] = row  # the last one of a key wins
     if not rows:
         return
-    stmt = _STATEMENTS.get(db.dialect)
-    if stmt is None:
-        ins = db.insert(cache_entries)
-        stmt = ins.on_conflict_do_update(
-            index_elements=["key"],
-            set_={name: ins.excluded[name] for name in _FIELDS if name != "key"},
-        )
-        _STATEMENTS[db.dialect] = stmt
+    insert = db.bulk_insert("cache_entries", lambda: _upsert(db), _FIELDS)
     with db.write() as conn:
-        conn.execute(stmt, list(rows.values()))
+        insert.execute(conn, rows.values())
+
+
+def _upsert(db: Database) -> Any:
+    ins = db.insert(cache_entries)
+    return ins.on_conflict_do_update(
+        index_elements=["key"],
+        set_={name: ins.excluded[name] for name in _FIELDS if name != "key"},
+    )
 
 
 def _size(db: Database, column: Any) -> Any:

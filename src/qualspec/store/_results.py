@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import fields
 from typing import Any, TypeVar
@@ -42,6 +43,18 @@ __all__ = [
 _R = TypeVar("_R", ResponseRecord, JudgmentRecord)
 _RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord))
 _JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
+# the columns written, in order: the run id (and a judgment's criterion hash), then the
+# record's fields (each a column of the same name)
+_RESPONSE_COLUMNS = ("run_id", *_RESPONSE_FIELDS)
+_JUDGMENT_COLUMNS = ("run_id", "criterion_hash", *_JUDGMENT_FIELDS)
+_response_values = operator.attrgetter(*_RESPONSE_FIELDS)
+_judgment_values = operator.attrgetter(*_JUDGMENT_FIELDS)
+_R_VERSIONS = _RESPONSE_COLUMNS.index("prompt_versions")
+_R_CREATED = _RESPONSE_COLUMNS.index("created_at")
+_J_CREATED = _JUDGMENT_COLUMNS.index("created_at")
+_J_SUBJECT = _JUDGMENT_COLUMNS.index("subject")
+_J_SCORES = _JUDGMENT_COLUMNS.index("scores")
+_J_DETAILS = _JUDGMENT_COLUMNS.index("details")
 _STATEMENTS: dict[tuple[str, str], Any] = {}
 _RESPONSE_CONFLICT = ("run_id", "key")
 _JUDGMENT_CONFLICT = ("run_id", "evaluator", "response_key", "criterion_hash")
@@ -67,6 +80,14 @@ def _upsert(db: Database, table: Any, conflict: tuple[str, ...]) -> Any:
         )
         _STATEMENTS[cache_key] = stmt
     return stmt
+
+
+def _response_key(rec: ResponseRecord) -> Hashable:
+    return rec.key
+
+
+def _judgment_key(rec: JudgmentRecord) -> Hashable:
+    return (rec.evaluator, rec.response_key, rec.criterion)
 
 
 def _dedupe(records: Sequence[_R], key: Callable[[_R], Hashable]) -> list[_R]:
@@ -100,15 +121,20 @@ def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord
     if not records:
         return
     now = now_utc()
+    insert = db.bulk_insert(
+        "responses", lambda: _upsert(db, responses, _RESPONSE_CONFLICT), _RESPONSE_COLUMNS
+    )
     rows = []
-    for rec in _dedupe(records, lambda r: r.key):
-        row = {name: getattr(rec, name) for name in _RESPONSE_FIELDS}
-        row["run_id"] = run_id
-        row["prompt_versions"] = dict(rec.prompt_versions)
-        row["created_at"] = rec.created_at or now
+    for rec in _dedupe(records, _response_key):
+        row = [run_id, *_response_values(rec)]
+        versions = row[_R_VERSIONS]
+        if type(versions) is not dict:  # a mapping of another type: stored as a plain dict
+            row[_R_VERSIONS] = dict(versions)
+        if row[_R_CREATED] is None:
+            row[_R_CREATED] = now
         rows.append(row)
     with _run_must_exist(db, run_id), db.write() as conn:
-        conn.execute(_upsert(db, responses, _RESPONSE_CONFLICT), rows)
+        insert.execute(conn, rows)
 
 
 def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord]) -> None:
@@ -119,18 +145,21 @@ def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord
     if not records:
         return
     now = now_utc()
+    insert = db.bulk_insert(
+        "judgments", lambda: _upsert(db, judgments, _JUDGMENT_CONFLICT), _JUDGMENT_COLUMNS
+    )
     rows = []
-    for rec in _dedupe(records, lambda r: (r.evaluator, r.response_key, r.criterion)):
-        row = {name: getattr(rec, name) for name in _JUDGMENT_FIELDS}
-        row["run_id"] = run_id
-        row["created_at"] = rec.created_at or now
-        row["criterion_hash"] = criterion_hash(rec.criterion)
-        row["subject"] = None if rec.subject is None else list(rec.subject)
-        row["scores"] = None if rec.scores is None else dict(rec.scores)
-        row["details"] = None if rec.details is None else dict(rec.details)
+    for rec in _dedupe(records, _judgment_key):
+        row = [run_id, criterion_hash(rec.criterion), *_judgment_values(rec)]
+        if row[_J_CREATED] is None:
+            row[_J_CREATED] = now
+        # stored as plain JSON values (a tuple or another mapping type becomes a list/dict)
+        for i, plain in ((_J_SUBJECT, list), (_J_SCORES, dict), (_J_DETAILS, dict)):
+            if row[i] is not None and type(row[i]) is not plain:
+                row[i] = plain(row[i])
         rows.append(row)
     with _run_must_exist(db, run_id), db.write() as conn:
-        conn.execute(_upsert(db, judgments, _JUDGMENT_CONFLICT), rows)
+        insert.execute(conn, rows)
 
 
 def response_keys(db: Database, run_id: str, ok_only: bool = True) -> set[str]:

@@ -39,6 +39,7 @@ __all__ = [
     "prompt_versions",
     "responses",
     "runs",
+    "use_dialect",
 ]
 
 
@@ -64,6 +65,9 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
+_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 class JSONText(TypeDecorator[Any]):
     """Any JSON-serialisable value, stored as compact text."""
 
@@ -73,7 +77,7 @@ class JSONText(TypeDecorator[Any]):
     def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
         if value is None:
             return None
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _JSON.encode(value)  # json.dumps with these options (one encoder, not one per row)
 
     def process_result_value(self, value: str | None, dialect: Dialect) -> Any:
         return None if value is None else json.loads(value)
@@ -173,25 +177,36 @@ def _current_only(table: Table) -> Any:
     return table.c.superseded == false()
 
 
-# the unique keys, among current rows only (partial indexes; see migration 0005)
-Index(
-    "uq_responses_run_key_current",
-    responses.c.run_id,
-    responses.c.key,
-    unique=True,
-    sqlite_where=_current_only(responses),
-    postgresql_where=_current_only(responses),
+# the unique keys, among current rows only (partial indexes; see migration 0005). Their
+# WHERE clause is given per dialect by ``use_dialect`` when a database is opened: naming
+# both dialects here imported PostgreSQL's SQLAlchemy dialect into every SQLite process
+# (20-40 ms) to check the ``postgresql_where`` argument.
+_PARTIAL_UNIQUE = (
+    Index(
+        "uq_responses_run_key_current",
+        responses.c.run_id,
+        responses.c.key,
+        unique=True,
+    ),
+    Index(
+        "uq_judgments_run_evaluator_key_criterion_current",
+        judgments.c.run_id,
+        judgments.c.evaluator,
+        judgments.c.response_key,
+        judgments.c.criterion_hash,
+        unique=True,
+    ),
 )
-Index(
-    "uq_judgments_run_evaluator_key_criterion_current",
-    judgments.c.run_id,
-    judgments.c.evaluator,
-    judgments.c.response_key,
-    judgments.c.criterion_hash,
-    unique=True,
-    sqlite_where=_current_only(judgments),
-    postgresql_where=_current_only(judgments),
-)
+
+
+def use_dialect(name: str) -> None:
+    """Give the partial unique indexes their WHERE clause on dialect ``name`` (``sqlite``,
+    ``postgresql``): called before a database of that dialect is used."""
+    for index, table in zip(_PARTIAL_UNIQUE, (responses, judgments), strict=True):
+        options = index.dialect_options[name]
+        if options["where"] is None:
+            options["where"] = _current_only(table)
+
 
 CURRENT_ONLY = {"responses": _current_only(responses), "judgments": _current_only(judgments)}
 """Per table: the predicate of its unique key's partial index (``INSERT .. ON CONFLICT``)."""
