@@ -121,7 +121,7 @@ def test_the_order_is_shuffled_recorded_and_reproducible_from_the_seed(tmp_path:
     for j in found:
         details = j["details"]
         order = details["order"]
-        assert details["seed"] == comparison_seed(run_id, j["response_key"])
+        assert details["seed"] == comparison_seed(j["response_key"])
         assert comparison_order(j["subject"], details["seed"]) == order
         assert details["labels"] == dict(zip(["A", "B"], order, strict=True))
         # the judge was shown the answers in the recorded order
@@ -239,6 +239,24 @@ def test_resume_does_not_redo_finished_comparisons(tmp_path: Path) -> None:
         (j["response_key"], j["details"]["seed"]) for j in records(second)
     )
     assert [j["created_at"] for j in records(third)] == [j["created_at"] for j in records(second)]
+
+
+def test_a_rerun_of_the_unchanged_suite_is_compared_from_the_cache(tmp_path: Path) -> None:
+    with FakeServer(answer=answer_by_model, judge_reply=by_content) as server:
+        code, first = run_suite(tmp_path, server, BOTH, name="a.json")
+        assert code == 0 and len(records(first)) == 4
+        asked = len(comparison_requests(server))
+        assert asked == 4
+        code, second = run_suite(tmp_path, server, BOTH, name="b.json")
+        assert code == 0
+        assert len(comparison_requests(server)) == asked  # a new run, no new comparison call
+    assert second["run"]["id"] != first["run"]["id"]
+    again = {j["response_key"]: j for j in records(second)}
+    for j in records(first):
+        same = again[j["response_key"]]
+        assert same["cached"] is True
+        assert same["details"]["order"] == j["details"]["order"]
+        assert same["scores"] == j["scores"]
 
 
 def test_the_console_shows_a_comparisons_block(
