@@ -114,7 +114,6 @@ def test_the_order_is_shuffled_recorded_and_reproducible_from_the_seed(tmp_path:
         requests = comparison_requests(server)
     assert code == 0
     texts = _texts(data)
-    run_id = data["run"]["id"]
     found = records(data)
     assert len(found) == 16
     shown_orders = {tuple(text for _, text in shown(body)) for body in requests}
