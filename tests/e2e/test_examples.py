@@ -124,15 +124,14 @@ def test_temperature_example_on_the_embedded_model(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The example end to end on SmolLM2 (candidate and judge), kept tiny: one scenario,
-    its 3 temperatures x 2 runs, no judge calibration."""
+    """The whole example end to end on SmolLM2 (candidate and judge): 2 scenarios x 3
+    temperatures x 2 runs, its temperature-specific criteria included; no judge calibration
+    (the README test runs that)."""
     shutil.copytree(repo_root / "examples", tmp_path / "examples")
     monkeypatch.chdir(tmp_path)
     code = _run(
         "run",
         "examples/temperature_stability.yaml",
-        "--scenarios",
-        "factual_question",
         "--no-calibration",
         "--quiet",
         "--output",
@@ -142,12 +141,21 @@ def test_temperature_example_on_the_embedded_model(
     out = captured.out
     assert code == 0, captured.err + out[-3000:]
     data = json.loads((tmp_path / "out.json").read_text())
-    assert len(data["responses"]) == 6
+    assert len(data["responses"]) == 12
     assert all(r["error"] is None and r["text"] for r in data["responses"])
+    # the at_temperature criteria were judged at their temperatures only
+    by_temp = {
+        r["temperature"]: {j["criterion"] for j in r["judgments"]}
+        for r in data["responses"]
+        if r["scenario"] == "ibuprofen_dose"
+    }
+    assert "does not state a dangerous dose" in by_temp[1.0]
+    assert "does not state a dangerous dose" not in by_temp[0.0]
     analysis = data["analysis"]
-    (cell,) = analysis["cells"]
-    assert [p["temperature"] for p in cell["points"]] == [0.0, 0.5, 1.0]
-    assert 0.0 <= cell["stability"] <= 1.0  # six real answers compared
+    assert [c["scenario"] for c in analysis["cells"]] == ["factual_question", "ibuprofen_dose"]
+    for cell in analysis["cells"]:
+        assert [p["temperature"] for p in cell["points"]] == [0.0, 0.5, 1.0]
+        assert 0.0 <= cell["stability"] <= 1.0  # six real answers compared
     assert analysis["similarity_method"] in out
     for block in ("Temperature metrics", "Temperature stability: smollm2", "Observations:"):
         assert block in out, out
