@@ -9,6 +9,7 @@ with the report's own Content-Security-Policy (no script at all).
 from __future__ import annotations
 
 import asyncio
+import html
 import re
 from functools import lru_cache
 from importlib import resources
@@ -115,7 +116,7 @@ async def run_page(run_id: str, request: Request) -> Response:
 
     page = await asyncio.to_thread(render_html, record)
     found = _REPORT_CSP.search(page)
-    csp = found.group(1) if found else "default-src 'none'"
+    csp = html.unescape(found.group(1)) if found else "default-src 'none'"
     back = (
         '<main>\n<p class="sub"><a href="/runs">&larr; all runs</a> · <a href="/lab">Lab</a></p>\n'
     )
