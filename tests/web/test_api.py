@@ -223,3 +223,34 @@ async def test_binding_elsewhere_needs_a_token() -> None:
     check_bind("0.0.0.0", "t")
     with pytest.raises(ConfigError, match="--token"):
         check_bind("0.0.0.0", None)
+
+
+async def test_the_lab_form_works_without_script(
+    client: httpx.AsyncClient, server: FakeServer
+) -> None:
+    form = {k: str(v) for k, v in lab_body().items()}
+    bad = await client.post("/lab", data={**form, "iter_max": "11"})
+    assert bad.status_code == 422 and "iter_max" in bad.text
+    assert server.calls == 0
+    page = await client.post("/lab", data=form)
+    assert page.status_code == 200
+    assert 'class="iteration best" data-iteration="2"' in page.text
+    assert "Verdict 1: rated 0.4." in page.text
+
+
+async def test_pages_render_and_escape(client: httpx.AsyncClient) -> None:
+    result = (await client.post("/api/generate-answer", json=lab_body(instruct="<b>hi</b>"))).json()
+    run_id = result["metadata"]["run_id"]
+    runs = await client.get("/runs")
+    assert runs.status_code == 200 and run_id in runs.text
+    page = await client.get(f"/runs/{run_id}")
+    assert page.status_code == 200
+    assert "&lt;b&gt;hi&lt;/b&gt;" in page.text and "<b>hi</b>" not in page.text
+    diff = await client.get("/diff", params={"a": run_id, "b": run_id})
+    assert diff.status_code == 200 and '<table class="diff">' in diff.text
+    assert (
+        await client.get("/diff", params={"a": run_id, "b": run_id, "noise": "x"})
+    ).status_code == 422
+    refs = await client.get("/references")
+    assert refs.status_code == 200 and "Read-only" in refs.text
+    assert (await client.get("/runs/nope-nope")).status_code == 404
