@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from qualspec import ProviderConfig, Session
+from qualspec.store import Store
 from qualspec.testing import FakeServer
 
 pytestmark = pytest.mark.asyncio
@@ -40,13 +41,13 @@ async def test_calls_inside_the_block_are_a_run_of_their_own(
             with pytest.raises(RuntimeError):
                 async with s.recording("(broken)") as broken_id:
                     raise RuntimeError("boom")
-            store = s.store
-            mine = store.load_run(run_id)
-            broken = store.get_run(broken_id)
-            runs = store.list_runs()
+            mine = s.store.load_run(run_id)
+            broken = s.store.get_run(broken_id)
         assert mine.summary.suite_name == "(mine)" and mine.summary.status == "finished"
         assert mine.summary.metadata["kind"] == "mine"
         assert [r.kind for r in mine.responses] == ["mine"]
         assert broken.status == "failed"
+    with Store.open(f"sqlite:///{tmp_path / 'r.db'}") as store:  # the ad-hoc run, flushed
+        runs = store.list_runs()
     adhoc = [r for r in runs if r.suite_name == "(session)"]
     assert len(adhoc) == 1 and adhoc[0].n_responses == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from qualspec.web._state import WebState
 __all__ = ["RunRow", "router", "run_row"]
 
 router = APIRouter(prefix="/api", tags=["api"])
+log = logging.getLogger("qualspec.web")
 
 
 class RunRow(BaseModel):
@@ -94,6 +96,10 @@ async def generate_answer_stream(
             await queue.put(("result", result.model_dump_json()))
         except QualspecError as exc:
             await queue.put(("error", json.dumps({"detail": str(exc)})))
+        except Exception as exc:  # the page must hear of it; the log gets the traceback
+            log.exception("the Lab failed")
+            detail = f"internal error: {type(exc).__name__}: {exc}"
+            await queue.put(("error", json.dumps({"detail": detail})))
         finally:
             await queue.put(None)
 
