@@ -61,6 +61,8 @@ def _fields(response: httpx.Response) -> list[str]:
         ({"iter_max": "3"}, "body.iter_max"),
         ({"score_threshold": 1.5}, "body.score_threshold"),
         ({"score_threshold": -0.1}, "body.score_threshold"),
+        ({"score_threshold": "0.8"}, "body.score_threshold"),
+        ({"iter_max": 2.5}, "body.iter_max"),
         ({"instruct": None}, "body.instruct"),
         ({"eval_crit": 7}, "body.eval_crit"),
         ({"resp_format": ""}, "body.resp_format"),

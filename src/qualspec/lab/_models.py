@@ -49,6 +49,7 @@ class GenerateAnswerRequest(BaseModel):
         default=DEFAULT_THRESHOLD,
         ge=0.0,
         le=1.0,
+        strict=True,
         allow_inf_nan=False,
         description="Minimum score (0-1) to accept an answer",
     )
