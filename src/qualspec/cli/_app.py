@@ -343,10 +343,65 @@ def build_parser() -> argparse.ArgumentParser:
     jc.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_db(jc)
     jc.set_defaults(handler="qualspec.cli._judge_check:cmd_judge_check")
+    lab, serve = _add_lab(sub), _add_serve(sub)
     # every command takes the global flags too: `qualspec run x.yaml --debug` works
-    for command in (run, schema, rl, rs, re_, diff, report, pl, ps, pd, cs, cc, jc):
+    for command in (run, schema, rl, rs, re_, diff, report, pl, ps, pd, cs, cc, jc, lab, serve):
         _add_globals(command, argparse.SUPPRESS)
     return parser
+
+
+def _unit(text: str) -> float:
+    value = _number(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a score from 0 to 1, got {value:g}")
+    return value
+
+
+def _iterations(text: str) -> int:
+    value = _whole(text, 1)
+    if value > 10:
+        raise argparse.ArgumentTypeError(f"expected 1 to 10 iterations, got {value}")
+    return value
+
+
+def _add_lab(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    lab = sub.add_parser(
+        "lab", help="refine an answer: generate, evaluate (0-1), feed back, keep the best"
+    )
+    lab.add_argument("instruct", metavar="INSTRUCTION", help="the question or task")
+    lab.add_argument("--format", required=True, help="the form the answer must take")
+    lab.add_argument("--criteria", required=True, help="what the evaluator checks")
+    lab.add_argument(
+        "--iter-max", type=_iterations, default=3, metavar="N", help="at most N rounds (1-10)"
+    )
+    lab.add_argument(
+        "--threshold", type=_unit, default=0.8, help="score (0-1) that accepts an answer"
+    )
+    lab.add_argument("--model", metavar="PROVIDER/MODEL", help="writer (default local/smollm2)")
+    lab.add_argument("--judge", metavar="PROVIDER/MODEL", help="evaluator (default: --model)")
+    lab.add_argument(
+        "--max-tokens", type=_positive_int, metavar="N", help="the writer's answer length limit"
+    )
+    lab.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    _add_db(lab)
+    lab.set_defaults(handler="qualspec.cli._lab:cmd_lab")
+    return lab
+
+
+def _add_serve(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    serve = sub.add_parser("serve", help="the web app: runs, run detail, diff, the Lab")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=_non_negative_int, default=8000, help="default 8000")
+    serve.add_argument(
+        "--token",
+        help="require this token on every route (default $QUALSPEC_WEB_TOKEN); needed to "
+        "bind anything but 127.0.0.1",
+    )
+    _add_db(serve)
+    serve.set_defaults(handler="qualspec.cli._lab:cmd_serve")
+    return serve
 
 
 def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:

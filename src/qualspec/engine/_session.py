@@ -8,10 +8,12 @@ with the same limits, cache, cost and store. It works inside a running event loo
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import dataclasses
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +38,10 @@ __all__ = ["RunOutcome", "Session", "run_sync"]
 log = logging.getLogger("qualspec.engine")
 _T = TypeVar("_T")
 SESSION_SUITE = "(session)"
+# the run that ``Session.complete`` records into inside ``Session.recording`` (per task)
+_SCOPED: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
+    "qualspec_scoped_run", default=None
+)
 
 
 @dataclass
@@ -205,7 +211,7 @@ class Session:
             messages = tuple(prompt)
         if system is not None:
             messages = (Message("system", system), *messages)
-        recorder = await self._adhoc()
+        recorder = _SCOPED.get() or await self._adhoc()
         try:
             reply = await self.calls.complete(
                 provider,
@@ -250,6 +256,43 @@ class Session:
             )
         )
         return reply
+
+    @contextlib.asynccontextmanager
+    async def recording(
+        self, suite_name: str, metadata: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[str]:
+        """A run of its own for the calls ``complete`` makes inside the block (this task only).
+
+        Yields the run's id. The run is finished when the block ends (``failed`` when it
+        ends with an error, ``interrupted`` when cancelled). Other tasks of the session keep
+        recording into the session's ad-hoc run.
+
+        Example::
+
+            async with session.recording("(lab)", {"kind": "lab"}) as run_id:
+                await session.complete("local/smollm2", "Say hi", kind="lab")
+        """
+        from qualspec.engine._recorder import Recorder
+
+        store = self.store
+        meta = {"pid": os.getpid(), **(metadata or {})}
+        run_id = await asyncio.to_thread(store.create_run, suite_name, "", meta)
+        await asyncio.to_thread(store.acquire_run, run_id)
+        recorder = Recorder(store, run_id, retry_window_s=self.options.store_retry_s)
+        recorder.bind_loop(asyncio.get_running_loop())
+        token = _SCOPED.set(recorder)
+        status = "failed"
+        try:
+            yield run_id
+            status = "finished"
+        except asyncio.CancelledError:
+            status = "interrupted"
+            raise
+        finally:
+            _SCOPED.reset(token)
+            failure = await self._finish(store, run_id, recorder, None, status)
+            if failure is not None and status == "finished":
+                raise StoreError(f"could not record the run {run_id}: {failure}")
 
     async def _adhoc(self) -> Recorder:
         if self._adhoc_recorder is None:

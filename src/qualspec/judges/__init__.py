@@ -40,7 +40,7 @@ from qualspec.judges._criteria import (
     judge_prompt_text,
     truncate_text,
 )
-from qualspec.judges._criteria_judge import CriteriaJudge
+from qualspec.judges._criteria_judge import CriteriaJudge, verdict_object
 from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
 from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
@@ -84,4 +84,5 @@ __all__ = [
     "summarize",
     "truncate_text",
     "unscored_note",
+    "verdict_object",
 ]

@@ -1,0 +1,39 @@
+"""The web app: a JSON API, the results viewer and the Lab (FastAPI, ``qualspec serve``).
+
+Needs the ``web`` extra (``pip install 'qualspec[web]'``); imported lazily, so
+``import qualspec.web`` works without it.
+
+Example::
+
+    from qualspec.web import create_app
+    app = create_app(db="sqlite:///evals.db", token="s3cret")  # any ASGI server runs it
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qualspec.web._app import create_app, serve
+    from qualspec.web._security import COOKIE, DEFAULT_MAX_BODY, TOKEN_ENV, check_bind
+
+_EXPORTS = {
+    "COOKIE": "_security",
+    "DEFAULT_MAX_BODY": "_security",
+    "TOKEN_ENV": "_security",
+    "check_bind": "_security",
+    "create_app": "_app",
+    "serve": "_app",
+}
+
+__all__ = ["COOKIE", "DEFAULT_MAX_BODY", "TOKEN_ENV", "check_bind", "create_app", "serve"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'qualspec.web' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"qualspec.web.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,284 @@
+"""The pages: runs, run detail (the HTML report), diff, the Lab, references, API docs.
+
+Rendered on the server by jinja2 with autoescaping on; styles and the Lab's one script
+are files served from ``/static``, so the pages load nothing from anywhere else and
+work offline. A run's detail page is the HTML report itself (``qualspec report``), served
+with the report's own Content-Security-Policy (no script at all).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+
+from qualspec.lab import (
+    DEFAULT_ITER_MAX,
+    DEFAULT_MODEL,
+    DEFAULT_THRESHOLD,
+    GenerateAnswerRequest,
+    run_lab,
+)
+from qualspec.web._api import load, run_row, state
+
+__all__ = ["render", "router"]
+
+router = APIRouter(include_in_schema=False)
+_STATIC = {
+    "web.css": ("qualspec.web", "static/web.css", "text/css"),
+    "lab.js": ("qualspec.web", "static/lab.js", "text/javascript"),
+    "report.css": ("qualspec.report", "templates/report.css", "text/css"),
+}
+_REPORT_CSP = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">')
+_REFERENCE_SCAN_RUNS = 50
+
+
+@lru_cache(maxsize=1)
+def _env() -> Any:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("qualspec.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """A page from ``templates/<name>``."""
+    return HTMLResponse(_env().get_template(name).render(**context), status_code=status_code)
+
+
+@lru_cache(maxsize=8)
+def _static(name: str) -> tuple[bytes, str]:
+    package, path, media = _STATIC[name]
+    return resources.files(package).joinpath(path).read_bytes(), media
+
+
+@router.get("/static/{name}")
+async def static(name: str) -> Response:
+    """The stylesheets and the Lab's script."""
+    if name not in _STATIC:
+        raise HTTPException(status_code=404, detail="no such file")
+    body, media = _static(name)
+    return Response(body, media_type=media)
+
+
+@router.get("/")
+async def home() -> RedirectResponse:
+    """The runs list."""
+    return RedirectResponse("/runs", status_code=303)
+
+
+@router.get("/login")
+async def login() -> RedirectResponse:
+    """``/login?token=T`` is answered by the guard; without a token there is nothing to do."""
+    return RedirectResponse("/runs", status_code=303)
+
+
+async def _rows(request: Request, limit: int = 200) -> list[Any]:
+    session = await state(request).session()
+    found = await asyncio.to_thread(session.store.list_runs, None, limit)
+    return [run_row(s) for s in found]
+
+
+@router.get("/runs", response_class=HTMLResponse)
+async def runs_page(request: Request) -> HTMLResponse:
+    """Recent runs, newest first, with a picker for the diff."""
+    return render("runs.html.j2", title="Runs", runs=await _rows(request))
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+async def run_page(run_id: str, request: Request) -> Response:
+    """A run: a Lab run's iterations, or any other run's HTML report."""
+    record = await load(request, run_id)
+    summary = record.summary
+    lab = summary.metadata.get("lab")
+    if summary.metadata.get("kind") == "lab" and isinstance(lab, dict):
+        from qualspec.lab import GenerateAnswerResponse
+
+        stored = lab.get("result")
+        result = GenerateAnswerResponse.model_validate(stored) if stored else None
+        return render(
+            "lab_run.html.j2", title=f"Lab run {summary.id}", run=summary, lab=lab, result=result
+        )
+    from qualspec.report import render_html
+
+    page = await asyncio.to_thread(render_html, record)
+    found = _REPORT_CSP.search(page)
+    csp = html.unescape(found.group(1)) if found else "default-src 'none'"
+    back = (
+        '<main>\n<p class="sub"><a href="/runs">&larr; all runs</a> · <a href="/lab">Lab</a></p>\n'
+    )
+    page = page.replace("<main>\n", back, 1)
+    return HTMLResponse(page, headers={"Content-Security-Policy": csp})
+
+
+@router.get("/diff", response_class=HTMLResponse)
+async def diff_page(request: Request) -> HTMLResponse:
+    """Two runs compared tuple by tuple."""
+    from qualspec.analysis import STATUSES, diff_runs
+
+    rows = await _rows(request)
+    a, b = request.query_params.get("a"), request.query_params.get("b")
+    noise_text = request.query_params.get("noise", "0.5")
+    context: dict[str, Any] = {"title": "Diff", "runs": rows, "a": a, "b": b, "diff": None}
+    context.update(noise=noise_text, counts=[], error=None)
+    if a and b:
+        try:
+            noise = float(noise_text)
+            if not noise >= 0:
+                raise ValueError(noise_text)
+        except ValueError:
+            context["error"] = f"noise: expected a number of points, 0 or more, got {noise_text!r}"
+            return render("diff.html.j2", status_code=422, **context)
+        diff = diff_runs(await load(request, a), await load(request, b), noise=noise)
+        context["diff"] = diff
+        counts = {s: len(diff.with_status(s)) for s in STATUSES}
+        context["counts"] = [(s, n) for s, n in counts.items() if n]
+    return render("diff.html.j2", **context)
+
+
+def _lab_defaults() -> dict[str, Any]:
+    return {"iter_max": DEFAULT_ITER_MAX, "threshold": DEFAULT_THRESHOLD, "model": DEFAULT_MODEL}
+
+
+@router.get("/lab", response_class=HTMLResponse)
+async def lab_page() -> HTMLResponse:
+    """The Lab's form; the page's script streams the iterations in as they finish."""
+    return render("lab.html.j2", title="Lab", defaults=_lab_defaults(), result=None, status=None)
+
+
+@router.post("/lab", response_class=HTMLResponse)
+async def lab_submit(request: Request) -> HTMLResponse:
+    """The Lab without script: the form posted, the whole result rendered at the end."""
+    fields = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
+    for key in ("model", "judge_model"):
+        if not fields.get(key, "").strip():
+            fields.pop(key, None)
+    defaults = _lab_defaults()
+    try:
+        for key, kind in (("iter_max", int), ("score_threshold", float)):
+            if key in fields:
+                fields[key] = kind(fields[key])  # type: ignore[assignment]
+        lab = GenerateAnswerRequest.model_validate(fields)
+    except (ValueError, ValidationError) as exc:
+        why = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": str(exc)}
+        where = ".".join(str(p) for p in why["loc"]) or "form"
+        status = f"Error: {where}: {why['msg']}"
+        return render(
+            "lab.html.j2",
+            status_code=422,
+            title="Lab",
+            defaults=defaults,
+            result=None,
+            status=status,
+        )
+    web = state(request)
+    result = await run_lab(await web.session(), lab, providers=web.providers)
+    return render("lab.html.j2", title="Lab", defaults=defaults, result=result, status="Done.")
+
+
+@router.get("/references", response_class=HTMLResponse)
+async def references_page(request: Request) -> HTMLResponse:
+    """Reference answers of recent runs, read-only (the store has no review records yet)."""
+    session = await state(request).session()
+    store = session.store
+
+    def collect() -> list[dict[str, Any]]:
+        out = []
+        for summary in store.list_runs(None, _REFERENCE_SCAN_RUNS):
+            if summary.n_responses == 0:
+                continue
+            for r in store.load_run(summary.id).responses:
+                if r.kind == "reference":
+                    out.append(
+                        {
+                            "run_id": summary.id,
+                            "scenario": r.scenario,
+                            "input_id": r.input_id,
+                            "model": f"{r.provider}/{r.model}",
+                            "text": r.text or r.error or "",
+                        }
+                    )
+        return out
+
+    refs = await asyncio.to_thread(collect)
+    return render(
+        "references.html.j2", title="Reference answers", refs=refs, scanned=_REFERENCE_SCAN_RUNS
+    )
+
+
+@router.get("/docs", response_class=HTMLResponse)
+async def docs_page(request: Request) -> HTMLResponse:
+    """The API's OpenAPI description as a page (no CDN: nothing but this server)."""
+    spec = request.app.openapi()
+    endpoints = []
+    for path, ops in spec.get("paths", {}).items():
+        for method, op in ops.items():
+            ref = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+            endpoints.append(
+                {
+                    "method": method.upper(),
+                    "path": path,
+                    "summary": op.get("summary", ""),
+                    "description": op.get("description", ""),
+                    "params": [
+                        {
+                            "name": p.get("name", ""),
+                            "where": p.get("in", ""),
+                            "required": p.get("required", False),
+                            "description": p.get("description", ""),
+                        }
+                        for p in op.get("parameters", [])
+                    ],
+                    "body": str(ref.get("schema", {}).get("$ref", "")).rsplit("/", 1)[-1],
+                }
+            )
+    schemas = [
+        {
+            "name": name,
+            "fields": [
+                {
+                    "name": field,
+                    "type": _type_of(prop),
+                    "required": field in schema.get("required", []),
+                    "description": prop.get("description", ""),
+                }
+                for field, prop in schema.get("properties", {}).items()
+            ],
+        }
+        for name, schema in spec.get("components", {}).get("schemas", {}).items()
+    ]
+    return render(
+        "docs.html.j2",
+        title="API",
+        version=spec.get("openapi", ""),
+        endpoints=endpoints,
+        schemas=schemas,
+    )
+
+
+def _type_of(prop: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        return str(prop["$ref"]).rsplit("/", 1)[-1]
+    if "anyOf" in prop:
+        return " | ".join(_type_of(p) for p in prop["anyOf"])
+    kind = str(prop.get("type", "any"))
+    if kind == "array":
+        kind = f"array of {_type_of(prop.get('items', {}))}"
+    if "minimum" in prop:
+        kind += f" ≥ {prop['minimum']}"
+    if "maximum" in prop:
+        kind += f" ≤ {prop['maximum']}"
+    return kind
