@@ -8,7 +8,7 @@ from typing import Any
 
 ALPHA_ID = "0a1b2c3d-1111-4222-8333-444455556666"
 BETA_ID = "9f8e7d6c-aaaa-4bbb-8ccc-ddddeeeeffff"
-SECRET = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0EdCbA"
+SECRET = "sk-ant-api03-EXAMPLE0000EXAMPLE0000EXAMPLE"
 LONG_RESULT = "\n".join(f"{i:>4}  line {i} of cli.py: print('processing', path)" for i in range(30))
 
 
