@@ -26,9 +26,7 @@ def test_rubric_flag_table_matches_the_parsers(repo_root: Path) -> None:
     parser = build_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     (actions,) = [
-        a
-        for a in commands.choices["rubrics"]._actions
-        if isinstance(a, argparse._SubParsersAction)
+        a for a in commands.choices["rubrics"]._actions if isinstance(a, argparse._SubParsersAction)
     ]
     flags = {
         option
