@@ -227,3 +227,5 @@ def test_labels_and_metrics_select_the_sessions(tmp_path: Path) -> None:
     by_metric = select_sessions(chats, score_name="user_turn_efficiency", min_score=1.0)
     assert [c.session_id for c in by_metric] == [ALPHA_ID]
     assert len(select_sessions(chats, score_name="excellence")) == 3
+    by_file = select_sessions(chats, score_name="excellence", labels={"chat": 1.0})
+    assert [c.session_id for c in by_file] == ["chat"]

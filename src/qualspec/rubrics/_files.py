@@ -131,7 +131,8 @@ def select_sessions(
 ) -> list[ChatSession]:
     """The sessions to extract from: all of them, or those scoring at least ``min_score``.
 
-    With ``labels`` a session's score is its label (unlabelled sessions are left out);
+    With ``labels`` a session's score is its label, by session id or file name without
+    its suffix (unlabelled sessions are left out);
     without, it is the metric named ``score_name`` (``token_efficiency``,
     ``user_turn_efficiency``, ``code_growth``, ``tokens``, ``turns``...).
 
@@ -139,10 +140,8 @@ def select_sessions(
         ConfigError: ``min_score`` is given without labels for a score that is not a metric.
     """
     if labels is not None:
-        chosen = [c for c in chats if c.session_id in labels]
-        if min_score is None:
-            return chosen
-        return [c for c in chosen if labels[c.session_id] >= min_score]
+        scored = [(c, _label(c, labels)) for c in chats]
+        return [c for c, v in scored if v is not None and (min_score is None or v >= min_score)]
     if min_score is None:
         return list(chats)
     out = []
@@ -158,3 +157,11 @@ def select_sessions(
         if value is not None and value >= min_score:
             out.append(chat)
     return out
+
+
+def _label(chat: ChatSession, labels: Mapping[str, float]) -> float | None:
+    if chat.session_id in labels:
+        return labels[chat.session_id]
+    if chat.path is not None and chat.path.stem in labels:
+        return labels[chat.path.stem]
+    return None
