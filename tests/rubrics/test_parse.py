@@ -32,7 +32,8 @@ def test_extraction_finds_the_array_in_prose_and_fences() -> None:
             "evidence": "Turn 1",
         }
     ]
-    bare = parse_extraction(f"The list [see below]: [{RUBRIC}, {RUBRIC}] end", "s")
+    other = RUBRIC.replace("Clear Goals", "Small Steps")
+    bare = parse_extraction(f"The list [see below]: [{RUBRIC}, {other}] end", "s")
     assert [r["id"] for r in bare.rubrics] == ["s_001", "s_002"]
 
 
@@ -71,9 +72,24 @@ def test_extraction_without_rubrics_reads_nothing(answer: str, problem: str) -> 
     assert found.rubrics == [] and found.problems[0].startswith(problem)
 
 
+def test_copies_of_the_prompts_example_and_repeats_are_dropped() -> None:
+    example = (
+        '{"name": "Example Rubric Name", "description": "What this measures...", '
+        '"scoring_criteria": "1: Poor... 5: Excellent...", "evidence": "In turn 3, the user..."}'
+    )
+    found = parse_extraction(f"[{example}, {RUBRIC}, {RUBRIC}, {example}]")
+    assert [r["name"] for r in found.rubrics] == ["Clear Goals"]
+    assert found.problems == [
+        "rubric 1: the prompt's example, copied",
+        "rubric 3: a repeat of an earlier rubric",
+        "rubric 4: the prompt's example, copied",
+    ]
+
+
 def test_extraction_reads_objects_without_an_array() -> None:
-    found = parse_extraction(f"First: {RUBRIC}\nSecond: {RUBRIC}")
-    assert len(found.rubrics) == 2
+    other = RUBRIC.replace("Clear Goals", "Small Steps")
+    found = parse_extraction(f"First: {RUBRIC}\nSecond: {other}")
+    assert [r["name"] for r in found.rubrics] == ["Clear Goals", "Small Steps"]
 
 
 def test_summary_numbers_rubrics_and_checks_weights() -> None:

@@ -112,7 +112,10 @@ def test_extract_summarize_judge_through_the_session(
         assert by_id[ALPHA_ID]["metrics"]["code_growth"] == 5
         beta = by_id[BETA_ID]
         assert beta["attempts"] == 2 and [r["name"] for r in beta["rubrics"]] == ["Short Questions"]
-        assert beta["problems"] == ["rubric 2: missing description, scoring_criteria"]
+        assert beta["problems"] == [
+            "rubric 2: missing description, scoring_criteria",
+            "1 rubrics, not 2-4 as asked",
+        ]
         assert by_id["chat"]["rubrics"] == [] and by_id["chat"]["attempts"] == 3
         assert by_id["chat"]["error"] == "no valid rubric read"
         assert len(data["rubrics"]) == 3

@@ -34,6 +34,8 @@ MAX_SCORE = 5
 _FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)```", re.DOTALL)
 _REASONING = re.compile(r"REASONING:\s*(.+)", re.IGNORECASE | re.DOTALL)
 _DECODER = json.JSONDecoder()
+# The extractor template's own example rubric: a model that copies it extracted nothing.
+_TEMPLATE_EXAMPLE = ("example rubric name", "what this measures...")
 
 
 @dataclass
@@ -121,7 +123,8 @@ def parse_extraction(text: str | None, id_prefix: str = "r") -> ParsedExtraction
 
     The first JSON array of objects in the answer is taken (fenced or in prose); each
     item must have ``name``, ``description`` and ``scoring_criteria`` (``evidence`` is
-    kept when present); an item without them is dropped and named in ``problems``. Each
+    kept when present); an item without them, a copy of the prompt's own example and a
+    repeat (same name and description) are dropped and named in ``problems``. Each
     rubric gets its own ``id`` unless it came with one: ``<id_prefix>_001``...
 
     Example:
@@ -144,10 +147,19 @@ def parse_extraction(text: str | None, id_prefix: str = "r") -> ParsedExtraction
             found.problems.append("no JSON array of rubrics in the answer")
             return found
     seen: set[str] = set()
+    kept: set[tuple[str, str]] = set()
     for number, item in enumerate(items, start=1):
         rubric = _rubric(item, f"rubric {number}", found.problems)
         if rubric is None:
             continue
+        same = (rubric["name"].casefold(), rubric["description"].casefold())
+        if same == _TEMPLATE_EXAMPLE:
+            found.problems.append(f"rubric {number}: the prompt's example, copied")
+            continue
+        if same in kept:
+            found.problems.append(f"rubric {number}: a repeat of an earlier rubric")
+            continue
+        kept.add(same)
         given = item.get("id") if isinstance(item, Mapping) else None
         rid = given if isinstance(given, str) and given.strip() and given not in seen else None
         rubric = {"id": rid or f"{id_prefix}_{len(found.rubrics) + 1:03d}", **rubric}

@@ -204,6 +204,9 @@ async def extract_rubrics(
         entry = _session_entry(chat) | {"attempts": attempts, "cut": text != full}
         entry["rubrics"] = [] if parsed is None else parsed.rubrics
         entry["problems"] = [] if parsed is None else parsed.problems
+        count = len(entry["rubrics"])
+        if count and not min_rubrics <= count <= max_rubrics:
+            entry["problems"].append(f"{count} rubrics, not {min_rubrics}-{max_rubrics} as asked")
         entry["error"] = reply.error or (None if entry["rubrics"] else "no valid rubric read")
         if progress is not None:
             progress(f"{chat.session_id}: {len(entry['rubrics'])} rubric(s)")
