@@ -7,6 +7,7 @@ import math
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from qualspec.errors import (
     AuthenticationError,
@@ -344,8 +345,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(jc)
     jc.set_defaults(handler="qualspec.cli._judge_check:cmd_judge_check")
     lab, serve = _add_lab(sub), _add_serve(sub)
+    rubric_commands = _add_rubrics(sub)
     # every command takes the global flags too: `qualspec run x.yaml --debug` works
-    for command in (run, schema, rl, rs, re_, diff, report, pl, ps, pd, cs, cc, jc, lab, serve):
+    for command in (
+        run,
+        schema,
+        rl,
+        rs,
+        re_,
+        diff,
+        report,
+        pl,
+        ps,
+        pd,
+        cs,
+        cc,
+        jc,
+        lab,
+        serve,
+        *rubric_commands,
+    ):
         _add_globals(command, argparse.SUPPRESS)
     return parser
 
@@ -402,6 +421,103 @@ def _add_serve(
     _add_db(serve)
     serve.set_defaults(handler="qualspec.cli._lab:cmd_serve")
     return serve
+
+
+def _add_mining(parser: argparse.ArgumentParser) -> None:
+    """The model flags of the rubric commands that call a model."""
+    parser.add_argument(
+        "--model",
+        metavar="PROVIDER/MODEL",
+        help="the model that reads the sessions (default local/smollm2)",
+    )
+    parser.add_argument(
+        "--retries",
+        type=_non_negative_int,
+        default=2,
+        metavar="N",
+        help="ask again up to N times when an answer cannot be read (default 2)",
+    )
+    parser.add_argument(
+        "--max-session-chars",
+        type=_positive_int,
+        metavar="N",
+        help="cut longer sessions, with a visible marker (default: what fits the model)",
+    )
+    parser.add_argument(
+        "--max-tokens", type=_positive_int, metavar="N", help="the answer's token limit"
+    )
+    parser.add_argument("--max-cost", type=_positive_float, metavar="USD", help="stop at this cost")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    _add_db(parser)
+
+
+def _add_rubrics(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> list[Any]:
+    """``qualspec rubrics extract|summarize|judge|format``."""
+    rubrics = sub.add_parser(
+        "rubrics", help="mine rubrics from coding-assistant sessions and judge sessions by them"
+    )
+    r_sub = rubrics.add_subparsers(dest="rubrics_command", metavar="ACTION", required=True)
+    ex = r_sub.add_parser("extract", help="extract rubrics from each (selected) session")
+    ex.add_argument("sessions", metavar="DIR", help="a session file or a folder of them")
+    ex.add_argument(
+        "--score-name",
+        default="default",
+        metavar="NAME",
+        help="what made the sessions good: default, excellence, token_efficiency, "
+        "user_turn_efficiency (chooses the extractor prompt)",
+    )
+    ex.add_argument(
+        "--min",
+        type=_positive_int,
+        default=3,
+        metavar="N",
+        help="rubrics per session, at least (default 3)",
+    )
+    ex.add_argument(
+        "--max",
+        type=_positive_int,
+        default=7,
+        metavar="N",
+        help="rubrics per session, at most (default 7)",
+    )
+    ex.add_argument(
+        "--min-score",
+        type=_number,
+        metavar="X",
+        help="only sessions scoring X or more (their label, else the --score-name metric)",
+    )
+    ex.add_argument(
+        "--labels",
+        metavar="PATH",
+        help='scores per session: JSON {"<session id>": score} or CSV session_id,score',
+    )
+    ex.add_argument("--out", "-o", metavar="PATH", help="write the JSON here (default stdout)")
+    _add_mining(ex)
+    ex.set_defaults(handler="qualspec.cli._rubrics:cmd_rubrics_extract")
+    su = r_sub.add_parser("summarize", help="consolidate extracted rubrics into 5-10 final ones")
+    su.add_argument("extracted", metavar="EXTRACTED", help="the JSON of `rubrics extract`")
+    su.add_argument("--out", "-o", metavar="PATH", help="write the JSON here (default stdout)")
+    _add_mining(su)
+    su.set_defaults(handler="qualspec.cli._rubrics:cmd_rubrics_summarize")
+    ju = r_sub.add_parser("judge", help="score sessions 1-5 on each rubric, weighted")
+    ju.add_argument("sessions", metavar="DIR", help="a session file or a folder of them")
+    ju.add_argument(
+        "--rubrics", required=True, metavar="PATH", help="the JSON of `rubrics summarize`"
+    )
+    ju.add_argument("--out", "-o", metavar="PATH", help="also write the scores as JSON")
+    ju.add_argument("--html", metavar="PATH", help="also write an offline HTML page")
+    _add_mining(ju)
+    ju.set_defaults(handler="qualspec.cli._rubrics:cmd_rubrics_judge")
+    fo = r_sub.add_parser("format", help="print a session as the models see it")
+    fo.add_argument("session", metavar="SESSION", help="a .jsonl or .json session file")
+    fo.add_argument(
+        "--max-session-chars",
+        type=_positive_int,
+        metavar="N",
+        help="cut as a model with this room would see it",
+    )
+    fo.set_defaults(handler="qualspec.cli._rubrics:cmd_rubrics_format")
+    return [ex, su, ju, fo]
 
 
 def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from qualspec.report._console import render_run
 from qualspec.report._export import EXPORT_COLUMNS, ExportFormat, export_rows, export_run
 from qualspec.report._html import render_html, write_html
+from qualspec.report._html_sessions import render_sessions_html, write_sessions_html
 from qualspec.report._results_file import (
     SCHEMA_VERSION,
     PromptRefs,
@@ -36,9 +37,11 @@ __all__ = [
     "read_results_file",
     "render_html",
     "render_run",
+    "render_sessions_html",
     "run_from_dict",
     "run_to_dict",
     "write_html",
     "write_json_atomic",
+    "write_sessions_html",
     "write_text_atomic",
 ]

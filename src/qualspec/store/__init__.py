@@ -16,7 +16,7 @@ from qualspec.store._records import (
     RunRecord,
     RunSummary,
 )
-from qualspec.store._redact import redact
+from qualspec.store._redact import redact, redact_text
 from qualspec.store._url import display_url, resolve_url
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ __all__ = [
     "downgrade",
     "head_revision",
     "redact",
+    "redact_text",
     "resolve_url",
     "revisions",
     "upgrade",
