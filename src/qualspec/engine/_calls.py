@@ -570,14 +570,21 @@ class CallEngine:
         text = f"{call}@{self.endpoint(provider)}"
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
-    def _reads_enabled(self) -> bool:
+    def _reads_enabled(self, kind: str | None = None) -> bool:
+        if kind is not None and kind in self.options.refresh_kinds:
+            return False
         return self.options.use_cache and not self.options.refresh
+
+    def now(self) -> datetime:
+        """The cache's "now" (``ExecuteOptions.clock``, else the system clock)."""
+        clock = self.options.clock
+        return clock() if clock is not None else datetime.now(UTC)
 
     def cache_get_many(self, keys: set[str]) -> dict[str, CacheEntry]:
         """Bulk read of cache entries (one query)."""
         if not self._reads_enabled() or not keys:
             return {}
-        return self.store.cache_get_many(keys)
+        return self.store.cache_get_many(keys, self.now())
 
     async def cache_get(self, kind: str, key: str) -> CacheEntry | None:
         """A cache entry, from this session's memory or the store.
@@ -586,7 +593,7 @@ class CallEngine:
         looked: a fresh store costs no query per call. Store reads run in a worker thread,
         never on the event loop (on PostgreSQL each is a network round trip).
         """
-        if not self._reads_enabled():
+        if not self._reads_enabled(kind):
             return None
         entry = self._memory.get(key)
         if entry is not None:
@@ -599,7 +606,7 @@ class CallEngine:
                     self._kinds_in_store = await asyncio.to_thread(self.store.cache_kinds)
         if kind not in self._kinds_in_store:
             return None
-        found = (await asyncio.to_thread(self.store.cache_get_many, [key])).get(key)
+        found = (await asyncio.to_thread(self.store.cache_get_many, [key], self.now())).get(key)
         if found is not None:
             log.debug("cache hit (%s)", kind)
         return found
@@ -632,7 +639,7 @@ class CallEngine:
         effective: float | None,
     ) -> CacheEntry:
         """The cache entry for a successful answer, with the kind's TTL."""
-        now = datetime.now(UTC)
+        now = self.now()
         ttl = self.options.cache_ttl.get(kind)
         return CacheEntry(
             key=key,

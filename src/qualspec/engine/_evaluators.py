@@ -71,6 +71,8 @@ class Subject:
     responses: tuple[ResponseRecord, ...]
     group: str | None = None
     dependencies: Mapping[str, ResponseRecord] = field(default_factory=dict)
+    # the work items of ``dependencies``, by the same keys (their call keys, messages, ...)
+    dependency_items: Mapping[str, WorkItem] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -41,11 +41,32 @@ from qualspec.judges._criteria import (
     truncate_text,
 )
 from qualspec.judges._criteria_judge import CriteriaJudge
+from qualspec.judges._field_grader import (
+    FIELD_GRADE_PROMPT_NAME,
+    FIELD_GRADER,
+    FieldGrader,
+    build_field_messages,
+    field_grade_schema,
+    read_field_grades,
+)
+from qualspec.judges._field_rules import (
+    BANDS,
+    FIELD_MATCHES,
+    FieldGrade,
+    FieldRule,
+    band,
+    field_pass_rate,
+    read_structured,
+    rule_grade,
+    simple_mean,
+    weighted_mean,
+)
 from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
 from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
 __all__ = [
     "ALL_CRITERIA_PROMPT_NAME",
+    "BANDS",
     "COMPARISON_PROMPT_NAME",
     "Calibration",
     "CandidateView",
@@ -54,6 +75,12 @@ __all__ = [
     "CriteriaJudge",
     "DEFAULT_MAX_RESPONSE_CHARS",
     "DEFAULT_PAIRS",
+    "FIELD_GRADER",
+    "FIELD_GRADE_PROMPT_NAME",
+    "FIELD_MATCHES",
+    "FieldGrade",
+    "FieldGrader",
+    "FieldRule",
     "JUDGE_PROMPT_NAME",
     "JUDGE_SCHEMA",
     "MAX_REASONING_CHARS",
@@ -63,8 +90,10 @@ __all__ = [
     "SEPARATION_THRESHOLD",
     "Summary",
     "all_criteria_schema",
+    "band",
     "build_all_criteria_messages",
     "build_comparison_messages",
+    "build_field_messages",
     "build_judge_messages",
     "cached_calibration",
     "calibrate",
@@ -76,12 +105,19 @@ __all__ = [
     "comparison_seed",
     "comparison_summary",
     "dimension_rank",
+    "field_grade_schema",
+    "field_pass_rate",
     "is_comparison",
     "judge_prompt_text",
     "parse_judgment",
     "passed",
     "read_comparison",
+    "read_field_grades",
+    "read_structured",
+    "rule_grade",
+    "simple_mean",
     "summarize",
     "truncate_text",
     "unscored_note",
+    "weighted_mean",
 ]

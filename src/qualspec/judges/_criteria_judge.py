@@ -260,11 +260,11 @@ class CriteriaJudge:
 _FENCED = re.compile(r"```[A-Za-z]*\s*\n?(.*?)```", re.DOTALL)
 
 
-def verdict_object(text: str, structured: object) -> Mapping[str, Any] | None:
+def verdict_object(text: str, structured: object, key: str = "scores") -> Mapping[str, Any] | None:
     """A verdict with scores per key (all criteria, or a comparison's labels): the
     structured answer, the whole text, or a fenced or embedded JSON object that has a
-    ``scores`` key."""
-    if isinstance(structured, Mapping) and "scores" in structured:
+    ``key`` key (``scores``; the field grader's ``fields``)."""
+    if isinstance(structured, Mapping) and key in structured:
         return structured
     candidates = [text.strip()]
     candidates += [m.group(1).strip() for m in _FENCED.finditer(text)]
@@ -276,7 +276,7 @@ def verdict_object(text: str, structured: object) -> Mapping[str, Any] | None:
             obj = json.loads(candidate, object_pairs_hook=_no_duplicates)
         except (ValueError, _DuplicateKeyError):
             continue
-        if isinstance(obj, Mapping) and "scores" in obj:
+        if isinstance(obj, Mapping) and key in obj:
             return obj
     return None
 
