@@ -291,7 +291,9 @@ class FieldGrader:
         from qualspec.engine import Verdict
 
         threshold = self.threshold if self.threshold is not None else 80.0
-        weighted = weighted_mean(grades, rules)
+        # an answer with a field not graded is unscored: its means would be made up
+        complete = all(g.accuracy is not None for g in grades.values())
+        weighted = weighted_mean(grades, rules) if complete else None
         by_rule = {r.name: r for r in rules}
         details = {
             **details,
@@ -307,10 +309,10 @@ class FieldGrader:
                 }
                 for name, g in grades.items()
             },
-            "simple_mean": simple_mean(grades),
+            "simple_mean": simple_mean(grades) if complete else None,
             "weighted_mean": weighted,
             "band": band(weighted),
-            "field_pass_rate": field_pass_rate(grades, threshold),
+            "field_pass_rate": field_pass_rate(grades, threshold) if complete else None,
             "flags": flags,
         }
         summary = ", ".join(

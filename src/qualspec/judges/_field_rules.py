@@ -19,6 +19,7 @@ __all__ = [
     "band",
     "field_pass_rate",
     "is_empty",
+    "is_field_grade",
     "read_structured",
     "rule_grade",
     "simple_mean",
@@ -57,6 +58,12 @@ class FieldGrade:
     explanation: str
     confidence: float | None
     decided_by: str  # "rule" | "grader"
+
+
+def is_field_grade(judgment: Any) -> bool:
+    """Whether a record is a field grade (``details["type"] == "field_grade"``)."""
+    details = getattr(judgment, "details", None)
+    return isinstance(details, Mapping) and details.get("type") == "field_grade"
 
 
 def read_structured(
