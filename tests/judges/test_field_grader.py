@@ -363,7 +363,7 @@ def test_the_run_aggregates_field_grades_per_model_input_and_field(
     assert analysis.flags == {"empty_reference": 2}
     data = field_analysis_to_dict(analysis, outcome.record)
     assert data["costs"]["reference"]["calls"] == 2 and data["costs"]["agent"]["calls"] == 4
-    assert data["costs"]["grading"]["calls"] == 4
+    assert data["costs"]["grading"]["calls"] == 2  # the blank input: no grader call
     json.dumps(data)  # plain JSON
     # the 0-10 totals do not mix in the 0-100 field grades
     totals = run_totals(outcome.record)

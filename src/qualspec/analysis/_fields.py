@@ -199,6 +199,8 @@ class CallCost:
 
 
 def _cost_of(records: Sequence[ResponseRecord | JudgmentRecord]) -> CallCost:
+    # a field grade decided by rules alone made no call (no judge key): it costs nothing
+    records = [r for r in records if not isinstance(r, JudgmentRecord) or r.judge_key]
     cost: float | None = 0.0
     for r in records:
         if r.error is None and not r.cached and r.cost_usd is None:

@@ -130,6 +130,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         retry=RetryPolicy(max_attempts=max(0, ns.retries) + 1),
         use_cache=not ns.no_cache,
         refresh=ns.refresh,
+        refresh_kinds=("reference",) if getattr(ns, "refresh_reference", False) else (),
         max_cost=ns.max_cost,
         judge=not ns.no_judge,
         store_retry_s=ns.store_retry,
