@@ -12,6 +12,7 @@ import asyncio
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from qualspec.analysis import field_analysis, field_analysis_to_dict, run_totals
 from qualspec.engine import ExecuteOptions, RunOutcome, Session, expand
 from qualspec.judges import FIELD_MATCHES, band, read_field_grades, read_structured, rule_grade
 from qualspec.spec import GraderConfig, load_evaluation
-from qualspec.store import JudgmentRecord
+from qualspec.store import JudgmentRecord, Store
 from qualspec.testing import FakeServer
 
 REFERENCE = {
@@ -194,15 +195,15 @@ def test_fields_are_graded_by_rule_or_grader_and_the_records_follow_the_contract
     }
     assert details["type"] == "field_grade" and details["flags"] == []
     assert details["reference_status"] == "unvalidated"
-    # the reference named by its response key and its call key
+    # the reference named by its response key and its call (cache) key
     reference = next(r for r in outcome.record.responses if r.kind == "reference")
     assert details["reference_key"] == reference.key
-    plan_ref = next(
-        i
-        for i in expand(load_evaluation(_evaluation(server, ["acme"]), tmp_path)).items
-        if i.kind == "reference"
-    )
-    assert details["reference_call_key"] == plan_ref.call_key
+    with Store.open(f"sqlite:///{tmp_path / 'q.db'}") as store:
+        cached = store.cache_get_many([details["reference_call_key"]])
+    assert cached[details["reference_call_key"]].kind == "reference"
+    assert {(g.details or {})["reference_call_key"] for g in grades.values()} == {
+        details["reference_call_key"]
+    }
     assert good.judge_model == "fake/grader" and good.prompt_version is not None
     assert set(details["fields"]["name"]) == {
         "accuracy", "match", "explanation", "confidence", "critical", "weight", "decided_by"
@@ -306,6 +307,40 @@ def test_a_grader_call_that_times_out_is_retried_then_an_error_record(
     assert details["fields"]["industry"]["match"] == "error"
     assert details["fields"]["name"]["accuracy"] == 100.0  # decided by rule, kept
     assert outcome.status == "finished" and script.grader_calls == []
+
+
+@dataclass
+class _Review:
+    """What a store with reference reviews returns (the i10-review contract)."""
+
+    status: str
+    override_text: str | None
+
+    def status_for(self, text: str | None) -> str:
+        return self.status
+
+
+def test_a_reviewed_reference_is_graded_against_its_override_with_its_status(
+    served: tuple[FakeServer, Script], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, script = served
+    fixed = dict(REFERENCE["acme"], industry="Software as a Service")  # type: ignore[arg-type]
+    asked: list[str] = []
+
+    def review(self: Store, call_key: str) -> _Review:
+        asked.append(call_key)
+        return _Review("validated", json.dumps(fixed))
+
+    monkeypatch.setattr(Store, "reference_review", review, raising=False)
+    good = [Candidate(name="good", model="fake/good")]
+    outcome = _run(_evaluation(server, ["acme"], candidates=good), tmp_path)
+    record = _grades(outcome)["good"]
+    details = record.details or {}
+    assert asked == [details["reference_call_key"]]
+    assert details["reference_status"] == "validated"
+    # against the override every field is decided by rule: no grader call
+    assert script.grader_calls == [] and record.score == 100.0
+    assert details["fields"]["industry"]["match"] == "exact"
 
 
 def test_rules_and_bands_on_their_own() -> None:

@@ -267,6 +267,11 @@ class Executor:
                     subject,
                     dependencies=deps,
                     dependency_items={k: self._by_key[k] for k in deps if k in self._by_key},
+                    dependency_call_keys={
+                        k: self._calls.cache_key(i.call_key, self._providers[i.provider])
+                        for k in deps
+                        if (i := self._by_key.get(k)) is not None and i.provider in self._providers
+                    },
                 )
         for aspect in todo:
             try:
@@ -471,6 +476,11 @@ class Executor:
                 out[name] = version
         return out
 
+    @property
+    def store(self) -> object:
+        """The store the run records into."""
+        return self._calls.store
+
     def provider_for(self, address: str) -> tuple[Provider, str]:
         """The provider and model of a ``provider/model`` address (created on first use)."""
         from qualspec.providers import split_address
@@ -566,6 +576,14 @@ class _Context:
         if not self.cost_known or not self.answered:
             return None
         return self.cost
+
+    async def reference_review(self, call_key: str) -> Any:
+        """The store's review of a reference answer (status, override), or None: read
+        from ``Store.reference_review`` where the store has one."""
+        getter = getattr(self._executor.store, "reference_review", None)
+        if getter is None:
+            return None
+        return await asyncio.to_thread(getter, call_key)
 
     async def complete(
         self,

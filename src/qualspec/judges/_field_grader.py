@@ -219,17 +219,14 @@ class FieldGrader:
         ref_key = next((k for k in item.depends_on if k in subject.dependencies), None)
         if ref_key is None:
             return Verdict(error="no reference answer for this answer (is reference: set?)")
-        ref_item = subject.dependency_items.get(ref_key)
-        ref_call = ref_item.call_key if ref_item is not None else None
         ref_text = subject.dependencies[ref_key].text
-        override = (
-            self.reference_override(ref_call) if self.reference_override and ref_call else None
-        )
+        ref_call = subject.dependency_call_keys.get(ref_key)
+        override, status = await self._review(ref_call, ref_text, ctx)
         details: dict[str, Any] = {
             "type": "field_grade",
             "reference_key": ref_key,
             "reference_call_key": ref_call,
-            "reference_status": "unvalidated",
+            "reference_status": status,
         }
         reference, ref_flag = read_structured(override if override is not None else ref_text)
         if reference is None or all(is_empty(reference.get(r.name)) for r in rules):
@@ -279,6 +276,27 @@ class FieldGrader:
         verdict = self._verdict(rules, grades, flags, details, reason)
         verdict.raw_text = raw
         return verdict
+
+    async def _review(
+        self, call_key: str | None, text: str | None, ctx: EvalContext
+    ) -> tuple[str | None, str]:
+        """A person's override of the reference answer (or None), and its status.
+
+        From ``reference_override`` when given, else from the store's review of the answer
+        (``ctx.reference_review``, where the engine offers it); unreviewed: unvalidated.
+        """
+        if call_key is None:
+            return None, "unvalidated"
+        if self.reference_override is not None:
+            return self.reference_override(call_key), "unvalidated"
+        getter = getattr(ctx, "reference_review", None)
+        review = await getter(call_key) if getter is not None else None
+        if review is None:
+            return None, "unvalidated"
+        override = getattr(review, "override_text", None)
+        status_for = getattr(review, "status_for", None)
+        status = status_for(text) if callable(status_for) else getattr(review, "status", None)
+        return override, str(status or "unvalidated")
 
     def _verdict(
         self,
