@@ -425,3 +425,28 @@ def test_a_reference_requires_an_output_schema_with_its_line(tmp_path: Path) -> 
     )
     with pytest.raises(SpecError, match="output_schema"):
         load_suite(path)
+
+
+def test_candidates_are_asked_for_the_structure_and_step_down_when_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test-field-grader")
+    script = Script()
+    # a llama.cpp-like server that takes JSON mode but not a JSON Schema
+    with FakeServer(judge_reply=script, response_formats=("json_object",)) as server:
+        good = [Candidate(name="good", model="fake/good")]
+        outcome = _run(_evaluation(server, ["acme"], candidates=good), tmp_path)
+        formats = [
+            (body["model"], (body.get("response_format") or {}).get("type"))
+            for _when, _headers, body in server.request_log
+            if body["model"] in ("good", "ref")
+        ]
+    assert outcome.status == "finished"
+    assert all(r.error is None for r in outcome.record.responses)
+    for model in ("good", "ref"):  # asked with the schema, refused, asked in JSON mode
+        assert (model, "json_schema") in formats and (model, "json_object") in formats
+    sent = next(b for _w, _h, b in server.request_log if b["model"] == "good")
+    schema = sent["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == ["name", "industry", "founded_year", "employees"]
+    assert schema["properties"]["founded_year"] == {"type": ["integer", "null"]}
+    assert _grades(outcome)["good"].score == pytest.approx(670 / 7)
