@@ -425,6 +425,13 @@ def test_a_reference_requires_an_output_schema_with_its_line(tmp_path: Path) -> 
     )
     with pytest.raises(SpecError, match="output_schema"):
         load_suite(path)
+    path.write_text(
+        "name: t\ncandidates:\n  - {name: a, model: local/smollm2}\ngrader: {threshold: 800}\n"
+        "scenarios:\n  - {name: s, prompt: hi, criteria: [ok]}\n"
+    )
+    with pytest.raises(SpecError) as caught:
+        load_suite(path)
+    assert f"{path}:4:" in str(caught.value) and "grader.threshold" in str(caught.value)
 
 
 def test_candidates_are_asked_for_the_structure_and_step_down_when_refused(

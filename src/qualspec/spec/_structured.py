@@ -72,6 +72,8 @@ class OutputSchema(_Model):
     @model_validator(mode="before")
     @classmethod
     def _either_form(cls, value: Any) -> Any:
+        if isinstance(value, OutputSchema):
+            return value
         if not isinstance(value, dict):
             raise ValueError(
                 "output_schema: give a mapping: `fields:` (a list of {name, critical, weight}) "
