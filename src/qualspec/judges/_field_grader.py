@@ -57,7 +57,7 @@ def field_grade_schema(names: Sequence[str]) -> dict[str, Any]:
         "properties": {
             "accuracy": {"type": "integer", "minimum": 0, "maximum": 100},
             "match": {"type": "string", "enum": list(_GRADER_MATCHES)},
-            "explanation": {"type": "string", "maxLength": 200},
+            "explanation": {"type": "string", "maxLength": 120},
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         },
         "required": ["accuracy", "match", "explanation", "confidence"],
