@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from qualspec import Candidate, Evaluation, ProviderConfig, RetryPolicy, Scenario
+from qualspec.analysis import run_totals
 from qualspec.cli import main
 from qualspec.engine import ExecuteOptions, RunOutcome, Session, expand
 from qualspec.spec import GraderConfig, load_evaluation
+from qualspec.store import Store
 from qualspec.testing import FakeServer
 
 PROFILE = {"name": "Acme", "industry": "SaaS"}
@@ -87,6 +89,10 @@ def test_reference_answers_expire_after_24_hours_on_the_cache_clock(
     first = _run(evaluation, tmp_path, clock)
     assert first.status == "finished" and ref.calls == 2  # one per input
     assert first.stats.reference_calls == 2 and first.stats.candidate_calls == 2
+    # every field decided by rule: no grader call, so no unknown grading price either
+    assert run_totals(first.record).judge_cost_usd == 0.0
+    with Store.open(f"sqlite:///{tmp_path / 'q.db'}") as store:
+        assert store.list_runs()[0].judge_cost_usd == 0.0
 
     clock.now += timedelta(hours=23, minutes=59)  # within the TTL: from the cache
     second = _run(evaluation, tmp_path, clock)

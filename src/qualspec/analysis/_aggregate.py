@@ -281,7 +281,9 @@ def _unpriced(record: ResponseRecord | JudgmentRecord) -> bool:
     if record.error is not None or record.cached or record.cost_usd is not None:
         return False
     if isinstance(record, JudgmentRecord):
-        return record.judge_model is not None  # an evaluator that calls no model costs nothing
+        # an evaluator that calls no model costs nothing, nor a record decided without a
+        # call (no judge key: a field grade decided by rules alone)
+        return record.judge_model is not None and bool(record.judge_key)
     return True
 
 
