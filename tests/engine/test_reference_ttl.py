@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from qualspec import Candidate, Evaluation, ProviderConfig, RetryPolicy, Scenario
-from qualspec.analysis import run_totals
+from qualspec.analysis import field_analysis, run_totals
 from qualspec.cli import main
 from qualspec.engine import ExecuteOptions, RunOutcome, Session, expand
+from qualspec.report import run_from_dict
 from qualspec.spec import GraderConfig, load_evaluation
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -174,3 +175,6 @@ def test_qualspec_run_refresh_reference(
         j for r in data["responses"] for j in r["judgments"] if j["evaluator"] == "field_grader"
     ]
     assert len(graded) == 2 and graded[0]["details"]["type"] == "field_grade"
+    # the file reads back into the same field grades
+    analysis = field_analysis(run_from_dict(data, source=str(results[-1])))
+    assert analysis is not None and analysis.overall.mean == 100.0
