@@ -22,6 +22,7 @@ from qualspec import Candidate, Evaluation, ProviderConfig, RetryPolicy, Scenari
 from qualspec.analysis import field_analysis, field_analysis_to_dict, run_totals, suite_costs
 from qualspec.engine import ExecuteOptions, RunOutcome, Session, expand
 from qualspec.judges import FIELD_MATCHES, band, read_field_grades, read_structured, rule_grade
+from qualspec.report import write_html
 from qualspec.spec import GraderConfig, load_evaluation
 from qualspec.store import JudgmentRecord, Store
 from qualspec.testing import FakeServer
@@ -404,6 +405,11 @@ def test_the_run_aggregates_field_grades_per_model_input_and_field(
     totals = run_totals(outcome.record)
     assert totals.field_grades == 4 and totals.judgments == 0
     assert suite_costs(outcome.record)["grading"].input_tokens > 0
+    # the HTML report shows the field grades on their answers, apart from the 0-10 means
+    page = tmp_path / "report.html"
+    write_html(outcome.record, page)
+    html = page.read_text(encoding="utf-8")
+    assert "field_grader" in html and "passes at 80" in html
 
 
 def test_a_reference_requires_an_output_schema_with_its_line(tmp_path: Path) -> None:
