@@ -54,6 +54,7 @@ GRADES = {  # (field, reference value, answer value) -> the grader's verdict
     ("name", "Acme", "Acme Corp"): (60, "partial"),
     ("industry", "SaaS", "Hardware"): (10, "none"),
 }
+UNSURE = {("name", "Acme", "Acme Corp")}  # graded with confidence 0.3
 _BLOCK = re.compile(r"- (\w+):\n  reference <<<(.*?)>>>\n  answer <<<(.*?)>>>", re.DOTALL)
 
 
@@ -79,7 +80,7 @@ class Script:
                     "accuracy": accuracy,
                     "match": match,
                     "explanation": f"{answer} vs {ref}",
-                    "confidence": 0.8,
+                    "confidence": 0.3 if (name, ref, answer) in UNSURE else 0.8,
                 }
             return json.dumps({"fields": fields})
         company = re.search(r"Company: (\w+)", text)
@@ -227,6 +228,7 @@ def test_fields_are_graded_by_rule_or_grader_and_the_records_follow_the_contract
     assert poor["simple_mean"] == pytest.approx(42.5)
     assert poor["weighted_mean"] == pytest.approx((120 + 30 + 0 + 100) / 7)
     assert poor["band"] == "Needs improvement" and poor["field_pass_rate"] == 25.0
+    assert poor["flags"] == ["low_confidence"] and poor["fields"]["name"]["confidence"] == 0.3
     assert grades["poor"].passed is False
 
     refusal = grades["refuser"]
@@ -396,7 +398,7 @@ def test_the_run_aggregates_field_grades_per_model_input_and_field(
         ("employees", 100.0),
     ]
     assert analysis.fields[1].matches == {"error": 2, "none": 1, "semantic": 1}
-    assert analysis.flags == {"empty_reference": 2}
+    assert analysis.flags == {"empty_reference": 2, "low_confidence": 1}
     data = field_analysis_to_dict(analysis, outcome.record)
     assert data["costs"]["reference"]["calls"] == 2 and data["costs"]["agent"]["calls"] == 4
     assert data["costs"]["grading"]["calls"] == 2  # the blank input: no grader call

@@ -37,6 +37,7 @@ __all__ = [
     "build_field_messages",
     "FIELD_GRADE_PROMPT_NAME",
     "FieldGrader",
+    "LOW_CONFIDENCE",
     "create",
     "field_grade_schema",
     "read_field_grades",
@@ -48,6 +49,8 @@ FIELDS_ASPECT = "fields"
 _GRADER_MATCHES = ("exact", "semantic", "partial", "none")
 _MAX_VALUE_CHARS = 1500
 _TOKENS_PER_FIELD = 80
+LOW_CONFIDENCE = 0.5
+"""A grade the grader gives with less confidence flags the answer ``low_confidence``."""
 
 
 def field_grade_schema(names: Sequence[str]) -> dict[str, Any]:
@@ -261,6 +264,11 @@ class FieldGrader:
                 why = f"grader call failed: {error}" if error else (got or "no grade")
                 grades[name] = FieldGrade(None, "error", why, None, "grader")
                 unread.append(name)
+        if any(
+            g.decided_by == "grader" and g.confidence is not None and g.confidence < LOW_CONFIDENCE
+            for g in grades.values()
+        ):
+            flags.append("low_confidence")  # the grader is unsure: worth a person's look
         if error is not None:
             if "no answer within" in error or "timed out" in error.lower():
                 flags.append("timeout")
