@@ -458,8 +458,13 @@ def test_candidates_are_asked_for_the_structure_and_step_down_when_refused(
         ]
     assert outcome.status == "finished"
     assert all(r.error is None for r in outcome.record.responses)
-    for model in ("good", "ref"):  # asked with the schema, refused, asked in JSON mode
-        assert (model, "json_schema") in formats and (model, "json_object") in formats
+    # asked with the schema, refused, then asked in JSON mode (and the endpoint keeps it)
+    assert formats[0][1] == "json_schema"
+    for model in ("good", "ref"):
+        assert (model, "json_object") in formats
+    with Store.open(f"sqlite:///{tmp_path / 'q.db'}") as store:
+        metadata = store.load_run(outcome.run_id).summary.metadata
+    assert metadata["structured_output"] == {"fake": "json_object"}
     sent = next(b for _w, _h, b in server.request_log if b["model"] == "good")
     schema = sent["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["name", "industry", "founded_year", "employees"]

@@ -465,6 +465,20 @@ class CallEngine:
         """
         return {self._endpoint_names[w]: m for w, m in sorted(self._modes.items())}
 
+    def structured_mode_for(self, provider: Provider) -> str:
+        """The structured-output mode calls to ``provider``'s endpoint ask with now."""
+        return self._modes.get(self.endpoint(provider), STRUCTURED_MODES[0])
+
+    def format_refused(self, provider: Provider, refused: str, error: str | None) -> str:
+        """Note that ``provider`` refused structured output as ``refused``; the mode to ask
+        with next (the endpoint keeps it for the rest of the session)."""
+        self._step_down(provider, refused, error)
+        lower = STRUCTURED_MODES[
+            min(STRUCTURED_MODES.index(refused) + 1, len(STRUCTURED_MODES) - 1)
+        ]
+        now = self.structured_mode_for(provider)
+        return max(lower, now, key=STRUCTURED_MODES.index)
+
     def _step_down(self, provider: Provider, refused: str, error: str | None) -> None:
         where = self.endpoint(provider)
         lower = STRUCTURED_MODES[STRUCTURED_MODES.index(refused) + 1]

@@ -354,12 +354,14 @@ class Executor:
             seed=item.run_index,
             json_schema=dict(item.json_schema) if item.json_schema is not None else None,
         )
+        if request.json_schema is not None:  # as the endpoint settled (see CallEngine)
+            request.structured_mode = self._calls.structured_mode_for(provider)
         gate = self._calls.gate(provider)
         out = await self._calls.call(provider, request, gate=gate)
-        for mode in STRUCTURED_MODES[1:]:  # the server refused the format: ask more plainly
-            if not out.format_rejected:
-                break
-            request.structured_mode = mode
+        while out.format_rejected and request.structured_mode != STRUCTURED_MODES[-1]:
+            # the server refused the format: ask more plainly (and so from now on)
+            refused = request.structured_mode
+            request.structured_mode = self._calls.format_refused(provider, refused, out.error)
             out = await self._calls.call(provider, request, gate=gate)
         candidate = item.kind == "candidate"
         if candidate:
