@@ -160,3 +160,63 @@ def test_temperature_example_on_the_embedded_model(
     for block in ("Temperature metrics", "Temperature stability: smollm2", "Observations:"):
         assert block in out, out
     assert "Recommended temperature:" in out
+
+
+def test_company_profile_dry_run_counts(
+    workdir: tuple[Path, FakeServer], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _tmp, server = workdir
+    assert _run("run", "examples/company_profile/suite.yaml", "--dry-run") == 0
+    out = capsys.readouterr().out
+    # 5 companies x 1 candidate; one reference answer per company; a grader call per answer
+    assert "Candidate calls: 5" in out
+    assert "Reference calls: 5" in out
+    assert "Grader calls: at most 5" in out
+    assert "grader       local/smollm2 (pass at 80/100)" in out
+    assert server.calls == 0
+
+
+@pytest.mark.timeout(1800)
+def test_company_profile_example_on_the_embedded_model(
+    tmp_path: Path,
+    repo_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The reference-graded example end to end on SmolLM2 (candidate, reference and
+    grader), kept small: its first 2 companies."""
+    shutil.copytree(repo_root / "examples", tmp_path / "examples")
+    data_file = tmp_path / "examples" / "company_profile" / "companies.csv"
+    header, first, second, *_rest = data_file.read_text(encoding="utf-8").splitlines()
+    data_file.write_text("\n".join([header, first, second]) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code = _run(
+        "run",
+        "examples/company_profile/suite.yaml",
+        "--no-calibration",
+        "--quiet",
+        "--output",
+        "out.json",
+    )
+    captured = capsys.readouterr()
+    out = captured.out
+    assert code == 0, captured.err + out[-3000:]
+    data = json.loads((tmp_path / "out.json").read_text())
+    kinds = sorted(r["kind"] for r in data["responses"])
+    assert kinds == ["candidate", "candidate", "reference", "reference"]
+    assert all(r["error"] is None and r["text"] for r in data["responses"])
+    grades = [
+        j for r in data["responses"] for j in r["judgments"] if j["evaluator"] == "field_grader"
+    ]
+    assert len(grades) == 2
+    fields = {"name", "industry", "founded_year", "headquarters"}
+    for grade in grades:
+        details = grade["details"]
+        assert details["type"] == "field_grade" and set(details["fields"]) == fields
+        assert grade["threshold"] == 80.0
+        assert grade["score"] is None or 0.0 <= grade["score"] <= 100.0
+        if grade["error"] is None and grade["score"] is not None:
+            assert details["band"] in ("Excellent", "Good", "Acceptable", "Needs improvement")
+    assert "Reference-graded fields (field_grader, pass >= 80)" in out
+    assert "Cost per suite:" in out
+    assert data["field_grades"]["overall"]["n"] == 2

@@ -29,6 +29,15 @@ from qualspec.analysis._diff_format import (
     diff_to_dict,
     format_diff,
 )
+from qualspec.analysis._fields import (
+    CallCost,
+    FieldAnalysis,
+    FieldStats,
+    GradeGroup,
+    field_analysis,
+    field_analysis_to_dict,
+    suite_costs,
+)
 from qualspec.analysis._roles import RoleGap
 from qualspec.analysis._run_analysis import (
     RunAnalysis,
@@ -54,12 +63,16 @@ from qualspec.analysis._temperature import (
 __all__ = [
     "AGGREGATIONS",
     "CHECKS_EVALUATOR",
+    "CallCost",
     "CellKey",
     "CellScore",
     "CellTemperatureMetrics",
     "DIFF_SCHEMA_VERSION",
     "DiffFormat",
     "DiffStatus",
+    "FieldAnalysis",
+    "FieldStats",
+    "GradeGroup",
     "RoleGap",
     "RunAnalysis",
     "RunDiff",
@@ -77,6 +90,8 @@ __all__ = [
     "diff_runs",
     "diff_to_dict",
     "embeddings_available",
+    "field_analysis",
+    "field_analysis_to_dict",
     "format_diff",
     "format_temperature",
     "judgments_by_response",
@@ -85,6 +100,7 @@ __all__ = [
     "response_score",
     "run_totals",
     "stability_ranking",
+    "suite_costs",
     "suite_order",
     "temperature_label",
     "temperature_order",

@@ -82,7 +82,8 @@ class RunTotals:
     included; ``checks``, ``checks_passed`` and ``checks_failed`` count those alone);
     ``mean_score`` is the mean of every scored judgment but the checks' 0-or-10 records
     (None when none). Comparison records (``details["type"] == "comparison"``) are counted
-    only in ``comparisons``, not among the judgments (their tokens and cost are counted).
+    only in ``comparisons``, and field grades (``details["type"] == "field_grade"``) only in
+    ``field_grades``, not among the judgments (their tokens and cost are counted).
     A cost is None when one of its calls had no known price (see the module docstring).
     """
 
@@ -106,6 +107,7 @@ class RunTotals:
     checks_passed: int = 0
     checks_failed: int = 0
     comparisons: int = 0
+    field_grades: int = 0
 
     @property
     def cost_usd(self) -> float | None:
@@ -260,7 +262,13 @@ def cell_scores(run: RunRecord) -> dict[CellKey, CellScore]:
         >>> for (scenario, input_id, role, candidate, temp), cell in cell_scores(run).items():
         ...     print(scenario, role, candidate, temp, cell.mean, cell.passed)
     """
-    judged = judgments_by_response(run)
+    from qualspec.judges import is_field_grade
+
+    # field grades (0-100, per reference) are aggregated apart (analysis.field_analysis)
+    judged = {
+        key: [j for j in records if not is_field_grade(j)]
+        for key, records in judgments_by_response(run).items()
+    }
     cells: dict[CellKey, list[ResponseRecord]] = {}
     for response in run.responses:
         cells.setdefault(cell_key(response), []).append(response)
@@ -273,7 +281,9 @@ def _unpriced(record: ResponseRecord | JudgmentRecord) -> bool:
     if record.error is not None or record.cached or record.cost_usd is not None:
         return False
     if isinstance(record, JudgmentRecord):
-        return record.judge_model is not None  # an evaluator that calls no model costs nothing
+        # an evaluator that calls no model costs nothing, nor a record decided without a
+        # call (no judge key: a field grade decided by rules alone)
+        return record.judge_model is not None and bool(record.judge_key)
     return True
 
 
@@ -296,10 +306,11 @@ def run_totals(run: RunRecord) -> RunTotals:
         The totals; missing token counts count as zero, a cost with a call of unknown
         price is None.
     """
-    from qualspec.judges import is_comparison
+    from qualspec.judges import is_comparison, is_field_grade
 
-    # comparisons rank a group's answers: counted apart, their calls in tokens and cost
-    records = [j for j in run.judgments if not is_comparison(j)]
+    # comparisons rank a group's answers and field grades are 0-100 against a reference:
+    # both counted apart, their calls in tokens and cost
+    records = [j for j in run.judgments if not is_comparison(j) and not is_field_grade(j)]
     scores = [j.score for j in records if j.score is not None]
     checks = [j for j in records if j.evaluator == CHECKS_EVALUATOR]
     judged = [j.score for j in records if j.evaluator != CHECKS_EVALUATOR]
@@ -323,5 +334,6 @@ def run_totals(run: RunRecord) -> RunTotals:
         checks=len(checks),
         checks_passed=sum(1 for j in checks if j.passed is True),
         checks_failed=sum(1 for j in checks if j.passed is False),
-        comparisons=len(run.judgments) - len(records),
+        comparisons=sum(1 for j in run.judgments if is_comparison(j)),
+        field_grades=sum(1 for j in run.judgments if is_field_grade(j)),
     )

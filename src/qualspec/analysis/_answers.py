@@ -79,7 +79,11 @@ def is_safety_criterion(text: str) -> bool:
 
 
 def _is_comparison(judgment: JudgmentRecord) -> bool:
-    return isinstance(judgment.details, dict) and judgment.details.get("type") == "comparison"
+    """A comparison or a field grade: both are aggregated apart from the 0-10 scores."""
+    return isinstance(judgment.details, dict) and judgment.details.get("type") in (
+        "comparison",
+        "field_grade",
+    )
 
 
 def _answer(

@@ -206,6 +206,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="neither read nor use the cache")
     run.add_argument("--refresh", action="store_true", help="call again and overwrite the cache")
     run.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help="ask the reference models again and overwrite their cached answers",
+    )
+    run.add_argument(
         "--cache-ttl",
         action="append",
         default=[],

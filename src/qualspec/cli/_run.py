@@ -130,6 +130,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         retry=RetryPolicy(max_attempts=max(0, ns.retries) + 1),
         use_cache=not ns.no_cache,
         refresh=ns.refresh,
+        refresh_kinds=("reference",) if getattr(ns, "refresh_reference", False) else (),
         max_cost=ns.max_cost,
         judge=not ns.no_judge,
         store_retry_s=ns.store_retry,
@@ -324,16 +325,21 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
     _say(console, f"  inputs       {plan.n_inputs} (rows over all scenarios)")
     _say(console, f"  temperatures {len(plan.temperatures)}: {temps}")
     _say(console, f"  runs         {plan.runs} per temperature")
-    judges = [j for j in plan.judges if j.type != "comparative"]
+    used = plan.run_evaluators()
+    judges = [j for j in plan.judges if j.type != "comparative" and j in used]
     compared = [j for j in plan.judges if j.type == "comparative"]
     if not judge:
         _say(console, "  judge        none (--no-judge)")
     elif len(judges) > 1:
         names = ", ".join(
-            f"{j.label} ({j.type}, {j.model or plan.judge_model}, pass at {j.threshold:g})"
+            f"{j.label} ({j.type}, {j.model or plan.judge_model}, pass at {_pass_mark(j)})"
             for j in judges
         )
         _say(console, f"  judges       {len(judges)}: {names}")
+    elif judges and judges[0].type == "field_grader":
+        grader = judges[0]
+        mark = _pass_mark(grader)
+        _say(console, f"  grader       {grader.model or plan.judge_model} (pass at {mark})")
     else:
         _say(console, f"  judge        {plan.judge_model} (pass at {plan.threshold:g}/10)")
     if judge and compared:
@@ -348,6 +354,13 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
         _say(console, ("Reference calls:", "bold"), f" {est.reference_calls}")
     if judge:
         _say(console, ("Judge calls:", "bold"), f" {est.judge_calls} (before parse retries)")
+        graded = sum(1 for item in plan.items if item.kind == "candidate" and item.depends_on)
+        if any(j.type == "field_grader" for j in judges) and graded:
+            _say(
+                console,
+                ("Grader calls:", "bold"),
+                f" at most {graded} (one per answer; none where rules decide every field)",
+            )
     for group in est.groups:
         skipped = (
             f"; {_plural(group.skipped, 'group')} of fewer than 2 answers skipped"
@@ -386,3 +399,10 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
             else f"${total:.4f}"
         ),
     )
+
+
+def _pass_mark(config: Any) -> str:
+    """An evaluator's pass mark as shown: 0-10, or 0-100 for the field grader."""
+    if config.type == "field_grader":
+        return f"{float(config.options.get('threshold', 80)):g}/100"
+    return f"{config.threshold:g}"

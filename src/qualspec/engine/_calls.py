@@ -465,6 +465,20 @@ class CallEngine:
         """
         return {self._endpoint_names[w]: m for w, m in sorted(self._modes.items())}
 
+    def structured_mode_for(self, provider: Provider) -> str:
+        """The structured-output mode calls to ``provider``'s endpoint ask with now."""
+        return self._modes.get(self.endpoint(provider), STRUCTURED_MODES[0])
+
+    def format_refused(self, provider: Provider, refused: str, error: str | None) -> str:
+        """Note that ``provider`` refused structured output as ``refused``; the mode to ask
+        with next (the endpoint keeps it for the rest of the session)."""
+        self._step_down(provider, refused, error)
+        lower = STRUCTURED_MODES[
+            min(STRUCTURED_MODES.index(refused) + 1, len(STRUCTURED_MODES) - 1)
+        ]
+        now = self.structured_mode_for(provider)
+        return max(lower, now, key=STRUCTURED_MODES.index)
+
     def _step_down(self, provider: Provider, refused: str, error: str | None) -> None:
         where = self.endpoint(provider)
         lower = STRUCTURED_MODES[STRUCTURED_MODES.index(refused) + 1]
@@ -570,14 +584,21 @@ class CallEngine:
         text = f"{call}@{self.endpoint(provider)}"
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
-    def _reads_enabled(self) -> bool:
+    def _reads_enabled(self, kind: str | None = None) -> bool:
+        if kind is not None and kind in self.options.refresh_kinds:
+            return False
         return self.options.use_cache and not self.options.refresh
+
+    def now(self) -> datetime:
+        """The cache's "now" (``ExecuteOptions.clock``, else the system clock)."""
+        clock = self.options.clock
+        return clock() if clock is not None else datetime.now(UTC)
 
     def cache_get_many(self, keys: set[str]) -> dict[str, CacheEntry]:
         """Bulk read of cache entries (one query)."""
         if not self._reads_enabled() or not keys:
             return {}
-        return self.store.cache_get_many(keys)
+        return self.store.cache_get_many(keys, self.now())
 
     async def cache_get(self, kind: str, key: str) -> CacheEntry | None:
         """A cache entry, from this session's memory or the store.
@@ -586,7 +607,7 @@ class CallEngine:
         looked: a fresh store costs no query per call. Store reads run in a worker thread,
         never on the event loop (on PostgreSQL each is a network round trip).
         """
-        if not self._reads_enabled():
+        if not self._reads_enabled(kind):
             return None
         entry = self._memory.get(key)
         if entry is not None:
@@ -599,7 +620,7 @@ class CallEngine:
                     self._kinds_in_store = await asyncio.to_thread(self.store.cache_kinds)
         if kind not in self._kinds_in_store:
             return None
-        found = (await asyncio.to_thread(self.store.cache_get_many, [key])).get(key)
+        found = (await asyncio.to_thread(self.store.cache_get_many, [key], self.now())).get(key)
         if found is not None:
             log.debug("cache hit (%s)", kind)
         return found
@@ -632,7 +653,7 @@ class CallEngine:
         effective: float | None,
     ) -> CacheEntry:
         """The cache entry for a successful answer, with the kind's TTL."""
-        now = datetime.now(UTC)
+        now = self.now()
         ttl = self.options.cache_ttl.get(kind)
         return CacheEntry(
             key=key,

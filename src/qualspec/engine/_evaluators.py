@@ -71,6 +71,11 @@ class Subject:
     responses: tuple[ResponseRecord, ...]
     group: str | None = None
     dependencies: Mapping[str, ResponseRecord] = field(default_factory=dict)
+    # the work items of ``dependencies``, by the same keys (their call keys, messages, ...)
+    dependency_items: Mapping[str, WorkItem] = field(default_factory=dict)
+    # the cache keys of ``dependencies`` (the call on its endpoint: the key a reference
+    # answer is reviewed under), by the same keys
+    dependency_call_keys: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

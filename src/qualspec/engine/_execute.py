@@ -30,7 +30,13 @@ from qualspec.engine._evaluators import (
 from qualspec.engine._items import WorkItem
 from qualspec.engine._retry import RetryPolicy
 from qualspec.errors import AuthenticationError, ConfigError
-from qualspec.providers import ChatRequest, Message, Provider, effective_temperature
+from qualspec.providers import (
+    STRUCTURED_MODES,
+    ChatRequest,
+    Message,
+    Provider,
+    effective_temperature,
+)
 from qualspec.store import JudgmentRecord, ResponseRecord
 
 if TYPE_CHECKING:
@@ -74,6 +80,12 @@ class ExecuteOptions:
     max_cost: float | None = None
     judge: bool = True
     store_retry_s: float = 30.0
+    refresh_kinds: tuple[str, ...] = ()
+    """Kinds of answers called again (their cache entries overwritten) while the others are
+    still read from the cache: ``("reference",)`` is ``--refresh-reference``."""
+    clock: Callable[[], datetime] | None = None
+    """What the cache takes as "now" (TTL expiry); None: the system clock. Tests pass a
+    controllable one instead of sleeping."""
     calibrate: bool = True
     """Before a judged run, measure (once, then cached) each criteria judge's separation on
     known good/bad pairs, record it in the run and warn when it is not meaningful."""
@@ -128,6 +140,7 @@ class Executor:
         progress: ProgressFn | None = None,
     ) -> None:
         self._items = list(items)
+        self._by_key = {item.key: item for item in self._items}
         self._calls = calls
         self._providers = dict(providers)
         self._configs = dict(provider_configs or {})
@@ -250,7 +263,16 @@ class Executor:
                 failed = next((a for a in deps.values() if a.error is not None), None)
                 if failed is not None:
                     blocked = f"{failed.kind} answer failed: {failed.error}"
-                subject = dataclasses.replace(subject, dependencies=deps)
+                subject = dataclasses.replace(
+                    subject,
+                    dependencies=deps,
+                    dependency_items={k: self._by_key[k] for k in deps if k in self._by_key},
+                    dependency_call_keys={
+                        k: self._calls.cache_key(i.call_key, self._providers[i.provider])
+                        for k in deps
+                        if (i := self._by_key.get(k)) is not None and i.provider in self._providers
+                    },
+                )
         for aspect in todo:
             try:
                 await self._evaluate(bound, subject, aspect, blocked)
@@ -330,9 +352,17 @@ class Executor:
             max_tokens=max_tokens,
             params=params,
             seed=item.run_index,
+            json_schema=dict(item.json_schema) if item.json_schema is not None else None,
         )
+        if request.json_schema is not None:  # as the endpoint settled (see CallEngine)
+            request.structured_mode = self._calls.structured_mode_for(provider)
         gate = self._calls.gate(provider)
         out = await self._calls.call(provider, request, gate=gate)
+        while out.format_rejected and request.structured_mode != STRUCTURED_MODES[-1]:
+            # the server refused the format: ask more plainly (and so from now on)
+            refused = request.structured_mode
+            request.structured_mode = self._calls.format_refused(provider, refused, out.error)
+            out = await self._calls.call(provider, request, gate=gate)
         candidate = item.kind == "candidate"
         if candidate:
             self.stats.candidate_calls += 1
@@ -407,7 +437,8 @@ class Executor:
 
     def _prefetch_cache(self) -> dict[str, ResponseRecord]:
         """Bulk-read cached candidate answers for the work not yet done in this run."""
-        todo = [item for item in self._items if item.key not in self._done]
+        refresh = self._opt.refresh_kinds
+        todo = [i for i in self._items if i.key not in self._done and i.kind not in refresh]
         keys = {
             item.key: self._calls.cache_key(item.call_key, self._providers[item.provider])
             for item in todo
@@ -446,6 +477,11 @@ class Executor:
             if version is not None:
                 out[name] = version
         return out
+
+    @property
+    def store(self) -> object:
+        """The store the run records into."""
+        return self._calls.store
 
     def provider_for(self, address: str) -> tuple[Provider, str]:
         """The provider and model of a ``provider/model`` address (created on first use)."""
@@ -542,6 +578,14 @@ class _Context:
         if not self.cost_known or not self.answered:
             return None
         return self.cost
+
+    async def reference_review(self, call_key: str) -> Any:
+        """The store's review of a reference answer (status, override), or None: read
+        from ``Store.reference_review`` where the store has one."""
+        getter = getattr(self._executor.store, "reference_review", None)
+        if getter is None:
+            return None
+        return await asyncio.to_thread(getter, call_key)
 
     async def complete(
         self,

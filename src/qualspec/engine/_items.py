@@ -96,3 +96,6 @@ class WorkItem:
     checks: tuple[tuple[str, Any], ...] = ()
     kind: str = "candidate"
     depends_on: tuple[str, ...] = ()
+    # the scenario's ``output_schema`` as a JSON Schema: the answer is asked for as
+    # structured output (negotiated down to JSON mode or instructions where refused)
+    json_schema: Mapping[str, Any] | None = None

@@ -151,7 +151,8 @@ class Plan:
             if item.kind != "candidate" or item.scenario not in chosen:
                 items.append(item)
                 continue
-            call = call_key(provider, model_name, item.messages, {**extra, "temperature": 0.0}, 0)
+            ref_params = {**extra, "temperature": 0.0}
+            call = call_key(provider, model_name, item.messages, ref_params, 0, item.json_schema)
             key = reference_key(call, item.scenario, item.input_id)
             if key not in refs:
                 refs[key] = WorkItem(
@@ -172,6 +173,7 @@ class Plan:
                     prompt_parts=item.prompt_parts,
                     input_values=item.input_values,
                     kind="reference",
+                    json_schema=item.json_schema,
                 )
             if key not in item.depends_on:
                 item = dataclasses.replace(item, depends_on=(*item.depends_on, key))
@@ -339,7 +341,7 @@ def expand(
     judges = tuple(evaluation.evaluator_configs())
     judge = judges[0]
     judge_max = judge.params.get("max_tokens")
-    return Plan(
+    plan = Plan(
         items=items,
         candidates=tuple(chosen_candidates),
         roles=tuple(chosen_roles),
@@ -352,6 +354,11 @@ def expand(
         judge_max_tokens=int(judge_max) if isinstance(judge_max, int | float) else None,
         judges=judges,
     )
+    for name in chosen_scenarios:  # reference answers of the scenarios graded against one
+        reference = by_scenario[name].reference
+        if reference is not None:
+            plan = plan.with_references(reference.model, scenarios=[name], params=reference.params)
+    return plan
 
 
 def check_plan(suite: LoadedSuite, plan: Plan, *, judge: bool = True) -> None:
@@ -501,11 +508,12 @@ def _cells(
     parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
     params: dict[str, Any] = {k: v for k, v in candidate.params.items() if k != "temperature"}
     provider, model = address
+    schema = scenario.output_schema.to_json_schema() if scenario.output_schema else None
     out: list[WorkItem] = []
     for temperature in temperatures:
         key_params = {**params, "temperature": temperature}
         for run_index in range(runs):
-            call = call_key(provider, model, messages, key_params, run_index)
+            call = call_key(provider, model, messages, key_params, run_index, schema)
             out.append(
                 WorkItem(
                     key=cell_key(call, candidate.name, role, scenario.name, row),
@@ -525,6 +533,7 @@ def _cells(
                     prompt_parts=parts,
                     input_values=dict(row.values) if row else None,
                     checks=tuple((c.name, c.value) for c in scenario.expect),
+                    json_schema=schema,
                 )
             )
     return out

@@ -262,8 +262,9 @@ _FENCED = re.compile(r"```[A-Za-z]*\s*\n?(.*?)```", re.DOTALL)
 
 def verdict_object(text: str, structured: object, key: str = "scores") -> Mapping[str, Any] | None:
     """A verdict object (by default with scores per key: all criteria, or a comparison's
-    labels): the structured answer, the whole text, or a fenced or embedded JSON object
-    that has the key ``key``. A key given twice with different values reads as none."""
+    labels; the field grader's ``fields``): the structured answer, the whole text, or a
+    fenced or embedded JSON object that has the key ``key``. A key given twice with
+    different values reads as none."""
     if isinstance(structured, Mapping) and key in structured:
         return structured
     candidates = [text.strip()]

@@ -70,7 +70,9 @@ def looks_like_refusal(text: str) -> bool:
     return any(phrase in head for phrase in REFUSAL_PHRASES)
 
 
-def _json_of(text: str) -> tuple[bool, Any]:
+def json_of(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when the answer (or a fenced block of it) is JSON, else
+    ``(False, None)``."""
     candidates = [text.strip(), *(m.group(1).strip() for m in _FENCE.finditer(text))]
     for candidate in candidates:
         try:
@@ -204,7 +206,7 @@ def run_check(name: str, value: Any, text: str) -> tuple[bool, str]:
             value
         ), f"{chars} characters {'<=' if chars <= int(value) else '>'} {value}"
     if name in ("is_json", "json_schema"):
-        parsed, doc = _json_of(text)
+        parsed, doc = json_of(text)
         if name == "is_json":
             ok = parsed == bool(value)
             return ok, "the answer is JSON" if parsed else "the answer is not JSON"

@@ -230,6 +230,9 @@ def render_run(
         from qualspec.report._console_analysis import render_analysis
 
         render_analysis(analysis, console)
+    from qualspec.report._console_fields import render_field_grades
+
+    render_field_grades(run, console)
     _render_totals(run, console)
 
 

@@ -21,7 +21,7 @@ from qualspec.analysis import (
     response_score,
     run_totals,
 )
-from qualspec.judges import is_comparison
+from qualspec.judges import is_comparison, is_field_grade
 from qualspec.report._html_analysis import (
     AnalysisView,
     CellMetricsView,
@@ -247,8 +247,10 @@ def _response_view(
 ) -> ResponseView:
     judged = [j for j in judgments if j.evaluator != CHECKS_EVALUATOR]
     checks = [j for j in judgments if j.evaluator == CHECKS_EVALUATOR]
-    mean = response_score(judged)
-    limits = [j.threshold for j in judged if j.score is not None and j.threshold is not None]
+    # field grades (0-100, shown on their own lines) stay out of the 0-10 mean
+    scored = [j for j in judged if not is_field_grade(j)]
+    mean = response_score(scored)
+    limits = [j.threshold for j in scored if j.score is not None and j.threshold is not None]
     limit = max(limits) if limits else threshold
     passed: bool | None = None if mean is None or limit is None else mean >= limit
     check_flags = [j.passed for j in checks if j.passed is not None]

@@ -14,8 +14,15 @@ Layout (``schema_version`` "1.1"; 1.1 added ``kind`` to responses and ``evaluato
                    "similarity_method", "aggregation"},
       "responses": [{...every ResponseRecord field..., "prompts": {...},
                      "judgments": [{..., "prompt": {...}}, ...]}, ...],
-      "unattached_judgments": [...]      # only when a judgment's response is missing
+      "unattached_judgments": [...],     # only when a judgment's response is missing
+      "field_grades": {...}              # only for a run with field grades (see below)
     }
+
+``field_grades`` (derived, ignored on import) aggregates the field grader's records
+(``details.type == "field_grade"``, each under its candidate answer):
+:func:`qualspec.analysis.field_analysis_to_dict` (overall, by_model, by_input with
+difficulty and variance, fields most problematic first, flags, errors, and ``costs`` of
+the agent, reference and grading calls).
 
 Prompt versions are named as ``qualspec prompts show NAME VERSION`` takes them: ``prompts``
 (responses: part -> ``{"name", "version"}``) and ``prompt`` (judgments: ``{"name",
@@ -57,6 +64,8 @@ from qualspec.analysis import (
     RunAnalysis,
     analysis_to_dict,
     analyze_run,
+    field_analysis,
+    field_analysis_to_dict,
     judgments_by_response,
     run_totals,
 )
@@ -243,6 +252,9 @@ def run_to_dict(
     unattached = [_judgment_dict(j, prompts) for j in run.judgments if j.response_key not in keys]
     if unattached:
         data["unattached_judgments"] = unattached
+    fields = field_analysis(run)
+    if fields is not None:
+        data["field_grades"] = field_analysis_to_dict(fields, run)
     return data
 
 

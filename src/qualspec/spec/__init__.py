@@ -31,6 +31,13 @@ from qualspec.spec._models import (
     Scenario,
 )
 from qualspec.spec._rubrics import BUILTIN_RUBRICS
+from qualspec.spec._structured import (
+    DEFAULT_GRADER_THRESHOLD,
+    FieldSpec,
+    GraderConfig,
+    OutputSchema,
+    ReferenceConfig,
+)
 
 __all__ = [
     "AtTemperature",
@@ -40,15 +47,20 @@ __all__ = [
     "COMPARISON_DIMENSIONS",
     "Candidate",
     "Comparison",
+    "DEFAULT_GRADER_THRESHOLD",
     "DEFAULT_JUDGE_MODEL",
     "Evaluation",
     "EvaluatorConfig",
     "ExpectCheck",
+    "FieldSpec",
+    "GraderConfig",
     "InputRow",
     "JSON_SCHEMA_KEYWORDS",
     "JudgeConfig",
     "LoadedSuite",
+    "OutputSchema",
     "ProviderConfig",
+    "ReferenceConfig",
     "Role",
     "Rubric",
     "Scenario",

@@ -284,6 +284,7 @@ def criteria_issues(
         and not s.rubric
         and not s.at_temperature
         and not s.expect
+        and s.reference is None  # graded field by field against its reference
     ]
     if not missing:
         return []

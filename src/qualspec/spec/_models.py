@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from qualspec.spec._comparison import COMPARISON_DIMENSIONS, Comparison
+from qualspec.spec._structured import GraderConfig, OutputSchema, ReferenceConfig
 
 __all__ = [
     "AtTemperature",
@@ -18,7 +19,10 @@ __all__ = [
     "Evaluation",
     "EvaluatorConfig",
     "ExpectCheck",
+    "GraderConfig",
     "JSON_SCHEMA_KEYWORDS",
+    "OutputSchema",
+    "ReferenceConfig",
     "JudgeConfig",
     "ProviderConfig",
     "Role",
@@ -293,6 +297,25 @@ class Scenario(_Model):
         default_factory=list,
         description="Deterministic checks of each answer, run without a model call.",
     )
+    output_schema: OutputSchema | None = Field(
+        default=None,
+        description="The structure answers must have (fields: with critical/weight, or a "
+        "JSON Schema); asked for as structured output.",
+    )
+    reference: ReferenceConfig | None = Field(
+        default=None,
+        description="The model whose answer is the reference each candidate's fields are "
+        "graded against (needs output_schema).",
+    )
+
+    @model_validator(mode="after")
+    def _reference_needs_schema(self) -> Scenario:
+        if self.reference is not None and self.output_schema is None:
+            raise ValueError(
+                "reference: grades answers field by field: give the scenario an "
+                "output_schema: (fields: [{name: ...}, ...])"
+            )
+        return self
 
 
 class Behavior(_Model):
@@ -461,6 +484,11 @@ class Evaluation(_Model):
     )
     rubrics: list[Rubric] = Field(default_factory=list)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    grader: GraderConfig = Field(
+        default_factory=GraderConfig,
+        description="The field grader of scenarios with a reference: model (default: the "
+        "judge's) and pass threshold 0-100 (default 80).",
+    )
     comparisons: list[Comparison] = Field(
         default_factory=list,
         description="Comparative judgments: the answers of a group judged side by side "
@@ -527,6 +555,27 @@ class Evaluation(_Model):
                 )
             ]
             judge_model, structured = judge.model, judge.structured_output
+        graded = {s.name: s.output_schema for s in self.scenarios if s.reference is not None}
+        if graded:
+            grader = self.grader
+            configs.append(
+                EvaluatorConfig(
+                    type="field_grader",
+                    name="field_grader",
+                    model=grader.model or judge_model,
+                    params=grader.params,
+                    structured_output=grader.structured_output,  # type: ignore[arg-type]
+                    options={
+                        "threshold": grader.threshold,
+                        "parse_retries": grader.parse_retries,
+                        "fields": {
+                            name: [f.model_dump(exclude_none=True) for f in schema.fields]
+                            for name, schema in graded.items()
+                            if schema is not None
+                        },
+                    },
+                )
+            )
         for comparison in self.comparisons:
             options: dict[str, Any] = {
                 "compare": comparison.compare,

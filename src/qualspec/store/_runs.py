@@ -206,7 +206,10 @@ def _summaries(db: Database, query: Any) -> list[RunSummary]:
                     func.sum(unscored).label("unscored"),
                     func.sum(case((j.cached, 1), else_=0)).label("cached"),
                     _spent(judgments).label("cost"),
-                    _unpriced(judgments, j.judge_model.is_not(None)).label("unpriced"),
+                    # a record decided without a call (no judge key) has no price to know
+                    _unpriced(judgments, j.judge_model.is_not(None), j.judge_key != "").label(
+                        "unpriced"
+                    ),
                 )
                 .where(j.run_id.in_(ids), ~j.superseded)
                 .group_by(j.run_id)

@@ -1,0 +1,454 @@
+"""The field grader: each structured answer graded field by field against its reference.
+
+Registered as the built-in evaluator type ``field_grader``. One record per candidate
+answer (aspect ``fields``); one grader call grades every field a rule does not decide
+(identical values, both empty, a missing field, an unreadable answer or a refusal are
+decided without a call, and an answer decided entirely by rules costs none).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from qualspec.judges._criteria import _sections, truncate_text
+from qualspec.judges._criteria_judge import candidate_view, verdict_object
+from qualspec.judges._field_rules import (
+    FieldGrade,
+    FieldRule,
+    band,
+    field_pass_rate,
+    is_empty,
+    read_structured,
+    rule_grade,
+    simple_mean,
+    weighted_mean,
+)
+from qualspec.prompts import load_template, render_template
+from qualspec.providers import Message
+
+if TYPE_CHECKING:
+    from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
+    from qualspec.spec import EvaluatorConfig
+
+__all__ = [
+    "FIELD_GRADER",
+    "build_field_messages",
+    "FIELD_GRADE_PROMPT_NAME",
+    "FieldGrader",
+    "LOW_CONFIDENCE",
+    "create",
+    "field_grade_schema",
+    "read_field_grades",
+]
+
+FIELD_GRADER = "field_grader"
+FIELD_GRADE_PROMPT_NAME = "grade_fields"
+FIELDS_ASPECT = "fields"
+_GRADER_MATCHES = ("exact", "semantic", "partial", "none")
+_MAX_VALUE_CHARS = 1500
+_TOKENS_PER_FIELD = 80
+LOW_CONFIDENCE = 0.5
+"""A grade the grader gives with less confidence flags the answer ``low_confidence``."""
+
+
+def field_grade_schema(names: Sequence[str]) -> dict[str, Any]:
+    """The JSON Schema of a grader's reply for fields ``names``."""
+    one = {
+        "type": "object",
+        "properties": {
+            "accuracy": {"type": "integer", "minimum": 0, "maximum": 100},
+            "match": {"type": "string", "enum": list(_GRADER_MATCHES)},
+            "explanation": {"type": "string", "maxLength": 120},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "required": ["accuracy", "match", "explanation", "confidence"],
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "fields": {
+                "type": "object",
+                "properties": {n: one for n in names},
+                "required": list(names),
+            }
+        },
+        "required": ["fields"],
+    }
+
+
+def _number(value: Any, low: float, high: float) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if low <= number <= high else None
+
+
+def read_field_grades(
+    text: str, structured: object, names: Sequence[str]
+) -> dict[str, FieldGrade | str]:
+    """Each field's grade from a grader's reply, or why it cannot be read.
+
+    Strict: a field needs an ``accuracy`` number 0-100 and a ``match`` of exact, semantic,
+    partial or none (``accuracy_score``/``match_type`` are read too); ``confidence`` is
+    kept only when it is a number 0-1. Nothing is guessed.
+
+    Example:
+        >>> out = read_field_grades('{"fields": {"a": {"accuracy": 85, "match": "semantic",'
+        ...     ' "explanation": "same", "confidence": 0.9}}}', None, ["a", "b"])
+        >>> out["a"].accuracy, out["b"]
+        (85.0, 'no grade for field b')
+    """
+    obj = verdict_object(text, structured, "fields")
+    if obj is None:
+        reason = "no JSON object with a fields key in the grader's answer"
+        return dict.fromkeys(names, reason)
+    fields = obj.get("fields")
+    out: dict[str, FieldGrade | str] = {}
+    for name in names:
+        entry = fields.get(name) if isinstance(fields, Mapping) else None
+        if not isinstance(entry, Mapping):
+            out[name] = f"no grade for field {name}"
+            continue
+        accuracy = _number(entry.get("accuracy", entry.get("accuracy_score")), 0, 100)
+        match = entry.get("match", entry.get("match_type"))
+        if accuracy is None:
+            out[name] = f"field {name}: accuracy is not a number 0-100"
+            continue
+        if match not in _GRADER_MATCHES:
+            out[name] = f"field {name}: match is not one of {', '.join(_GRADER_MATCHES)}"
+            continue
+        why = entry.get("explanation")
+        out[name] = FieldGrade(
+            accuracy=accuracy,
+            match=str(match),
+            explanation=why.strip()[:500] if isinstance(why, str) else "",
+            confidence=_number(entry.get("confidence"), 0, 1),
+            decided_by="grader",
+        )
+    return out
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    return truncate_text(text, _MAX_VALUE_CHARS, what="value")
+
+
+def build_field_messages(
+    item: WorkItem,
+    names: Sequence[str],
+    reference: Mapping[str, Any],
+    answer: Mapping[str, Any],
+    retry_note: str | None = None,
+) -> tuple[Message, Message]:
+    """The grading prompt for fields ``names`` (template ``grade_fields``)."""
+    from qualspec.judges._criteria import _setup_block
+
+    sections = _sections(load_template(FIELD_GRADE_PROMPT_NAME), FIELD_GRADE_PROMPT_NAME)
+    blocks = [
+        f"- {n}:\n  reference <<<{_shown(reference.get(n))}>>>\n"
+        f"  answer <<<{_shown(answer.get(n))}>>>"
+        for n in names
+    ]
+    values = {
+        "setup_block": _setup_block(candidate_view(item)),
+        "fields_block": "\n".join(blocks),
+        "field_names": ", ".join(names),
+    }
+    user = render_template(sections["user"], values)
+    if retry_note:
+        user = f"{user}\n\n{retry_note}"
+    return Message("system", render_template(sections["system"], values)), Message("user", user)
+
+
+class FieldGrader:
+    """Grades structured answers field by field against their reference answers.
+
+    ``fields`` maps a scenario to its graded fields; ``threshold`` is the pass mark of the
+    weighted mean accuracy (0-100). ``reference_override``, when given, returns a human
+    override of a reference answer by its call key (or None).
+
+    Example::
+
+        FieldGrader(name="field_grader", model="openai/gpt-4o-mini",
+                    fields={"profile": [FieldRule("name", critical=True, weight=2)]})
+    """
+
+    scope: Scope = "response"
+    kinds = ("candidate",)
+    uses_dependencies = True  # waits for the reference answer
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        model: str,
+        fields: Mapping[str, Sequence[FieldRule]],
+        threshold: float = 80.0,
+        params: Mapping[str, Any] | None = None,
+        parse_retries: int = 2,
+        structured_output: str = "auto",
+        reference_override: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.name = name
+        self.model: str | None = model
+        self.threshold: float | None = threshold
+        self.fields = {k: tuple(v) for k, v in fields.items()}
+        self.params = dict(params or {})
+        self.parse_retries = parse_retries
+        self.structured_output = structured_output
+        self.reference_override = reference_override
+
+    def prompt(self) -> tuple[str, str]:
+        """The grading template, versioned by content."""
+        return FIELD_GRADE_PROMPT_NAME, load_template(FIELD_GRADE_PROMPT_NAME)
+
+    def group_of(self, item: WorkItem) -> str | None:
+        """Not a group evaluator."""
+        return None
+
+    def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
+        """One record (``fields``) for an answer of a graded scenario with a reference."""
+        item = items[0]
+        return (FIELDS_ASPECT,) if item.scenario in self.fields and item.depends_on else ()
+
+    async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict:
+        """Grade the subject's answer against its reference answer."""
+        from qualspec.engine import Verdict
+
+        item, response = subject.items[0], subject.responses[0]
+        rules = self.fields[item.scenario]
+        ref_key = next((k for k in item.depends_on if k in subject.dependencies), None)
+        if ref_key is None:
+            return Verdict(error="no reference answer for this answer (is reference: set?)")
+        ref_text = subject.dependencies[ref_key].text
+        ref_call = subject.dependency_call_keys.get(ref_key)
+        override, status = await self._review(ref_call, ref_text, ctx)
+        details: dict[str, Any] = {
+            "type": "field_grade",
+            "reference_key": ref_key,
+            "reference_call_key": ref_call,
+            "reference_status": status,
+        }
+        reference, ref_flag = read_structured(override if override is not None else ref_text)
+        if reference is None or all(is_empty(reference.get(r.name)) for r in rules):
+            bad = ref_flag in ("malformed_json", "refusal")
+            why = "the reference answer is " + ("not a JSON object" if bad else "empty")
+            flag = "malformed_reference" if bad else "empty_reference"
+            none = _uniform(rules, None, "error", why)
+            return self._verdict(rules, none, [flag], details, f"not graded: {why}")
+        answer, answer_flag = read_structured(response.text)
+        if answer is None:
+            flag = "refusal" if answer_flag == "refusal" else "malformed_json"
+            why = "the answer is a refusal" if flag == "refusal" else "the answer is not JSON"
+            return self._verdict(rules, _uniform(rules, 0.0, "none", why), [flag], details)
+        grades: dict[str, FieldGrade] = {}
+        for rule in rules:
+            decided = rule_grade(
+                reference.get(rule.name), answer.get(rule.name), present=rule.name in answer
+            )
+            if decided is not None:
+                grades[rule.name] = decided
+        todo = [r.name for r in rules if r.name not in grades]
+        if not todo:
+            return self._verdict(rules, grades, [], details)
+        found, raw, error = await self._ask(item, todo, reference, answer, ctx)
+        flags: list[str] = []
+        unread: list[str] = []
+        for name in todo:
+            got = found.get(name)
+            if isinstance(got, FieldGrade):
+                grades[name] = got
+            else:
+                why = f"grader call failed: {error}" if error else (got or "no grade")
+                grades[name] = FieldGrade(None, "error", why, None, "grader")
+                unread.append(name)
+        if any(
+            g.decided_by == "grader" and g.confidence is not None and g.confidence < LOW_CONFIDENCE
+            for g in grades.values()
+        ):
+            flags.append("low_confidence")  # the grader is unsure: worth a person's look
+        if error is not None:
+            if "no answer within" in error or "timed out" in error.lower():
+                flags.append("timeout")
+            verdict = self._verdict(rules, grades, flags, details)
+            verdict.error = error
+            verdict.raw_text = raw
+            return verdict
+        reason = (
+            f"{len(unread)} of {len(rules)} fields not graded: {grades[unread[0]].explanation}"
+            if unread
+            else None
+        )
+        verdict = self._verdict(rules, grades, flags, details, reason)
+        verdict.raw_text = raw
+        return verdict
+
+    async def _review(
+        self, call_key: str | None, text: str | None, ctx: EvalContext
+    ) -> tuple[str | None, str]:
+        """A person's override of the reference answer (or None), and its status.
+
+        From ``reference_override`` when given, else from the store's review of the answer
+        (``ctx.reference_review``, where the engine offers it); unreviewed: unvalidated.
+        """
+        if call_key is None:
+            return None, "unvalidated"
+        if self.reference_override is not None:
+            return self.reference_override(call_key), "unvalidated"
+        getter = getattr(ctx, "reference_review", None)
+        review = await getter(call_key) if getter is not None else None
+        if review is None:
+            return None, "unvalidated"
+        override = getattr(review, "override_text", None)
+        status_for = getattr(review, "status_for", None)
+        status = status_for(text) if callable(status_for) else getattr(review, "status", None)
+        return override, str(status or "unvalidated")
+
+    def _verdict(
+        self,
+        rules: Sequence[FieldRule],
+        grades: dict[str, FieldGrade],
+        flags: list[str],
+        details: dict[str, Any],
+        reason: str | None = None,
+    ) -> Verdict:
+        from qualspec.engine import Verdict
+
+        threshold = self.threshold if self.threshold is not None else 80.0
+        # an answer with a field not graded is unscored: its means would be made up
+        complete = all(g.accuracy is not None for g in grades.values())
+        weighted = weighted_mean(grades, rules) if complete else None
+        by_rule = {r.name: r for r in rules}
+        details = {
+            **details,
+            "fields": {
+                name: {
+                    "accuracy": g.accuracy,
+                    "match": g.match,
+                    "explanation": g.explanation,
+                    "confidence": g.confidence,
+                    "critical": by_rule[name].critical,
+                    "weight": by_rule[name].weight,
+                    "decided_by": g.decided_by,
+                }
+                for name, g in grades.items()
+            },
+            "simple_mean": simple_mean(grades) if complete else None,
+            "weighted_mean": weighted,
+            "band": band(weighted),
+            "field_pass_rate": field_pass_rate(grades, threshold) if complete else None,
+            "flags": flags,
+        }
+        summary = ", ".join(
+            f"{n} {g.accuracy:g} ({g.match})" for n, g in grades.items() if g.accuracy is not None
+        )
+        return Verdict(
+            score=weighted,
+            passed=None if weighted is None else weighted >= threshold,
+            reasoning=summary or None,
+            unscored_reason=reason,
+            scores={name: g.accuracy for name, g in grades.items()},
+            details=details,
+        )
+
+    async def _ask(
+        self,
+        item: WorkItem,
+        names: list[str],
+        reference: Mapping[str, Any],
+        answer: Mapping[str, Any],
+        ctx: EvalContext,
+    ) -> tuple[dict[str, FieldGrade | str], str | None, str | None]:
+        """The grader's grades of ``names`` (re-asked for unreadable ones), its last raw
+        text, and the error of a call that failed."""
+        if self.model is None:  # pragma: no cover - create() always sets one
+            raise ValueError("the field grader has no model")
+        params = dict(self.params)
+        temperature = float(params.pop("temperature", 0.0))
+        max_tokens = int(params.pop("max_tokens", 60 + _TOKENS_PER_FIELD * len(names)))
+        found: dict[str, FieldGrade | str] = {}
+        text: str | None = None
+        retry_note: str | None = None
+        for attempt in range(max(self.parse_retries, 0) + 1):
+            missing = [n for n in names if not isinstance(found.get(n), FieldGrade)]
+            messages = build_field_messages(item, missing, reference, answer, retry_note)
+            reply = await ctx.complete(
+                self.model,
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                params=params,
+                json_schema=field_grade_schema(missing),
+                attempt=attempt,
+                structured_mode=self.structured_output,
+            )
+            if reply.error is not None:
+                if any(isinstance(v, FieldGrade) for v in found.values()):
+                    break  # keep what an earlier attempt read
+                return found, text, reply.error
+            text = reply.text
+            for name, got in read_field_grades(text or "", reply.structured, missing).items():
+                found[name] = got
+            still = [n for n in names if not isinstance(found.get(n), FieldGrade)]
+            if not still:
+                break
+            reasons = "; ".join(str(found[n]) for n in still[:3])
+            retry_note = (
+                f"Your previous answer could not be read ({reasons}). Answer only with the "
+                'JSON object {"fields": {"<field>": {"accuracy": <0-100>, "match": "...", '
+                '"explanation": "...", "confidence": <0-1>}}}.'
+            )
+        return found, text, None
+
+
+def _uniform(
+    rules: Sequence[FieldRule], accuracy: float | None, match: str, why: str
+) -> dict[str, FieldGrade]:
+    """Every field graded alike by a rule (an unusable answer or reference)."""
+    sure = 1.0 if accuracy is not None else None
+    return {r.name: FieldGrade(accuracy, match, why, sure, "rule") for r in rules}
+
+
+def create(config: EvaluatorConfig) -> FieldGrader:
+    """The factory behind the ``field_grader`` entry point.
+
+    Options: ``fields`` (scenario -> list of {name, critical, weight}), ``threshold``
+    (0-100, default 80), ``parse_retries`` (default 2).
+    """
+    from qualspec.errors import ConfigError
+    from qualspec.spec import DEFAULT_JUDGE_MODEL
+
+    options = dict(config.options)
+    raw_fields = options.pop("fields", {})
+    threshold = options.pop("threshold", 80.0)
+    retries = options.pop("parse_retries", 2)
+    if options:
+        raise ConfigError(
+            f"judge {config.name or config.type!r}: unknown option(s) {', '.join(sorted(options))}"
+            "; the field grader takes fields, threshold and parse_retries"
+        )
+    fields: dict[str, list[FieldRule]] = {}
+    for scenario, entries in dict(raw_fields).items():
+        rules = []
+        for entry in entries:
+            weight = entry.get("weight")
+            critical = bool(entry.get("critical", False))
+            rules.append(
+                FieldRule(
+                    name=str(entry["name"]),
+                    critical=critical,
+                    weight=float(weight) if weight is not None else (2.0 if critical else 1.0),
+                )
+            )
+        fields[str(scenario)] = rules
+    return FieldGrader(
+        name=config.name or config.type,
+        model=config.model or DEFAULT_JUDGE_MODEL,
+        fields=fields,
+        threshold=float(threshold),
+        params=config.params,
+        parse_retries=int(retries),
+        structured_output=config.structured_output,
+    )

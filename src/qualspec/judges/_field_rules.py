@@ -1,0 +1,202 @@
+"""Field grading without a model: reading structured answers, the cases decided by rule,
+and the per-answer numbers (simple and weighted means, field pass rate, band)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qualspec.judges._expect import json_of, looks_like_refusal
+
+__all__ = [
+    "BANDS",
+    "FIELD_MATCHES",
+    "FieldGrade",
+    "FieldRule",
+    "band",
+    "field_pass_rate",
+    "is_empty",
+    "is_field_grade",
+    "read_structured",
+    "rule_grade",
+    "simple_mean",
+    "weighted_mean",
+]
+
+FIELD_MATCHES = ("exact", "semantic", "partial", "none", "missing", "error")
+"""Match types of a graded field: the grader's four, and ``missing`` (the answer lacks the
+field) and ``error`` (it could not be graded)."""
+
+BANDS = (
+    (90.0, "Excellent"),
+    (80.0, "Good"),
+    (70.0, "Acceptable"),
+    (-math.inf, "Needs improvement"),
+)
+"""Score bands, best first: Excellent >= 90, Good 80-89, Acceptable 70-79, else
+Needs improvement."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRule:
+    """A graded field: its name, whether it is critical, and its weight."""
+
+    name: str
+    critical: bool = False
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class FieldGrade:
+    """One field's grade (``accuracy`` None: not graded)."""
+
+    accuracy: float | None
+    match: str
+    explanation: str
+    confidence: float | None
+    decided_by: str  # "rule" | "grader"
+
+
+def is_field_grade(judgment: Any) -> bool:
+    """Whether a record is a field grade (``details["type"] == "field_grade"``)."""
+    details = getattr(judgment, "details", None)
+    return isinstance(details, Mapping) and details.get("type") == "field_grade"
+
+
+def read_structured(
+    text: str | None, structured: object = None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """A structured answer as an object, or ``(None, flag)``.
+
+    The flag is ``refusal`` (the answer declines), ``empty`` (no text) or
+    ``malformed_json`` (no JSON object in it: the answer, or a fenced block of it).
+
+    Example:
+        >>> read_structured('{"name": "Acme"}')
+        ({'name': 'Acme'}, None)
+        >>> read_structured("I'm sorry, but I can't help with that.")
+        (None, 'refusal')
+    """
+    if isinstance(structured, dict):
+        return structured, None
+    if text is None or not text.strip():
+        return None, "empty"
+    parsed, value = json_of(text)
+    if not parsed:
+        start, end = text.find("{"), text.rfind("}")
+        if 0 <= start < end:
+            try:
+                parsed, value = True, json.loads(text[start : end + 1])
+            except ValueError:
+                parsed = False
+    if parsed and isinstance(value, dict):
+        return value, None
+    if looks_like_refusal(text):
+        return None, "refusal"
+    return None, "malformed_json"
+
+
+def is_empty(value: Any) -> bool:
+    """Whether a field value is empty: null, blank text, an empty list or object."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, list | dict):
+        return not value
+    return False
+
+
+def _normal(value: Any) -> Any:
+    """A value compared loosely: case and spacing of text, number formatting."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        text = " ".join(value.split()).casefold()
+        try:
+            return float(text.replace(",", "")) if text else text
+        except ValueError:
+            return text
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k).casefold(): _normal(v) for k, v in value.items()}
+    return value
+
+
+def rule_grade(reference: Any, answer: Any, *, present: bool) -> FieldGrade | None:
+    """The grade of a field when a rule decides it, else None (the grader decides).
+
+    Both empty: 100 (exact). The answer lacks the field or leaves it empty while the
+    reference has a value: 0 (missing). The same value (ignoring case, spacing and number
+    formatting): 100 (exact).
+
+    Example:
+        >>> rule_grade("SaaS", "saas ", present=True).accuracy
+        100.0
+        >>> rule_grade("SaaS", None, present=False).match
+        'missing'
+        >>> rule_grade("SaaS", "Software", present=True) is None
+        True
+    """
+    if is_empty(reference) and (not present or is_empty(answer)):
+        return FieldGrade(
+            100.0, "exact", "both the reference and the answer are empty", 1.0, "rule"
+        )
+    if not present:
+        return FieldGrade(0.0, "missing", "the answer has no such field", 1.0, "rule")
+    if is_empty(answer):
+        return FieldGrade(0.0, "missing", "the answer leaves the field empty", 1.0, "rule")
+    if _normal(reference) == _normal(answer):
+        return FieldGrade(100.0, "exact", "the same value", 1.0, "rule")
+    return None
+
+
+def simple_mean(grades: Mapping[str, FieldGrade]) -> float | None:
+    """Mean accuracy of the graded fields (None when none is graded)."""
+    values = [g.accuracy for g in grades.values() if g.accuracy is not None]
+    return sum(values) / len(values) if values else None
+
+
+def weighted_mean(grades: Mapping[str, FieldGrade], rules: Sequence[FieldRule]) -> float | None:
+    """Mean accuracy of the graded fields weighted by their rules' weights.
+
+    Example:
+        >>> g = {"a": FieldGrade(100.0, "exact", "", 1.0, "rule"),
+        ...      "b": FieldGrade(40.0, "none", "", 1.0, "grader")}
+        >>> weighted_mean(g, [FieldRule("a", True, 2.0), FieldRule("b")])
+        80.0
+    """
+    weights = {r.name: r.weight for r in rules}
+    total = weight = 0.0
+    for name, grade in grades.items():
+        if grade.accuracy is not None:
+            w = weights.get(name, 1.0)
+            total += w * grade.accuracy
+            weight += w
+    return total / weight if weight else None
+
+
+def field_pass_rate(grades: Mapping[str, FieldGrade], threshold: float) -> float | None:
+    """Percent (0-100) of the graded fields whose accuracy reaches ``threshold``."""
+    values = [g.accuracy for g in grades.values() if g.accuracy is not None]
+    if not values:
+        return None
+    return 100.0 * sum(1 for v in values if v >= threshold) / len(values)
+
+
+def band(score: float | None) -> str | None:
+    """The band of a 0-100 score (None for None).
+
+    Example:
+        >>> band(95), band(80), band(79.9), band(10)
+        ('Excellent', 'Good', 'Acceptable', 'Needs improvement')
+    """
+    if score is None:
+        return None
+    return next(name for low, name in BANDS if score >= low)

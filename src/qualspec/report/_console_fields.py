@@ -1,0 +1,102 @@
+"""The console block of a run with field grades (reference-graded testing): overall
+scores and band, per model, the hardest inputs, the most problematic fields, flags, and
+the cost per suite (agent, reference and grading calls). Names are printed as literal
+text (never read as rich markup)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from qualspec.analysis import CallCost, FieldAnalysis
+    from qualspec.store import RunRecord
+
+__all__ = ["render_field_grades"]
+
+_MAX_ROWS = 10
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}%"
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _cost(cost: CallCost) -> str:
+    money = "price unknown" if cost.cost_usd is None else f"${cost.cost_usd:.4f}"
+    cached = f", {cost.cached} cached (saved)" if cost.cached else ""
+    return (
+        f"{cost.calls} calls{cached}, {cost.input_tokens} in / {cost.output_tokens} out tokens, "
+        f"{money}"
+    )
+
+
+def render_field_grades(
+    run: RunRecord, console: Console, analysis: FieldAnalysis | None = None
+) -> None:
+    """Print the field-grade block of ``run`` (nothing when it has no field grades)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from qualspec.analysis import field_analysis, suite_costs
+
+    analysis = analysis or field_analysis(run)
+    if analysis is None:
+        return
+    o = analysis.overall
+    console.print()
+    console.print(
+        Text(
+            f"Reference-graded fields ({analysis.evaluator}, pass >= {analysis.threshold:g})",
+            style="bold",
+        )
+    )
+    graded = o.n - o.n_unscored
+    line = (
+        f"Overall: {_score(o.mean)} weighted, {_score(o.simple_mean)} simple"
+        f"  {o.band or 'not graded'}  passed {_pct(o.pass_rate)} of {graded} graded answers"
+        f"  fields passing {_pct(o.field_pass_rate)}"
+    )
+    if o.n_unscored:
+        line += f"  ({o.n_unscored} of {o.n} not graded)"
+    if analysis.errors:
+        line += f"  ({analysis.errors} grading calls failed: resume grades them)"
+    console.print(Text(line))
+
+    models = Table(title=Text("Per model"))
+    for name in ("Model", "Weighted", "Simple", "Pass", "Band", "Answers"):
+        models.add_column(name, justify="left" if name in ("Model", "Band") else "right")
+    for model, g in analysis.by_model.items():
+        models.add_row(
+            Text(model), _score(g.mean), _score(g.simple_mean), _pct(g.pass_rate),
+            Text(g.band or "-"), str(g.n),
+        )  # fmt: skip
+    console.print(models)
+
+    inputs = Table(title=Text("Inputs, hardest first"))
+    for name in ("Scenario", "Input", "Mean (difficulty)", "Variance", "Answers"):
+        inputs.add_column(name, justify="left" if name in ("Scenario", "Input") else "right")
+    for (scenario, input_id), g in list(analysis.by_input.items())[:_MAX_ROWS]:
+        variance = "-" if g.variance is None else f"{g.variance:.1f}"
+        inputs.add_row(Text(scenario), Text(input_id or "-"), _score(g.mean), variance, str(g.n))
+    console.print(inputs)
+
+    fields = Table(title=Text("Fields, most problematic first"))
+    for name in ("Field", "Mean", "Pass", "Matches"):
+        fields.add_column(name, justify="left" if name in ("Field", "Matches") else "right")
+    for f in analysis.fields[:_MAX_ROWS]:
+        label = f.name + (" (critical)" if f.critical else "")
+        matches = ", ".join(f"{k} {v}" for k, v in f.matches.items())
+        fields.add_row(Text(label), _score(f.mean), _pct(f.pass_rate), Text(matches))
+    console.print(fields)
+    if analysis.flags:
+        flags = ", ".join(f"{name} {n}" for name, n in analysis.flags.items())
+        console.print(Text(f"Flags: {flags}", style="yellow"))
+    costs = suite_costs(run)
+    console.print(Text("Cost per suite:", style="bold"))
+    for kind, label in (("agent", "agent"), ("reference", "reference"), ("grading", "grading")):
+        console.print(Text(f"  {label}: {_cost(costs[kind])}"))
