@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from qualspec.errors import StoreError
+from qualspec.errors import UnknownReferenceError
 from qualspec.store._db import Database
 from qualspec.store._records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
 from qualspec.store._runs import now_utc
@@ -51,7 +51,7 @@ _LIST_HINT = "see `qualspec reference list`"
 
 def _check_status(status: str) -> None:
     if status not in GROUND_TRUTH_STATUSES:
-        raise StoreError(
+        raise UnknownReferenceError(
             f"unknown reference status '{status}': use one of {', '.join(GROUND_TRUTH_STATUSES)}"
         )
 
@@ -78,9 +78,7 @@ def _reviews(conn: Any, keys: list[str] | None) -> dict[str, ReferenceReview]:
         review = out.get(row.call_key)
         if review is not None:
             review.audit.append(
-                ReferenceAuditEntry(
-                    row.who, row.at, row.action, row.before, row.after, row.notes
-                )
+                ReferenceAuditEntry(row.who, row.at, row.action, row.before, row.after, row.notes)
             )
     return out
 
@@ -125,7 +123,9 @@ def _write(
         row = _latest_answer(conn, call_key)
         known = _reviews(conn, [call_key]).get(call_key)
         if row is None and known is None:
-            raise StoreError(f"no reference answer with call key '{call_key}': {_LIST_HINT}")
+            raise UnknownReferenceError(
+                f"no reference answer with call key '{call_key}': {_LIST_HINT}"
+            )
         review = known or ReferenceReview(call_key=call_key, status=UNVALIDATED)
         entries: list[dict[str, Any]] = []
         if override is not None:
@@ -136,9 +136,7 @@ def _write(
             review.override_text = override
             status = "validated"  # a person wrote the answer: it is the ground truth
         if status is not None and (status != review.status or override is None):
-            entries.append(
-                {"action": _ACTIONS[status], "before": review.status, "after": status}
-            )
+            entries.append({"action": _ACTIONS[status], "before": review.status, "after": status})
             review.status = status
             review.human_validated_at = now if status == "validated" else None
         if notes is not None:
@@ -160,7 +158,9 @@ def _write(
                 )
             )
             review.audit.append(
-                ReferenceAuditEntry(who, now, entry["action"], entry["before"], entry["after"], notes)
+                ReferenceAuditEntry(
+                    who, now, entry["action"], entry["before"], entry["after"], notes
+                )
             )
     return review
 
@@ -186,7 +186,7 @@ def override_reference(
 
 def find_reference(db: Database, ident: str) -> str:
     """The call key of the one reference answer whose call key is ``ident`` or starts
-    with it (StoreError when none or several match)."""
+    with it (UnknownReferenceError when none or several match)."""
     r = responses.c
     with db.read() as conn:
         query = (
@@ -205,10 +205,10 @@ def find_reference(db: Database, ident: str) -> str:
     if ident in found:
         return ident
     if not found or not ident:
-        raise StoreError(f"no reference answer with id '{ident}': {_LIST_HINT}")
+        raise UnknownReferenceError(f"no reference answer with id '{ident}': {_LIST_HINT}")
     if len(found) > 1:
         shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
-        raise StoreError(
+        raise UnknownReferenceError(
             f"reference id prefix '{ident}' matches several references ({shown}): give more "
             f"characters; {_LIST_HINT}"
         )

@@ -323,7 +323,8 @@ class Store:
         ``needs_review``, ``disputed``) with notes, recording who did it in the audit trail.
 
         Raises:
-            StoreError: An unknown status, or no reference answer with this call key.
+            UnknownReferenceError: An unknown status, or no reference answer with this
+                call key.
         """
         return _references.set_reference_status(self._db, call_key, status, notes, who)
 
@@ -334,6 +335,6 @@ class Store:
         trail keeps the text before and after, who and when.
 
         Raises:
-            StoreError: No reference answer with this call key.
+            UnknownReferenceError: No reference answer with this call key.
         """
         return _references.override_reference(self._db, call_key, text, notes, who)
