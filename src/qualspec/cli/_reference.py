@@ -62,14 +62,14 @@ def cmd_reference_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
     with Store.open(ns.db) as store:
         answers = store.reference_answers(status=ns.status, run_id=ns.run)
-    console = Console(highlight=False)
     if not answers:
-        console.print(
-            "No reference answers"
-            + (" match" if ns.status or ns.run else " recorded yet: a scenario with a reference")
-            + ("" if ns.status or ns.run else " model makes them when the suite runs")
+        print(
+            "No reference answers match"
+            if ns.status or ns.run
+            else "No reference answers recorded yet: a scenario with a reference model makes them"
         )
         return 0
+    console = Console(highlight=False)
     table = Table()
     table.add_column("id", no_wrap=True, min_width=_SHORT)
     table.add_column("status", no_wrap=True)
@@ -109,10 +109,10 @@ def _answer(store: Any, ident: str) -> ReferenceAnswer:
     return answer
 
 
-def _indent(text: str | None) -> str:
+def _indent(text: str | None, pad: str = "    ") -> str:
     if text is None:
-        return "    (none)"
-    return "\n".join("    " + line for line in (text.splitlines() or [""]))
+        return pad + "(none)"
+    return "\n".join(pad + line for line in (text.splitlines() or [""]))
 
 
 def cmd_reference_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -149,7 +149,8 @@ def cmd_reference_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         head = f"  {_stamp(entry.when)} UTC  {entry.who}  {entry.action}"
         if entry.action == "override":
             lines += [head + (f"  notes: {entry.notes}" if entry.notes else "")]
-            lines += ["    before:", _indent(entry.before), "    after:", _indent(entry.after)]
+            lines += ["    before:", _indent(entry.before, " " * 6)]
+            lines += ["    after:", _indent(entry.after, " " * 6)]
         else:
             lines += [
                 f"{head}  {entry.before} -> {entry.after}"
@@ -225,7 +226,7 @@ def cmd_reference_override(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         before = answer.review.status
         review = store.override_reference(answer.call_key, text, ns.notes, who)
     _report(answer.call_key, before, review, who)
-    print(f"override recorded: graders now grade against {path}")
+    print(f"override recorded from {path}: graders grade against it from now on")
     return 0
 
 
