@@ -99,6 +99,13 @@ def test_list_shows_each_reference_once_with_its_status_model_and_latest_run(
     db, first, second = runs
     keys = _keys(db)
     assert set(keys) == set(COMPANIES)
+    with Store.open(db) as store:  # the call key is the cache key of the reference's call
+        cached = store.cache_get_many(keys.values())
+        assert {e.kind for e in cached.values()} == {"reference"} and len(cached) == 2
+        responses = store.load_run(first).responses + store.load_run(second).responses
+    refs = [r for r in responses if r.kind == "reference"]
+    assert len(refs) == 4 and {r.call_key for r in refs} == set(keys.values())
+    assert all(r.call_key for r in responses)  # candidates' calls have their key too
     code, out, err = qualspec(capsys, "reference", "list", "--db", db)
     assert (code, err) == (0, "")
     rows = [line for line in out.splitlines() if "fake/big" in line]
@@ -107,7 +114,7 @@ def test_list_shows_each_reference_once_with_its_status_model_and_latest_run(
         (row,) = [line for line in rows if key[:12] in line]
         assert "unvalidated" in row and "profile" in row and name in row
         assert second in row  # the latest run that used it
-    code, out, _ = qualspec(capsys, "reference", "list", "--run", first[:17], "--db", db)
+    code, out, _ = qualspec(capsys, "reference", "list", "--run", first[:-1], "--db", db)
     assert code == 0 and all(key[:12] in out for key in keys.values())
     code, out, _ = qualspec(capsys, "reference", "list", "--status", "validated", "--db", db)
     assert (code, out.strip()) == (0, "No reference answers match")

@@ -178,7 +178,7 @@ def test_reference_answers_are_distinct_by_call_key_across_runs(store: Store) ->
     )
     assert answers["ck-globex"].latest_run == first
     assert {a.call_key for a in store.reference_answers(run_id=first)} == {"ck-acme", "ck-globex"}
-    assert {a.call_key for a in store.reference_answers(run_id=second[:17])} == {
+    assert {a.call_key for a in store.reference_answers(run_id=second[:-1])} == {
         "ck-acme",
         "ck-initech",
     }
@@ -227,3 +227,26 @@ def test_a_review_outlives_the_runs_of_its_answer(store: Store) -> None:
     _run_with(store, _reference("r1", "ck-acme", cached=True))
     (again,) = store.reference_answers()
     assert again.review.status == "validated" and again.review.validation_notes == "ok"
+
+
+def test_a_status_given_to_another_answer_reads_needs_review(store: Store) -> None:
+    """The reference's cache entry expired and the model answered differently: what a
+    person validated was another answer, so the status no longer applies (an override
+    does, whatever the model answers)."""
+    _run_with(store, _reference("r1", "ck-acme"))
+    store.set_reference_status("ck-acme", "validated", "ok", "alice")
+    assert reference_for_grading(store, "ck-acme", ANSWER)[1] == "validated"
+    changed = '{"name": "Acme", "industry": "Software"}'
+    _run_with(store, _reference("r1", "ck-acme", text=changed, created_at=T1.replace(day=3)))
+    assert reference_for_grading(store, "ck-acme", changed) == (changed, "needs_review", [])
+    (answer,) = store.reference_answers()
+    assert answer.text == changed and answer.review.status == "validated"
+    assert answer.review.answer_changed(changed)
+    assert [a.call_key for a in store.reference_answers(status="needs_review")] == ["ck-acme"]
+    assert store.reference_answers(status="validated") == []
+    # validating again validates the new answer
+    store.set_reference_status("ck-acme", "validated", "the new one is right", "bob")
+    assert reference_for_grading(store, "ck-acme", changed)[1] == "validated"
+    # an override holds whatever the model answers
+    store.override_reference("ck-acme", ANSWER, None, "bob")
+    assert reference_for_grading(store, "ck-acme", "{}") == (ANSWER, "validated", [])

@@ -52,6 +52,15 @@ def _model(answer: ReferenceAnswer) -> str:
     return f"{answer.provider}/{answer.model}"
 
 
+def _status(answer: ReferenceAnswer) -> str:
+    """The status that applies to the answer now, saying so when the answer changed."""
+    review = answer.review
+    now = review.status_for(answer.text)
+    if now != review.status:
+        return f"{now} (was {review.status}: the answer changed since)"
+    return now
+
+
 def cmd_reference_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """List the distinct reference answers with their review status."""
     from rich.console import Console
@@ -79,7 +88,7 @@ def cmd_reference_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     table.add_column("latest run", no_wrap=True)
     table.add_column("created (UTC)", no_wrap=True)
     for a in answers:
-        status = a.review.status + (" (override)" if a.review.override_text is not None else "")
+        status = _status(a) + (" (override)" if a.review.override_text is not None else "")
         if a.error is not None and a.review.override_text is None:
             status += " (error)"
         table.add_row(
@@ -129,7 +138,7 @@ def cmd_reference_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         f"scenario   {a.scenario}",
         f"input      {a.input_id or '-'}",
         f"runs       {a.runs} (latest {a.latest_run}); first recorded {_stamp(a.created_at)} UTC",
-        f"status     {review.status}"
+        f"status     {_status(a)}"
         + (
             f" (validated {_stamp(review.human_validated_at)} UTC)"
             if review.human_validated_at

@@ -264,7 +264,10 @@ class ReferenceReview:
     ``needs_review`` (to be looked at) or ``disputed`` (a person thinks it is wrong).
     ``human_validated_at`` is when it was last validated (None unless validated);
     ``override_text``, when set, is what graders grade against instead of the model's
-    answer. ``audit`` lists every change, oldest first.
+    answer. ``reviewed_answer_sha256`` is the SHA-256 of the model's answer the status
+    was given to: when the answer is regenerated (its cache entry expired) and differs,
+    the status no longer applies (see ``answer_changed``). ``audit`` lists every change,
+    oldest first.
     """
 
     call_key: str
@@ -274,6 +277,22 @@ class ReferenceReview:
     override_text: str | None = None
     updated_at: datetime | None = None
     audit: list[ReferenceAuditEntry] = field(default_factory=list)
+    reviewed_answer_sha256: str | None = None
+
+    def answer_changed(self, text: str | None) -> bool:
+        """Whether ``text`` (the model's answer now) is not the answer that was reviewed."""
+        if self.reviewed_answer_sha256 is None or text is None:
+            return False
+        import hashlib
+
+        return hashlib.sha256(text.encode("utf-8")).hexdigest() != self.reviewed_answer_sha256
+
+    def status_for(self, text: str | None) -> str:
+        """The status that applies to the model's answer ``text``: ``needs_review`` when a
+        person reviewed another answer (and wrote no override), else ``status``."""
+        if self.override_text is None and self.answer_changed(text):
+            return "needs_review"
+        return self.status
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ change appends a row to the audit trail (who, when, action, before, after, notes
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from datetime import datetime
@@ -71,6 +72,7 @@ def _reviews(conn: Any, keys: list[str] | None) -> dict[str, ReferenceReview]:
             validation_notes=row.validation_notes,
             override_text=row.override_text,
             updated_at=row.updated_at,
+            reviewed_answer_sha256=row.reviewed_answer_sha256,
         )
         for row in conn.execute(query)
     }
@@ -141,12 +143,15 @@ def _write(
             review.human_validated_at = now if status == "validated" else None
         if notes is not None:
             review.validation_notes = notes
+        if row is not None and row["text"] is not None:
+            review.reviewed_answer_sha256 = hashlib.sha256(row["text"].encode()).hexdigest()
         review.updated_at = now
         values = {
             "ground_truth_status": review.status,
             "human_validated_at": review.human_validated_at,
             "validation_notes": review.validation_notes,
             "override_text": review.override_text,
+            "reviewed_answer_sha256": review.reviewed_answer_sha256,
             "updated_at": now,
         }
         ins = db.insert(reference_reviews).values(call_key=call_key, **values)
@@ -225,7 +230,7 @@ def reference_answers(
 
     Each is its newest stored answer (a success before an error) with the run that
     recorded it last; ``run_id`` keeps those that run used, ``status`` those with that
-    status.
+    status (as it applies to the newest answer: see ``ReferenceReview.status_for``).
     """
     if status is not None:
         _check_status(status)
@@ -269,7 +274,7 @@ def reference_answers(
         if run_id is not None and key not in in_run:
             continue
         review = reviews.get(key) or ReferenceReview(call_key=key, status=UNVALIDATED)
-        if status is not None and review.status != status:
+        if status is not None and review.status_for(row.text) != status:
             continue
         out.append(
             ReferenceAnswer(
@@ -315,15 +320,16 @@ def reference_for_grading(
 
     ``text`` is the override a person wrote when there is one, else the model's answer
     as given; ``status`` the reference's ground-truth status (``unvalidated`` without a
-    store, a call key or a review); ``flags`` holds ``empty_reference`` when the text is
-    empty or ``malformed_reference`` when it is not JSON (a fenced ```json block counts):
-    a flagged reference is not graded against.
+    store, a call key or a review; ``needs_review`` when a person reviewed another answer
+    than ``text``, regenerated since, and wrote no override); ``flags`` holds
+    ``empty_reference`` when the text is empty or ``malformed_reference`` when it is not
+    JSON (a fenced ```json block counts): a flagged reference is not graded against.
     """
     status = UNVALIDATED
     if store is not None and call_key:
         review = store.reference_review(call_key)
         if review is not None:
-            status = review.status
+            status = review.status_for(text)
             if review.override_text is not None:
                 text = review.override_text
     flags: list[str] = []

@@ -256,6 +256,8 @@ reference_reviews = Table(
     Column("human_validated_at", UTCDateTime(), nullable=True),
     Column("validation_notes", Text, nullable=True),
     Column("override_text", Text, nullable=True),
+    # sha256 of the model's answer the status was given to (None: none was stored)
+    Column("reviewed_answer_sha256", String(64), nullable=True),
     Column("updated_at", UTCDateTime(), nullable=False),
 )
 """The review of a reference answer, by its call (cache) key (migration 0008); a

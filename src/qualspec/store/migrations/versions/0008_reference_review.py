@@ -10,7 +10,10 @@ Revises: 0007
 * ``reference_reviews`` holds one row per reviewed reference answer (by call key):
   ``ground_truth_status`` (``unvalidated``, ``validated``, ``needs_review``,
   ``disputed``), ``human_validated_at``, ``validation_notes`` and ``override_text`` (the
-  answer a person wrote in its place). A reference without a row is ``unvalidated``.
+  answer a person wrote in its place), and ``reviewed_answer_sha256``, the SHA-256 of the
+  model's answer the status was given to (a reference regenerated after its cache expired
+  may answer differently: the status then no longer applies). A reference without a row
+  is ``unvalidated``.
 * ``reference_audit`` is the append-only trail of every change: who, when, what
   (``validate``, ``dispute``, ``needs_review``, ``override``), the value before and
   after, and the notes.
@@ -40,6 +43,7 @@ def upgrade() -> None:
         sa.Column("human_validated_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("validation_notes", sa.Text, nullable=True),
         sa.Column("override_text", sa.Text, nullable=True),
+        sa.Column("reviewed_answer_sha256", sa.String(64), nullable=True),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_table(
