@@ -141,6 +141,8 @@ def _write(
             entries.append({"action": _ACTIONS[status], "before": review.status, "after": status})
             review.status = status
             review.human_validated_at = now if status == "validated" else None
+        if override is not None:
+            review.human_validated_at = now  # a person wrote it just now
         if notes is not None:
             review.validation_notes = notes
         if row is not None and row["text"] is not None:
