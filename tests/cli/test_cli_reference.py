@@ -5,6 +5,7 @@ needs-review and override, and the one-line errors (exit 2) of bad input."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -272,3 +273,25 @@ def test_bad_input_is_one_line_and_exit_2(
     assert message in lines[0] and "Traceback" not in err
     with Store.open(db) as store:  # nothing was changed
         assert store.reference_reviews() == {}
+
+
+def test_a_validated_reference_whose_answer_changed_is_listed_as_needing_review(
+    runs: tuple[str, str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, _, second = runs
+    acme = _keys(db)["acme"]
+    assert qualspec(capsys, "reference", "validate", acme, "--db", db)[0] == 0
+    with Store.open(db) as store:  # the reference asked again, answered differently
+        (old,) = [
+            r
+            for r in store.load_run(second).responses
+            if r.kind == "reference" and r.call_key == acme
+        ]
+        run_id = store.create_run("profiles", "h", {})
+        changed = dataclasses.replace(old, text='{"name": "acme", "industry": "Software"}')
+        store.record_responses(run_id, [changed])
+    code, out, _ = qualspec(capsys, "reference", "list", "--status", "needs_review", "--db", db)
+    assert code == 0 and acme[:12] in out
+    assert "needs_review (was validated: the answer changed since)" in out
+    code, out, _ = qualspec(capsys, "reference", "show", acme, "--db", db)
+    assert "status     needs_review (was validated: the answer changed since)" in out
