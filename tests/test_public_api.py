@@ -97,3 +97,27 @@ def test_engine_exports_what_the_rest_of_the_code_uses() -> None:
 
     for name in ("Session", "Evaluator", "Verdict", "Subject", "ExecuteOptions", "Plan", "expand"):
         assert name in engine.__all__
+
+
+def test_store_exports_the_reference_review_api() -> None:
+    import qualspec.store as store
+
+    for name in (
+        "GROUND_TRUTH_STATUSES",
+        "ReferenceAnswer",
+        "ReferenceAuditEntry",
+        "ReferenceReview",
+        "parse_json_answer",
+        "reference_for_grading",
+    ):
+        assert name in store.__all__, name
+    for method in (
+        "reference_answers",
+        "reference_review",
+        "reference_reviews",
+        "reference_override",
+        "set_reference_status",
+        "override_reference",
+        "find_reference",
+    ):
+        assert callable(getattr(store.Store, method)), method

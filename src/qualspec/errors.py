@@ -16,7 +16,9 @@ QualspecError
 │   ├── RunLockedError        another process is running/resuming that run
 │   ├── SchemaVersionError    a results file or database is newer than this qualspec
 │   ├── DatabaseURLError      the database URL is unreadable or unsupported (also a ConfigError)
-│   └── UnknownRunError       no run has that id (or the prefix is ambiguous; also a ConfigError)
+│   ├── UnknownRunError       no run has that id (or the prefix is ambiguous; also a ConfigError)
+│   └── UnknownReferenceError no reference answer has that id, or no such review status
+│                             (also a ConfigError)
 └── BudgetExceededError       --max-cost was reached (the run is resumable)
 ```
 """
@@ -42,6 +44,7 @@ __all__ = [
     "SpecError",
     "SpecIssue",
     "StoreError",
+    "UnknownReferenceError",
     "UnknownRunError",
 ]
 
@@ -163,6 +166,11 @@ class DatabaseURLError(StoreError, ConfigError):
 
 class UnknownRunError(StoreError, ConfigError):
     """No run has the given id, or an id prefix matches several runs (bad input)."""
+
+
+class UnknownReferenceError(StoreError, ConfigError):
+    """No reference answer has the given id (or a prefix matches several), or a review
+    status is not one of the known ones (bad input)."""
 
 
 class BudgetExceededError(QualspecError):

@@ -460,3 +460,46 @@ def test_a_response_without_a_temperature_is_kept_from_every_earlier_revision(
         assert [r.key for r in record.responses] == ["n"]
         assert [j.response_key for j in record.judgments] == ["n"]
         assert [r.temperature for r in store.load_run("20260101-000000-abcdef").responses] == [0.0]
+
+
+@pytest.mark.parametrize("revision", revisions()[:-1])
+def test_reference_review_works_after_an_upgrade_from_every_earlier_revision(
+    db_url: str, revision: str
+) -> None:
+    """0008: responses from before have no call key (so no reference to review); new
+    references are reviewed, and going back below 0008 drops the reviews alone."""
+    upgrade(db_url, revision)
+    _insert_sample(db_url, revision)
+    with Store.open(db_url) as store:
+        old = store.load_run("20260101-000000-abcdef").responses
+        assert [(r.key, r.call_key) for r in old] == [("k0", None)]
+        assert store.reference_answers() == [] and store.reference_reviews() == {}
+        run_id = store.create_run("s", "h", {})
+        ref = response("ref", kind="reference", call_key="ck-ref", text='{"a": 1}')
+        store.record_responses(run_id, [ref])
+        store.set_reference_status("ck-ref", "disputed", "wrong", "alice")
+        store.override_reference("ck-ref", '{"a": 2}', "fixed", "alice")
+        review = store.reference_review("ck-ref")
+        assert review is not None and review.status == "validated"
+        assert [e.action for e in review.audit] == ["dispute", "override", "validate"]
+    assert _schema_diffs(db_url) == []
+    downgrade(db_url, "0007")
+    upgrade(db_url)
+    assert _schema_diffs(db_url) == []
+    with Store.open(db_url) as store:
+        assert store.reference_review("ck-ref") is None  # the reviews were dropped
+        (kept,) = [r for r in store.load_run(run_id).responses if r.key == "ref"]
+        assert (kept.text, kept.call_key) == ('{"a": 1}', None)  # the answer is kept
+
+
+def test_reference_reviews_survive_a_reopen_at_head(db_url: str) -> None:
+    with Store.open(db_url) as store:
+        run_id = store.create_run("s", "h", {})
+        store.record_responses(run_id, [response("ref", kind="reference", call_key="ck")])
+        store.set_reference_status("ck", "validated", "ok", "alice")
+    with Store.open(db_url) as store:
+        review = store.reference_review("ck")
+        assert review is not None and (review.status, review.validation_notes) == (
+            "validated",
+            "ok",
+        )

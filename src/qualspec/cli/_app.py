@@ -328,6 +328,43 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--expired", action="store_true", help="only expired entries")
     _add_db(cc)
     cc.set_defaults(handler="qualspec.cli._misc:cmd_cache_clear")
+    reference = sub.add_parser(
+        "reference", help="reference answers: list, show, validate, dispute, override"
+    )
+    ref_sub = reference.add_subparsers(dest="reference_command", metavar="ACTION", required=True)
+    rfl = ref_sub.add_parser("list", help="the reference answers with their review status")
+    rfl.add_argument(
+        "--status",
+        metavar="S",
+        help="only this status: unvalidated, validated, needs_review, disputed",
+    )
+    rfl.add_argument("--run", metavar="RUN", help="only the references this run used")
+    rfl.set_defaults(handler="qualspec.cli._reference:cmd_reference_list")
+    rfs = ref_sub.add_parser("show", help="a reference answer, its status, notes and audit trail")
+    rfs.set_defaults(handler="qualspec.cli._reference:cmd_reference_show")
+    ref_commands = [rfl, rfs]
+    for action, what in (
+        ("validate", "mark a reference answer validated (checked by a person)"),
+        ("dispute", "mark a reference answer disputed (a person thinks it is wrong)"),
+        ("needs-review", "mark a reference answer as needing review"),
+    ):
+        status_cmd = ref_sub.add_parser(action, help=what)
+        status_cmd.add_argument("--notes", metavar="TEXT", help="why (kept with the review)")
+        status_cmd.set_defaults(handler="qualspec.cli._reference:cmd_reference_status")
+        ref_commands.append(status_cmd)
+    rfo = ref_sub.add_parser(
+        "override", help="replace a reference answer by a corrected JSON file (audited)"
+    )
+    rfo.add_argument(
+        "--file", required=True, metavar="PATH", help="the corrected answer, a JSON file"
+    )
+    rfo.add_argument("--notes", metavar="TEXT", help="why (kept with the review)")
+    rfo.set_defaults(handler="qualspec.cli._reference:cmd_reference_override")
+    ref_commands.append(rfo)
+    for command in ref_commands[1:]:
+        command.add_argument("id", metavar="ID", help="call key or unique prefix (reference list)")
+    for command in ref_commands:
+        _add_db(command)
     jc = sub.add_parser(
         "judge-check", help="calibrate a judge on known good and bad answers (separation)"
     )
@@ -369,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
         lab,
         serve,
         *rubric_commands,
+        *ref_commands,
     ):
         _add_globals(command, argparse.SUPPRESS)
     return parser

@@ -433,6 +433,7 @@ class Executor:
             prompt_versions=self._part_versions(item),
             created_at=_now(),
             kind=item.kind,
+            call_key=self._calls.cache_key(item.call_key, self._providers[item.provider]),
         )
 
     def _prefetch_cache(self) -> dict[str, ResponseRecord]:

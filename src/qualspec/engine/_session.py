@@ -253,6 +253,7 @@ class Session:
                 cached=reply.cached,
                 created_at=datetime.now(UTC),
                 kind=kind,
+                call_key=reply.key,
             )
         )
         return reply

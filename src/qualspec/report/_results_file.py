@@ -40,7 +40,8 @@ group, not one response); they are counted as ``comparisons``, not among the jud
 scores, unscored and skipped groups, and with debias how often the two orders disagreed).
 ``analysis`` is derived too: the temperature and role analysis of
 :func:`qualspec.analysis.analyze_run` (as :func:`~qualspec.analysis.analysis_to_dict` writes
-it), added within 1.1 as a field 1.x readers ignore. A reader accepts every ``1.x`` file
+it), added within 1.1 as a field 1.x readers ignore, as is each response's ``call_key``
+(its call's cache key: a reference answer is reviewed under it). A reader accepts every ``1.x`` file
 (unknown fields are ignored) and refuses a newer major version. Files are written
 atomically: a temporary file
 in the same directory, fsync, then ``os.replace``.

@@ -12,6 +12,9 @@ from qualspec.store._records import (
     CacheEntry,
     JudgmentRecord,
     PromptVersion,
+    ReferenceAnswer,
+    ReferenceAuditEntry,
+    ReferenceReview,
     ResponseRecord,
     RunRecord,
     RunSummary,
@@ -21,12 +24,21 @@ from qualspec.store._url import display_url, resolve_url
 
 if TYPE_CHECKING:
     from qualspec.store._migrate import downgrade, head_revision, revisions, upgrade
+    from qualspec.store._references import (
+        GROUND_TRUTH_STATUSES,
+        parse_json_answer,
+        reference_for_grading,
+    )
     from qualspec.store._store import Store
 
 __all__ = [
+    "GROUND_TRUTH_STATUSES",
     "CacheEntry",
     "JudgmentRecord",
     "PromptVersion",
+    "ReferenceAnswer",
+    "ReferenceAuditEntry",
+    "ReferenceReview",
     "ResponseRecord",
     "RunRecord",
     "RunSummary",
@@ -34,8 +46,10 @@ __all__ = [
     "display_url",
     "downgrade",
     "head_revision",
+    "parse_json_answer",
     "redact",
     "redact_text",
+    "reference_for_grading",
     "resolve_url",
     "revisions",
     "upgrade",
@@ -43,8 +57,11 @@ __all__ = [
 
 _LAZY = {
     "Store": "qualspec.store._store",
+    "GROUND_TRUTH_STATUSES": "qualspec.store._references",
     "downgrade": "qualspec.store._migrate",
     "head_revision": "qualspec.store._migrate",
+    "parse_json_answer": "qualspec.store._references",
+    "reference_for_grading": "qualspec.store._references",
     "revisions": "qualspec.store._migrate",
     "upgrade": "qualspec.store._migrate",
 }

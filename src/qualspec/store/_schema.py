@@ -37,6 +37,8 @@ __all__ = [
     "judgments",
     "metadata",
     "prompt_versions",
+    "reference_audit",
+    "reference_reviews",
     "responses",
     "runs",
     "use_dialect",
@@ -132,7 +134,10 @@ responses = Table(
     # true once a resumed run's current plan no longer asks for the row (migration 0005)
     Column("superseded", Boolean, nullable=False, server_default=false()),
     Column("queue_s", Float, nullable=True),
+    # the call's cache key, shared across runs; NULL for rows before migration 0008
+    Column("call_key", String(128), nullable=True),
     Index("ix_responses_run", "run_id"),
+    Index("ix_responses_call_key", "call_key"),
 )
 
 judgments = Table(
@@ -242,3 +247,33 @@ cache_entries = Table(
     Index("ix_cache_entries_kind", "kind"),
     Index("ix_cache_entries_expires_at", "expires_at"),
 )
+
+reference_reviews = Table(
+    "reference_reviews",
+    metadata,
+    Column("call_key", String(128), primary_key=True),
+    Column("ground_truth_status", String(32), nullable=False, server_default="unvalidated"),
+    Column("human_validated_at", UTCDateTime(), nullable=True),
+    Column("validation_notes", Text, nullable=True),
+    Column("override_text", Text, nullable=True),
+    # sha256 of the model's answer the status was given to (None: none was stored)
+    Column("reviewed_answer_sha256", String(64), nullable=True),
+    Column("updated_at", UTCDateTime(), nullable=False),
+)
+"""The review of a reference answer, by its call (cache) key (migration 0008); a
+reference without a row is unvalidated."""
+
+reference_audit = Table(
+    "reference_audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("call_key", String(128), nullable=False),
+    Column("who", Text, nullable=False),
+    Column("at", UTCDateTime(), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("before", Text, nullable=True),
+    Column("after", Text, nullable=True),
+    Column("notes", Text, nullable=True),
+    Index("ix_reference_audit_call_key", "call_key"),
+)
+"""Every review change, append-only: who, when, what, the value before and after, notes."""

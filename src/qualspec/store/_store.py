@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from qualspec.errors import SchemaVersionError, StoreError
-from qualspec.store import _cache, _lock, _results, _runs
+from qualspec.store import _cache, _lock, _references, _results, _runs
 from qualspec.store._db import Database
 from qualspec.store._migrate import current_revision, ensure_schema
 from qualspec.store._prompts import PromptRegistry
@@ -20,6 +20,8 @@ from qualspec.store._records import (
     CacheEntry,
     JudgmentRecord,
     PromptVersion,
+    ReferenceAnswer,
+    ReferenceReview,
     ResponseRecord,
     RunRecord,
     RunSummary,
@@ -275,3 +277,64 @@ class Store:
     def get_prompt_by_id(self, version_id: int) -> PromptVersion:
         """A prompt version by the id that responses and judgments link to."""
         return self._prompts.get_by_id(version_id)
+
+    # ------------------------------------------------------------------ reference review
+
+    def reference_answers(
+        self,
+        status: str | None = None,
+        run_id: str | None = None,
+        call_keys: Iterable[str] | None = None,
+    ) -> list[ReferenceAnswer]:
+        """The distinct reference answers (by call key), newest first, with their review.
+
+        ``status`` keeps those with that ground-truth status, ``run_id`` (id or unique
+        prefix) those a run used, ``call_keys`` those keys.
+        """
+        full = None if run_id is None else _runs.resolve_run_id(self._db, run_id)
+        return _references.reference_answers(self._db, status, full, call_keys)
+
+    def find_reference(self, ident: str) -> str:
+        """The call key of the reference answer whose call key is or starts with ``ident``."""
+        return _references.find_reference(self._db, ident)
+
+    def reference_reviews(
+        self, call_keys: Iterable[str] | None = None, status: str | None = None
+    ) -> dict[str, ReferenceReview]:
+        """The reviews of ``call_keys`` (default: all; only ``status`` when given), by key.
+
+        A reference answer without a review is ``unvalidated`` and absent here.
+        """
+        return _references.reference_reviews_of(self._db, call_keys, status)
+
+    def reference_review(self, call_key: str) -> ReferenceReview | None:
+        """The review of one reference answer (None: never reviewed, so unvalidated)."""
+        return self.reference_reviews([call_key]).get(call_key)
+
+    def reference_override(self, call_key: str) -> str | None:
+        """The answer a person wrote in place of a reference answer, or None."""
+        review = self.reference_review(call_key)
+        return None if review is None else review.override_text
+
+    def set_reference_status(
+        self, call_key: str, status: str, notes: str | None, who: str
+    ) -> ReferenceReview:
+        """Set a reference answer's ground-truth status (``unvalidated``, ``validated``,
+        ``needs_review``, ``disputed``) with notes, recording who did it in the audit trail.
+
+        Raises:
+            UnknownReferenceError: An unknown status, or no reference answer with this
+                call key.
+        """
+        return _references.set_reference_status(self._db, call_key, status, notes, who)
+
+    def override_reference(
+        self, call_key: str, text: str, notes: str | None, who: str
+    ) -> ReferenceReview:
+        """Replace a reference answer by ``text`` (it becomes ``validated``); the audit
+        trail keeps the text before and after, who and when.
+
+        Raises:
+            UnknownReferenceError: No reference answer with this call key.
+        """
+        return _references.override_reference(self._db, call_key, text, notes, who)

@@ -1,0 +1,356 @@
+"""Reference answers and their review: status, notes, overrides and the audit trail.
+
+A reference answer (a response of kind ``reference``) is reviewed under its call key, the
+cache key of its call (``ResponseRecord.call_key``): every run that reuses it from the
+cache sees the same review. A reference with no review row is ``unvalidated``. Every
+change appends a row to the audit trail (who, when, action, before, after, notes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+
+from qualspec.errors import UnknownReferenceError
+from qualspec.store._db import Database
+from qualspec.store._records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
+from qualspec.store._runs import now_utc
+from qualspec.store._schema import reference_audit, reference_reviews, responses, runs
+
+if TYPE_CHECKING:
+    from qualspec.store._store import Store
+
+__all__ = [
+    "GROUND_TRUTH_STATUSES",
+    "UNVALIDATED",
+    "find_reference",
+    "override_reference",
+    "reference_answers",
+    "reference_for_grading",
+    "reference_reviews_of",
+    "set_reference_status",
+]
+
+UNVALIDATED = "unvalidated"
+GROUND_TRUTH_STATUSES = (UNVALIDATED, "validated", "needs_review", "disputed")
+"""What a person said of a reference answer (``unvalidated``: nobody has yet)."""
+
+# the audit action that sets each status
+_ACTIONS = {
+    "validated": "validate",
+    "disputed": "dispute",
+    "needs_review": "needs_review",
+    UNVALIDATED: "unvalidate",
+}
+_LIST_HINT = "see `qualspec reference list`"
+
+
+def _check_status(status: str) -> None:
+    if status not in GROUND_TRUTH_STATUSES:
+        raise UnknownReferenceError(
+            f"unknown reference status '{status}': use one of {', '.join(GROUND_TRUTH_STATUSES)}"
+        )
+
+
+def _reviews(conn: Any, keys: list[str] | None) -> dict[str, ReferenceReview]:
+    rv, au = reference_reviews.c, reference_audit.c
+    query = select(reference_reviews)
+    trail = select(reference_audit).order_by(au.call_key, au.id)
+    if keys is not None:
+        query = query.where(rv.call_key.in_(keys))
+        trail = trail.where(au.call_key.in_(keys))
+    out = {
+        row.call_key: ReferenceReview(
+            call_key=row.call_key,
+            status=row.ground_truth_status,
+            human_validated_at=row.human_validated_at,
+            validation_notes=row.validation_notes,
+            override_text=row.override_text,
+            updated_at=row.updated_at,
+            reviewed_answer_sha256=row.reviewed_answer_sha256,
+        )
+        for row in conn.execute(query)
+    }
+    for row in conn.execute(trail):
+        review = out.get(row.call_key)
+        if review is not None:
+            review.audit.append(
+                ReferenceAuditEntry(row.who, row.at, row.action, row.before, row.after, row.notes)
+            )
+    return out
+
+
+def reference_reviews_of(
+    db: Database, call_keys: Iterable[str] | None = None, status: str | None = None
+) -> dict[str, ReferenceReview]:
+    """The reviews (with their audit trails) of ``call_keys`` (default: every review)."""
+    keys = None if call_keys is None else list(dict.fromkeys(call_keys))
+    if status is not None:
+        _check_status(status)
+    with db.read() as conn:
+        found = _reviews(conn, keys)
+    if status is not None:
+        found = {k: r for k, r in found.items() if r.status == status}
+    return found
+
+
+def _latest_answer(conn: Any, call_key: str) -> Any:
+    """The newest stored reference response with this call key (its row), or None."""
+    r = responses.c
+    query = (
+        select(responses)
+        .where(r.call_key == call_key, r.kind == "reference")
+        .order_by(r.error.is_(None).desc(), r.created_at.desc(), r.id.desc())
+        .limit(1)
+    )
+    return conn.execute(query).mappings().first()
+
+
+def _write(
+    db: Database,
+    call_key: str,
+    who: str,
+    notes: str | None,
+    *,
+    status: str | None = None,
+    override: str | None = None,
+) -> ReferenceReview:
+    now = now_utc()
+    with db.write() as conn:
+        row = _latest_answer(conn, call_key)
+        known = _reviews(conn, [call_key]).get(call_key)
+        if row is None and known is None:
+            raise UnknownReferenceError(
+                f"no reference answer with call key '{call_key}': {_LIST_HINT}"
+            )
+        review = known or ReferenceReview(call_key=call_key, status=UNVALIDATED)
+        entries: list[dict[str, Any]] = []
+        if override is not None:
+            before = review.override_text
+            if before is None and row is not None:
+                before = row["text"]
+            entries.append({"action": "override", "before": before, "after": override})
+            review.override_text = override
+            status = "validated"  # a person wrote the answer: it is the ground truth
+        if status is not None and (status != review.status or override is None):
+            entries.append({"action": _ACTIONS[status], "before": review.status, "after": status})
+            review.status = status
+            review.human_validated_at = now if status == "validated" else None
+        if override is not None:
+            review.human_validated_at = now  # a person wrote it just now
+        if notes is not None:
+            review.validation_notes = notes
+        if row is not None and row["text"] is not None:
+            review.reviewed_answer_sha256 = hashlib.sha256(row["text"].encode()).hexdigest()
+        review.updated_at = now
+        values = {
+            "ground_truth_status": review.status,
+            "human_validated_at": review.human_validated_at,
+            "validation_notes": review.validation_notes,
+            "override_text": review.override_text,
+            "reviewed_answer_sha256": review.reviewed_answer_sha256,
+            "updated_at": now,
+        }
+        ins = db.insert(reference_reviews).values(call_key=call_key, **values)
+        conn.execute(ins.on_conflict_do_update(index_elements=["call_key"], set_=values))
+        for entry in entries:
+            conn.execute(
+                reference_audit.insert().values(
+                    call_key=call_key, who=who, at=now, notes=notes, **entry
+                )
+            )
+            review.audit.append(
+                ReferenceAuditEntry(
+                    who, now, entry["action"], entry["before"], entry["after"], notes
+                )
+            )
+    return review
+
+
+def set_reference_status(
+    db: Database, call_key: str, status: str, notes: str | None, who: str
+) -> ReferenceReview:
+    """Set a reference's status (with notes); one audit row (before, after: statuses)."""
+    _check_status(status)
+    return _write(db, call_key, who, notes, status=status)
+
+
+def override_reference(
+    db: Database, call_key: str, text: str, notes: str | None, who: str
+) -> ReferenceReview:
+    """Replace a reference answer by ``text``: graders use it instead from now on.
+
+    The audit trail gets the override (before: the previous override or the model's
+    answer; after: ``text``) and, when the status changes, the change to ``validated``.
+    """
+    return _write(db, call_key, who, notes, override=text)
+
+
+def find_reference(db: Database, ident: str) -> str:
+    """The call key of the one reference answer whose call key is ``ident`` or starts
+    with it (UnknownReferenceError when none or several match)."""
+    r = responses.c
+    with db.read() as conn:
+        query = (
+            select(r.call_key)
+            .where(r.kind == "reference", r.call_key.is_not(None))
+            .where(r.call_key.startswith(ident, autoescape=True))
+            .distinct()
+            .order_by(r.call_key)
+            .limit(6)
+        )
+        found = [str(k) for k in conn.execute(query).scalars()]
+        if not found:
+            rv = reference_reviews.c
+            reviewed = select(rv.call_key).where(rv.call_key.startswith(ident, autoescape=True))
+            found = [str(k) for k in conn.execute(reviewed.limit(6)).scalars()]
+    if ident in found:
+        return ident
+    if not found or not ident:
+        raise UnknownReferenceError(f"no reference answer with id '{ident}': {_LIST_HINT}")
+    if len(found) > 1:
+        shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        raise UnknownReferenceError(
+            f"reference id prefix '{ident}' matches several references ({shown}): give more "
+            f"characters; {_LIST_HINT}"
+        )
+    return found[0]
+
+
+def reference_answers(
+    db: Database,
+    status: str | None = None,
+    run_id: str | None = None,
+    call_keys: Iterable[str] | None = None,
+) -> list[ReferenceAnswer]:
+    """The distinct reference answers (by call key), newest first, with their review.
+
+    Each is its newest stored answer (a success before an error) with the run that
+    recorded it last; ``run_id`` keeps those that run used, ``status`` those with that
+    status (as it applies to the newest answer: see ``ReferenceReview.status_for``).
+    """
+    if status is not None:
+        _check_status(status)
+    r = responses.c
+    query = (
+        select(
+            r.call_key,
+            r.run_id,
+            r.provider,
+            r.model,
+            r.scenario,
+            r.input_id,
+            r.text,
+            r.error,
+            r.created_at,
+            runs.c.started_at,
+            runs.c.metadata,
+        )
+        .join(runs, runs.c.id == r.run_id)
+        .where(r.kind == "reference", r.call_key.is_not(None), ~r.superseded)
+    )
+    if call_keys is not None:
+        query = query.where(r.call_key.in_(list(call_keys)))
+    with db.read() as conn:
+        rows = conn.execute(query).all()
+        in_run = {row.call_key for row in rows if row.run_id == run_id}
+        latest: dict[str, Any] = {}
+        first_seen: dict[str, datetime] = {}
+        runs_of: dict[str, set[str]] = {}
+        for row in rows:
+            runs_of.setdefault(row.call_key, set()).add(row.run_id)
+            seen = first_seen.get(row.call_key)
+            if seen is None or row.created_at < seen:
+                first_seen[row.call_key] = row.created_at
+            best = latest.get(row.call_key)
+            if best is None or _newer(row, best):
+                latest[row.call_key] = row
+        reviews = _reviews(conn, list(latest))
+    out = []
+    for key, row in latest.items():
+        if run_id is not None and key not in in_run:
+            continue
+        review = reviews.get(key) or ReferenceReview(call_key=key, status=UNVALIDATED)
+        if status is not None and review.status_for(row.text) != status:
+            continue
+        out.append(
+            ReferenceAnswer(
+                call_key=key,
+                provider=row.provider,
+                model=row.model,
+                scenario=row.scenario,
+                input_id=row.input_id,
+                text=row.text,
+                error=row.error,
+                created_at=first_seen[key],
+                latest_run=row.run_id,
+                runs=len(runs_of[key]),
+                review=review,
+                output_schema=_output_schema(row.metadata, row.scenario),
+            )
+        )
+    out.sort(key=lambda a: (a.created_at, a.call_key), reverse=True)
+    return out
+
+
+def _newer(row: Any, best: Any) -> bool:
+    """Whether ``row`` is a better "latest" answer than ``best``: a success over an error,
+    then the later run, then the later answer."""
+    return (row.error is None, row.started_at, row.created_at) > (
+        best.error is None,
+        best.started_at,
+        best.created_at,
+    )
+
+
+def _output_schema(metadata: Any, scenario: str) -> Any:
+    """The scenario's ``output_schema`` as the run recorded it (metadata
+    ``output_schemas``: scenario -> schema), or None."""
+    schemas = (metadata or {}).get("output_schemas")
+    return schemas.get(scenario) if isinstance(schemas, dict) else None
+
+
+def reference_for_grading(
+    store: Store | None, call_key: str | None, text: str | None
+) -> tuple[str | None, str, list[str]]:
+    """What a grader grades against: ``(text, status, flags)``.
+
+    ``text`` is the override a person wrote when there is one, else the model's answer
+    as given; ``status`` the reference's ground-truth status (``unvalidated`` without a
+    store, a call key or a review; ``needs_review`` when a person reviewed another answer
+    than ``text``, regenerated since, and wrote no override); ``flags`` holds
+    ``empty_reference`` when the text is empty or ``malformed_reference`` when it is not
+    JSON (a fenced ```json block counts): a flagged reference is not graded against.
+    """
+    status = UNVALIDATED
+    if store is not None and call_key:
+        review = store.reference_review(call_key)
+        if review is not None:
+            status = review.status_for(text)
+            if review.override_text is not None:
+                text = review.override_text
+    flags: list[str] = []
+    if text is None or not text.strip():
+        flags.append("empty_reference")
+    elif parse_json_answer(text) is None:
+        flags.append("malformed_reference")
+    return text, status, flags
+
+
+def parse_json_answer(text: str) -> Any:
+    """The JSON value of an answer (bare, or in a fenced ```json block), or None when it
+    has none. A JSON ``null`` reads as None too: no answer."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        body = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = body.rsplit("```", 1)[0].strip()
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    return value
