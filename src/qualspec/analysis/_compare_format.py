@@ -112,7 +112,9 @@ def _markdown(c: RunComparison) -> str:
             lines.append("| " + " | ".join(h or "scope" for h in _HEADER) + " |")
             lines.append("|" + "---|" * len(_HEADER))
             for s in scoped:
-                lines.append("| " + " | ".join(_md(x) for x in _row(s.name, s.result, digits)) + " |")
+                lines.append(
+                    "| " + " | ".join(_md(x) for x in _row(s.name, s.result, digits)) + " |"
+                )
             lines.append("")
     lines += [f"**{_md(line)}**" for line in _footer(c)]
     return "\n".join(lines) + "\n"

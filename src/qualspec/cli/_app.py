@@ -301,7 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     insights = sub.add_parser(
         "insights", help="what to fix next in a run, each recommendation with its evidence"
     )
-    insights.add_argument("run_id", metavar="RUN", help="run id, unique id prefix, or results .json")
+    insights.add_argument(
+        "run_id", metavar="RUN", help="run id, unique id prefix, or results .json"
+    )
     insights.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     _add_db(insights)
     insights.set_defaults(handler="qualspec.cli._quality:cmd_insights")
