@@ -41,7 +41,15 @@ from qualspec.judges._criteria import (
     truncate_text,
 )
 from qualspec.judges._criteria_judge import CriteriaJudge
+from qualspec.judges._grader_check import (
+    SPREAD_SHARE,
+    GraderCheck,
+    GradeSpread,
+    grader_check,
+    grader_check_items,
+)
 from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
+from qualspec.judges._session_context import SessionContext
 from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
 __all__ = [
@@ -54,6 +62,8 @@ __all__ = [
     "CriteriaJudge",
     "DEFAULT_MAX_RESPONSE_CHARS",
     "DEFAULT_PAIRS",
+    "GradeSpread",
+    "GraderCheck",
     "JUDGE_PROMPT_NAME",
     "JUDGE_SCHEMA",
     "MAX_REASONING_CHARS",
@@ -61,6 +71,8 @@ __all__ = [
     "ParsedComparison",
     "ParsedJudgment",
     "SEPARATION_THRESHOLD",
+    "SPREAD_SHARE",
+    "SessionContext",
     "Summary",
     "all_criteria_schema",
     "build_all_criteria_messages",
@@ -76,6 +88,8 @@ __all__ = [
     "comparison_seed",
     "comparison_summary",
     "dimension_rank",
+    "grader_check",
+    "grader_check_items",
     "is_comparison",
     "judge_prompt_text",
     "parse_judgment",
