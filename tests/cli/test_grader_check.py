@@ -118,6 +118,16 @@ def test_criteria_judgments_are_re_asked_and_the_inconsistent_one_is_flagged(
     assert "1 of 2 items spread more than 0.5 over 3 re-grades" in text
     assert "bot capital 'Is polite' (criteria): 6, 9, 7 (spread 3.0)" in text
 
+    # a wider limit: the same re-grades (from the cache), nothing flagged; the latest
+    # check is the one recorded, so insights no longer report inconsistent grading
+    with FakeServer(judge_reply=judge) as server:
+        code, wide, _ = _cli(capsys, "grader-check", run_id, "--max-spread", "3")
+        assert code == 0 and server.calls == 0
+    assert "Consistent: every item within 3 points" in " ".join(wide.split())
+    assert "FLAGGED" not in wide
+    code, out, _ = _cli(capsys, "insights", run_id)
+    assert code == 0 and "inconsistent" not in out
+
 
 def _field_reply(text: str, n: int) -> str:
     # the same answer graded 90/100, then 90/100, 70/100, 90/96: industry spreads 20

@@ -11,6 +11,7 @@ The result is printed and recorded in the run's metadata (``grader_check``), whe
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -159,7 +160,11 @@ def cmd_grader_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
                 max_spread=ns.max_spread,
                 providers=suite.evaluation.providers,
             )
-            session.store.update_run_metadata(run.summary.id, {"grader_check": result.summary()})
+            await asyncio.to_thread(
+                session.store.update_run_metadata,
+                run.summary.id,
+                {"grader_check": result.summary()},
+            )
             return result
 
     result = run_sync(main)

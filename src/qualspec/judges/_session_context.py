@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from qualspec.engine import Reply, Session
     from qualspec.providers import Message
     from qualspec.spec import ProviderConfig
+    from qualspec.store import Store
 
 __all__ = ["SessionContext"]
 
@@ -44,6 +45,11 @@ class SessionContext:
         self._providers = providers
         self.run_id = ""
         self.prompt_version: int | None = None
+
+    @property
+    def store(self) -> Store:
+        """The session's results database (what an evaluator may read, e.g. reviews)."""
+        return self._session.store
 
     async def complete(
         self,
