@@ -16,14 +16,12 @@ from qualspec.analysis._aggregate import (
     temperature_order,
 )
 from qualspec.analysis._compare import (
-    FIELD_GRADER,
     CompareSource,
     RunComparison,
     ScopedComparison,
     UnitKey,
     compare_runs,
     field_values,
-    is_field_grade,
     unit_values,
 )
 from qualspec.analysis._compare_format import (
@@ -96,7 +94,6 @@ __all__ = [
     "DIFF_SCHEMA_VERSION",
     "DiffFormat",
     "DiffStatus",
-    "FIELD_GRADER",
     "GAP_POINTS",
     "Insight",
     "InsightKind",
@@ -132,7 +129,6 @@ __all__ = [
     "format_insights",
     "format_temperature",
     "insights_to_dict",
-    "is_field_grade",
     "judgments_by_response",
     "lexical_similarity",
     "mean_pairwise_similarity",

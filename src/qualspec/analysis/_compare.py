@@ -30,30 +30,19 @@ from qualspec.analysis._stats import PairedComparison, compare_paired, stat_seed
 from qualspec.store import JudgmentRecord, RunRecord
 
 __all__ = [
-    "FIELD_GRADER",
     "CompareSource",
     "RunComparison",
     "ScopedComparison",
     "UnitKey",
     "compare_runs",
     "field_values",
-    "is_field_grade",
     "unit_values",
 ]
-
-FIELD_GRADER = "field_grader"
-"""The name of the reference field grader's records (``JudgmentRecord.evaluator``)."""
 
 CompareSource = Literal["field_grades", "criteria"]
 
 UnitKey = tuple[str, str | None, str, str | None, float | None, str]
 """(candidate, role, scenario, input_id, temperature, aspect)."""
-
-
-def is_field_grade(judgment: JudgmentRecord) -> bool:
-    """Whether a record is a field grade (one graded answer against its reference)."""
-    details = judgment.details
-    return isinstance(details, dict) and details.get("type") == "field_grade"
 
 
 def field_values(judgment: JudgmentRecord) -> dict[str, float]:
@@ -82,6 +71,8 @@ def _is_criteria(judgment: JudgmentRecord) -> bool:
 
 def unit_values(run: RunRecord, source: CompareSource) -> dict[UnitKey, float]:
     """Every unit of ``run`` with its value (mean over run indexes), in stored order."""
+    from qualspec.judges import is_field_grade
+
     responses = {r.key: r for r in run.responses}
     values: dict[UnitKey, list[float]] = {}
     for j in run.judgments:
@@ -158,6 +149,8 @@ class RunComparison:
 
 
 def _source(a: RunRecord, b: RunRecord) -> CompareSource:
+    from qualspec.judges import is_field_grade
+
     def graded(run: RunRecord) -> bool:
         return any(is_field_grade(j) for j in run.judgments)
 

@@ -33,12 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from qualspec.analysis._aggregate import CHECKS_EVALUATOR
-from qualspec.analysis._compare import (
-    CompareSource,
-    UnitKey,
-    is_field_grade,
-    unit_values,
-)
+from qualspec.analysis._compare import CompareSource, UnitKey, unit_values
 from qualspec.analysis._diff_format import DiffFormat
 from qualspec.errors import ConfigError
 from qualspec.store import RunRecord
@@ -109,6 +104,8 @@ def _fmt(value: float, scale: int) -> str:
 
 def _answer_scores(run: RunRecord, source: CompareSource) -> dict[str, float]:
     """Response key -> its score (a field grade's weighted mean; the criteria's mean)."""
+    from qualspec.judges import is_field_grade
+
     out: dict[str, list[float]] = {}
     for j in run.judgments:
         if j.score is None or j.error is not None:
@@ -123,6 +120,8 @@ def _answer_scores(run: RunRecord, source: CompareSource) -> dict[str, float]:
 
 
 def _thresholds(run: RunRecord, source: CompareSource) -> float:
+    from qualspec.judges import is_field_grade
+
     found = [
         j.threshold
         for j in run.judgments
@@ -153,6 +152,8 @@ def _worst_aspects(units: Mapping[UnitKey, float], keep: Any, scale: int, n: int
 
 
 def _low_accuracy(mean: float, answers: int, scale: int, run: RunRecord) -> list[Insight]:
+    from qualspec.judges import is_field_grade
+
     if mean >= LOW_SHARE * scale:
         return []
     evidence = [f"mean score {_fmt(mean, scale)} of {scale} over {answers} graded answers"]
@@ -276,6 +277,8 @@ def _hard_inputs(units: Mapping[UnitKey, float], scale: int, noun: str) -> list[
 
 
 def _output_format(run: RunRecord) -> list[Insight]:
+    from qualspec.judges import is_field_grade
+
     responses = {r.key: r for r in run.responses}
     counts: dict[str, dict[str, int]] = {}
     totals: dict[str, int] = {}
@@ -337,6 +340,8 @@ def run_insights(run: RunRecord) -> RunInsights:
         >>> for insight in run_insights(store.load_run(run_id)).insights:
         ...     print(insight.finding, insight.action, *insight.evidence)
     """
+    from qualspec.judges import is_field_grade
+
     source: CompareSource = (
         "field_grades" if any(is_field_grade(j) for j in run.judgments) else "criteria"
     )

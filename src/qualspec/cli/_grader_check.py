@@ -70,7 +70,8 @@ def _rebuild(run: RunRecord) -> tuple[LoadedSuite, Plan]:
 
 
 def _configs(run: RunRecord, plan: Plan) -> list[EvaluatorConfig]:
-    """The plan's evaluators with the model and threshold the run recorded for each."""
+    """The plan's evaluators with the model the run recorded for each (``--judge``); the
+    threshold decides pass or fail only, not the score that is re-graded."""
     recorded = {
         e.get("name"): e
         for e in (run.summary.metadata or {}).get("evaluators") or []
@@ -82,8 +83,6 @@ def _configs(run: RunRecord, plan: Plan) -> list[EvaluatorConfig]:
         update: dict[str, Any] = {}
         if isinstance(seen.get("model"), str):
             update["model"] = seen["model"]
-        if isinstance(seen.get("threshold"), int | float):
-            update["threshold"] = float(seen["threshold"])
         out.append(config.model_copy(update=update) if update else config)
     return out
 

@@ -47,6 +47,7 @@ from qualspec.judges._grader_check import (
     GradeSpread,
     grader_check,
     grader_check_items,
+    is_field_grade,
 )
 from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
 from qualspec.judges._session_context import SessionContext
@@ -91,6 +92,7 @@ __all__ = [
     "grader_check",
     "grader_check_items",
     "is_comparison",
+    "is_field_grade",
     "judge_prompt_text",
     "parse_judgment",
     "passed",

@@ -37,6 +37,7 @@ __all__ = [
     "GraderCheck",
     "grader_check",
     "grader_check_items",
+    "is_field_grade",
 ]
 
 SPREAD_SHARE = 0.05
@@ -150,15 +151,17 @@ class GraderCheck:
         }
 
 
-def _is_field_grade(j: JudgmentRecord) -> bool:
-    return isinstance(j.details, dict) and j.details.get("type") == "field_grade"
+def is_field_grade(judgment: Any) -> bool:
+    """Whether a record is a field grade (``details["type"] == "field_grade"``)."""
+    details = getattr(judgment, "details", None)
+    return isinstance(details, Mapping) and details.get("type") == "field_grade"
 
 
 def grader_check_items(run: RunRecord) -> tuple[str, list[JudgmentRecord]]:
     """``(source, records)``: the run's field grades, else its criteria judgments
     (records of evaluators that call a model, comparisons and ``expect:`` checks left out)."""
     current = [j for j in run.judgments if j.error is None and j.judge_model is not None]
-    graded = [j for j in current if _is_field_grade(j)]
+    graded = [j for j in current if is_field_grade(j)]
     if graded:
         return "field_grades", graded
     criteria = [
