@@ -175,6 +175,11 @@ def test_a_run_without_graded_answers_or_suite_file_is_a_one_line_error(
         assert code == 2 and "has no graded answers to re-grade" in err
         assert len(err.strip().splitlines()) == 1
         judged = _run_id(capsys, suite)
+    # an edited prompt: none of the run's answers is in the suite's plan any more
+    original = suite.read_text()
+    suite.write_text(original.replace("capital of France", "capital city of France"))
+    code, _, err = _cli(capsys, "grader-check", judged)
+    assert code == 2 and "none of its 2 graded answers is in its suite's plan" in err
     suite.unlink()
     code, _, err = _cli(capsys, "grader-check", judged)
     assert code == 2

@@ -220,7 +220,7 @@ async def grader_check(
         providers: Named provider connections (the suite's ``providers:``).
 
     Raises:
-        ConfigError: An evaluator cannot be created.
+        ConfigError: An evaluator cannot be created, or no item is in ``items`` any more.
     """
     from qualspec.engine import Subject, create_evaluator
     from qualspec.judges._session_context import SessionContext
@@ -245,6 +245,15 @@ async def grader_check(
             key=j.response_key, items=(item,), responses=(response,), dependencies=deps
         )
         todo.append((j, subject))
+
+    if not todo and skipped:
+        from qualspec.errors import ConfigError
+
+        raise ConfigError(
+            f"run {run.summary.id}: none of its {skipped} graded answers is in its suite's "
+            "plan any more (the suite file changed since the run, or an evaluator was "
+            "removed): restore the suite file as it was for that run"
+        )
 
     async def repeat(r: int) -> list[tuple[float | None, dict[str, float | None] | None]]:
         made = {name: create_evaluator(config) for name, config in configs.items()}
