@@ -153,3 +153,22 @@ def test_formats() -> None:
     data = json.loads(format_insights(result, "json"))
     assert data["insights"][0]["kind"] == "low_accuracy"
     assert data["insights"][0]["evidence"]
+
+
+def test_a_field_only_one_model_fails_is_model_specific() -> None:
+    builder = FieldRunBuilder()
+    for input_id in INPUTS:
+        _good(builder, "gpt", input_id)
+        _good(builder, "mistral", input_id)
+        _good(builder, "llama", input_id, founded_year=65)  # its overall mean stays close
+    result = run_insights(builder.run())
+    assert [i.kind for i in result.insights] == ["model_specific"]
+    (insight,) = result.insights
+    assert insight.data == {
+        "candidate": "llama",
+        "field": "founded_year",
+        "mean": 65.0,
+        "others_mean": 90.0,
+    }
+    assert "'llama' fails the field 'founded_year' in every answer (65.0)" in insight.finding
+    assert "the others' mean 90.0 over 8 answers" in insight.evidence[0]

@@ -13,7 +13,9 @@ the run's own scale; "points" below are of 100 (field grades) and scale to 10 (c
     :data:`MIN_ANSWERS`): add field-specific instructions and examples.
 ``model_specific``
     a candidate whose mean is at least :data:`GAP_POINTS` below the mean of the other
-    candidates: a model-specific prompt variant may be needed. Its worst fields are cited.
+    candidates (its worst fields cited), or a field a candidate fails in every answer while
+    the other candidates pass it on average: a model-specific prompt variant may be
+    needed.
 ``hard_input``
     an input whose mean is at least :data:`GAP_POINTS` below the mean of the other inputs:
     find out what makes it hard. Its spread over candidates and worst fields are cited.
@@ -247,6 +249,41 @@ def _model_specific(units: Mapping[UnitKey, float], scale: int, noun: str) -> li
     return out
 
 
+def _model_fields(
+    units: Mapping[UnitKey, float], threshold: float, scale: int, noun: str
+) -> list[Insight]:
+    """A field one candidate fails in every answer while the others pass it on average."""
+    per: dict[tuple[str, str], list[float]] = {}
+    for key, value in units.items():
+        per.setdefault((key[0], key[5]), []).append(value)
+    out = []
+    for (candidate, aspect), values in per.items():
+        others = [v for (c, a), vs in per.items() if a == aspect and c != candidate for v in vs]
+        if len(values) < MIN_ANSWERS or not others or any(v >= threshold for v in values):
+            continue
+        mine, rest = statistics.fmean(values), statistics.fmean(others)
+        if rest < threshold:
+            continue  # everyone struggles: a failing field, not a model's problem
+        out.append(
+            Insight(
+                kind="model_specific",
+                severity="medium",
+                finding=f"Candidate '{candidate}' fails the {noun} '{aspect}' in every answer "
+                f"({_fmt(mine, scale)}) while the other candidates pass it "
+                f"({_fmt(rest, scale)}).",
+                action=f"Give '{candidate}' explicit instructions for '{aspect}' (a "
+                "model-specific prompt variant), or drop the model.",
+                evidence=(
+                    f"'{aspect}': {len(values)} answers of '{candidate}', best "
+                    f"{_fmt(max(values), scale)}, threshold {_fmt(threshold, scale)}; the "
+                    f"others' mean {_fmt(rest, scale)} over {len(others)} answers",
+                ),
+                data={"candidate": candidate, noun: aspect, "mean": mine, "others_mean": rest},
+            )
+        )
+    return sorted(out, key=lambda i: i.data["mean"] - i.data["others_mean"])
+
+
 def _hard_inputs(units: Mapping[UnitKey, float], scale: int, noun: str) -> list[Insight]:
     out = []
     for name, mine, rest, values in _gaps(units, 3, scale):
@@ -356,6 +393,7 @@ def run_insights(run: RunRecord) -> RunInsights:
     found += _output_format(run)
     found += _failing_fields(units, _thresholds(run, source), scale, noun)
     found += _model_specific(units, scale, noun)
+    found += _model_fields(units, _thresholds(run, source), scale, noun)
     found += _hard_inputs(units, scale, noun)
     found += _inconsistent(run)
     found.sort(key=lambda i: 0 if i.severity == "high" else 1)  # stable: pattern order kept
