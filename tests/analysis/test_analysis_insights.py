@@ -139,6 +139,8 @@ def test_runs_without_field_grades_use_their_criteria() -> None:
     assert result.source == "criteria" and result.scale == 10
     failing = next(i for i in result.insights if i.kind == "failing_field")
     assert "criterion 'cites policy' fails in every answer (6 of 6 below 7.00)" in failing.finding
+    low = next(i for i in result.insights if i.kind == "low_accuracy")
+    assert "qualspec judge-check" in low.action and "reference" not in low.action
 
 
 def test_formats() -> None:

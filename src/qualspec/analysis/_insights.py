@@ -176,7 +176,10 @@ def _low_accuracy(mean: float, answers: int, scale: int, run: RunRecord) -> list
             finding=f"Overall accuracy is low: {_fmt(mean, scale)} of {scale} "
             f"(below {_fmt(LOW_SHARE * scale, scale)}).",
             action="Revise the prompt fundamentally; first check that the reference answers "
-            "are correct (qualspec reference list) and that the task is not too complex.",
+            "are correct (qualspec reference list) and that the task is not too complex."
+            if statuses
+            else "Revise the prompt fundamentally; first check that the criteria ask for "
+            "the right thing and that the judge can be trusted (qualspec judge-check).",
             evidence=tuple(evidence),
             data={"mean": mean, "answers": answers, "reference_status": statuses},
         )
