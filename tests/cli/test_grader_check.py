@@ -185,3 +185,20 @@ def test_a_run_without_graded_answers_or_suite_file_is_a_one_line_error(
     assert code == 2
     assert re.search(r"its suite file \(.*suite\.yaml\) is gone", err)
     assert "Traceback" not in err
+
+
+def test_an_evaluator_that_raises_leaves_that_re_grade_unscored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def reply(text: str, n: int) -> str:  # the plugin cannot read its second re-grade
+        return "not json" if n == 2 else json.dumps({"fields": {"name": 90, "industry": 90}})
+
+    judging = (
+        "judges: [{type: 'helpers_field_grader:create', name: field_grader, model: fake/grader}]"
+    )
+    with FakeServer(judge_reply=VaryingJudge(reply)) as server:
+        run_id = _run_id(capsys, _suite(tmp_path, server, judging))
+        code, out, err = _cli(capsys, "grader-check", run_id, "--repeats", "3")
+    assert code == 0, out + err
+    assert "90, unscored, 90" in out
+    assert "unscored re-grades: 1" in " ".join(out.split())

@@ -20,6 +20,7 @@ counted.
 from __future__ import annotations
 
 import asyncio
+import logging
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from qualspec.engine import Session, WorkItem
     from qualspec.spec import EvaluatorConfig, ProviderConfig
-    from qualspec.store import JudgmentRecord, RunRecord
+    from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
 __all__ = [
     "ATTEMPT_STRIDE",
@@ -39,6 +40,8 @@ __all__ = [
     "grader_check_items",
     "is_field_grade",
 ]
+
+log = logging.getLogger("qualspec.judges")
 
 SPREAD_SHARE = 0.05
 """The default flag limit as a share of the scale (5 of 100, 0.5 of 10)."""
@@ -174,8 +177,8 @@ def grader_check_items(run: RunRecord) -> tuple[str, list[JudgmentRecord]]:
     return "criteria", criteria
 
 
-def _label(run: RunRecord, j: JudgmentRecord, source: str) -> str:
-    response = next((r for r in run.responses if r.key == j.response_key), None)
+def _label(responses: Mapping[str, ResponseRecord], j: JudgmentRecord, source: str) -> str:
+    response = responses.get(j.response_key)
     where = "?" if response is None else response.candidate
     if response is not None:
         place = response.scenario
@@ -223,6 +226,7 @@ async def grader_check(
         ConfigError: An evaluator cannot be created, or no item is in ``items`` any more.
     """
     from qualspec.engine import Subject, create_evaluator
+    from qualspec.errors import QualspecError
     from qualspec.judges._session_context import SessionContext
 
     source, records = grader_check_items(run)
@@ -270,7 +274,13 @@ async def grader_check(
         )
 
         async def one(j: JudgmentRecord, subject: Subject) -> tuple[float | None, Any]:
-            verdict = await made[j.evaluator].evaluate(subject, j.criterion, context)
+            try:
+                verdict = await made[j.evaluator].evaluate(subject, j.criterion, context)
+            except QualspecError:  # a spent budget, a refused key: the check stops
+                raise
+            except Exception:  # a bug in a plugin: that re-grade is unscored, as in a run
+                log.exception("evaluator %r raised on %s", j.evaluator, j.response_key)
+                return None, None
             if verdict.error is not None:
                 return None, None
             return verdict.score, verdict.scores
@@ -292,7 +302,7 @@ async def grader_check(
                 evaluator=j.evaluator,
                 response_key=j.response_key,
                 criterion=j.criterion,
-                label=_label(run, j, source),
+                label=_label(responses, j, source),
                 original=j.score,
                 scores=scores,
                 spread=spread,
