@@ -1,5 +1,5 @@
-"""qualspec.analysis: aggregation of stored runs, the diff between two runs, and the
-temperature and role analysis of one run."""
+"""qualspec.analysis: aggregation of stored runs, the diff between two runs, the
+temperature and role analysis of one run, and comparisons with statistical confidence."""
 
 from qualspec.analysis._aggregate import (
     CHECKS_EVALUATOR,
@@ -14,6 +14,20 @@ from qualspec.analysis._aggregate import (
     suite_order,
     temperature_label,
     temperature_order,
+)
+from qualspec.analysis._compare import (
+    CompareSource,
+    RunComparison,
+    ScopedComparison,
+    UnitKey,
+    compare_runs,
+    field_values,
+    unit_values,
+)
+from qualspec.analysis._compare_format import (
+    COMPARE_SCHEMA_VERSION,
+    compare_to_dict,
+    format_comparison,
 )
 from qualspec.analysis._diff import (
     STATUSES,
@@ -38,6 +52,15 @@ from qualspec.analysis._fields import (
     field_analysis_to_dict,
     suite_costs,
 )
+from qualspec.analysis._insights import (
+    GAP_POINTS,
+    Insight,
+    InsightKind,
+    RunInsights,
+    format_insights,
+    insights_to_dict,
+    run_insights,
+)
 from qualspec.analysis._roles import RoleGap
 from qualspec.analysis._run_analysis import (
     RunAnalysis,
@@ -53,6 +76,14 @@ from qualspec.analysis._similarity import (
     lexical_similarity,
     mean_pairwise_similarity,
 )
+from qualspec.analysis._stats import (
+    ALPHA,
+    PairedComparison,
+    StatVerdict,
+    compare_paired,
+    permutation_p_value,
+    stat_seed,
+)
 from qualspec.analysis._temperature import (
     AGGREGATIONS,
     UNSTABLE_STD,
@@ -62,47 +93,70 @@ from qualspec.analysis._temperature import (
 
 __all__ = [
     "AGGREGATIONS",
+    "ALPHA",
     "CHECKS_EVALUATOR",
     "CallCost",
+    "COMPARE_SCHEMA_VERSION",
     "CellKey",
     "CellScore",
     "CellTemperatureMetrics",
+    "CompareSource",
     "DIFF_SCHEMA_VERSION",
     "DiffFormat",
     "DiffStatus",
     "FieldAnalysis",
     "FieldStats",
     "GradeGroup",
+    "GAP_POINTS",
+    "Insight",
+    "InsightKind",
+    "PairedComparison",
     "RoleGap",
     "RunAnalysis",
+    "RunComparison",
     "RunDiff",
+    "RunInsights",
     "RunTotals",
     "STATUSES",
+    "ScopedComparison",
+    "StatVerdict",
     "TemperaturePoint",
     "TupleChange",
     "TupleKey",
     "UNSTABLE_STD",
+    "UnitKey",
     "analysis_to_dict",
     "analyze_run",
     "candidate_curves",
     "cell_key",
     "cell_scores",
+    "compare_paired",
+    "compare_runs",
+    "compare_to_dict",
     "diff_runs",
     "diff_to_dict",
     "embeddings_available",
     "field_analysis",
     "field_analysis_to_dict",
+    "field_values",
+    "format_comparison",
     "format_diff",
+    "format_insights",
     "format_temperature",
+    "insights_to_dict",
     "judgments_by_response",
     "lexical_similarity",
     "mean_pairwise_similarity",
+    "permutation_p_value",
     "response_score",
+    "run_insights",
     "run_totals",
     "stability_ranking",
     "suite_costs",
+    "stat_seed",
     "suite_order",
     "temperature_label",
     "temperature_order",
+    "unit_values",
     "worth_analysing",
 ]

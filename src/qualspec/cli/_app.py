@@ -288,6 +288,53 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(diff)
     diff.set_defaults(handler="qualspec.cli._history:cmd_diff")
 
+    compare = sub.add_parser(
+        "compare",
+        help="compare two runs with statistical confidence (run ids, prefixes or results "
+        "JSON files)",
+    )
+    compare.add_argument("a", metavar="RUN_A", help="the baseline run (e.g. agent prompt v1)")
+    compare.add_argument("b", metavar="RUN_B", help="the run to compare with it (e.g. v2)")
+    compare.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when B is significantly worse than A overall",
+    )
+    _add_db(compare)
+    compare.set_defaults(handler="qualspec.cli._quality:cmd_compare")
+
+    insights = sub.add_parser(
+        "insights", help="what to fix next in a run, each recommendation with its evidence"
+    )
+    insights.add_argument(
+        "run_id", metavar="RUN", help="run id, unique id prefix, or results .json"
+    )
+    insights.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    _add_db(insights)
+    insights.set_defaults(handler="qualspec.cli._quality:cmd_insights")
+
+    gc_ = sub.add_parser(
+        "grader-check",
+        help="re-grade a run's graded answers N times: is the grader consistent?",
+    )
+    gc_.add_argument("run_id", metavar="RUN", help="run id or unique id prefix")
+    gc_.add_argument(
+        "--repeats", type=_positive_int, default=3, metavar="N", help="re-grade N times (default 3)"
+    )
+    gc_.add_argument(
+        "--max-spread",
+        type=_non_negative_float,
+        default=None,
+        metavar="POINTS",
+        help="flag items whose scores spread more than this (default 5 on the 0-100 field "
+        "scale, 0.5 on the 0-10 criteria scale)",
+    )
+    gc_.add_argument("--max-cost", type=_positive_float, metavar="USD", help="stop at this cost")
+    gc_.add_argument("--format", choices=["text", "json"], default="text")
+    _add_db(gc_)
+    gc_.set_defaults(handler="qualspec.cli._grader_check:cmd_grader_check")
+
     report = sub.add_parser(
         "report", help="write the HTML report of a run (run id, prefix or results JSON)"
     )
@@ -396,6 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
         rs,
         re_,
         diff,
+        compare,
+        insights,
+        gc_,
         report,
         pl,
         ps,

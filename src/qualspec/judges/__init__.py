@@ -62,7 +62,15 @@ from qualspec.judges._field_rules import (
     simple_mean,
     weighted_mean,
 )
+from qualspec.judges._grader_check import (
+    SPREAD_SHARE,
+    GraderCheck,
+    GradeSpread,
+    grader_check,
+    grader_check_items,
+)
 from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
+from qualspec.judges._session_context import SessionContext
 from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
 __all__ = [
@@ -82,6 +90,8 @@ __all__ = [
     "FieldGrade",
     "FieldGrader",
     "FieldRule",
+    "GradeSpread",
+    "GraderCheck",
     "JUDGE_PROMPT_NAME",
     "JUDGE_SCHEMA",
     "MAX_REASONING_CHARS",
@@ -89,6 +99,8 @@ __all__ = [
     "ParsedComparison",
     "ParsedJudgment",
     "SEPARATION_THRESHOLD",
+    "SPREAD_SHARE",
+    "SessionContext",
     "Summary",
     "all_criteria_schema",
     "band",
@@ -108,6 +120,8 @@ __all__ = [
     "dimension_rank",
     "field_grade_schema",
     "field_pass_rate",
+    "grader_check",
+    "grader_check_items",
     "is_comparison",
     "is_field_grade",
     "judge_prompt_text",

@@ -26,9 +26,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from qualspec.engine import Reply, Session
+    from qualspec.engine import Session
     from qualspec.judges._criteria_judge import CriteriaJudge
-    from qualspec.providers import Message
     from qualspec.spec import ProviderConfig
     from qualspec.store import Store
 
@@ -200,46 +199,6 @@ def cached_calibration(
     return Calibration.from_json(entry.text)
 
 
-class _Context:
-    """An evaluator context over the session: calls of kind ``calibration``."""
-
-    def __init__(
-        self, session: Session, repeat: int, providers: Mapping[str, ProviderConfig] | None
-    ) -> None:
-        self._session = session
-        self._repeat = repeat
-        self._providers = providers
-        self.run_id = ""
-        self.prompt_version: int | None = None
-
-    async def complete(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        params: Mapping[str, Any] | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        attempt: int = 0,
-        kind: str = "judge",
-        structured_mode: str = "auto",
-    ) -> Reply:
-        # a repeat is a fresh call (its own cache key and seed), a re-ask within it too
-        return await self._session.complete(
-            model,
-            list(messages),
-            kind=CACHE_KIND,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            params=params,
-            json_schema=json_schema,
-            attempt=attempt + 100 * self._repeat,
-            structured_mode=structured_mode,
-            providers=self._providers,
-        )
-
-
 def _subject(question: str, answer: str, criterion: str) -> Any:
     from qualspec.engine import Subject, WorkItem
     from qualspec.providers import Message
@@ -297,6 +256,7 @@ async def calibrate(
     """
     import asyncio
 
+    from qualspec.judges._session_context import SessionContext
     from qualspec.store import CacheEntry
 
     chosen = calibration_pairs(pairs)
@@ -308,9 +268,11 @@ async def calibrate(
 
     async def score(answer: str, pair: Mapping[str, str], repeat: int) -> float | None:
         subject = _subject(pair["question"], answer, pair["criterion"])
-        verdict = await judge.evaluate(
-            subject, pair["criterion"], _Context(session, repeat, providers)
+        # a repeat is a fresh call (its own cache key and seed), a re-ask within it too
+        context = SessionContext(
+            session, attempt_offset=100 * repeat, kind=CACHE_KIND, providers=providers
         )
+        verdict = await judge.evaluate(subject, pair["criterion"], context)
         if verdict.error:
             errors.append(" ".join(verdict.error.split())[:160])
             return None

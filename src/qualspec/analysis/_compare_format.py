@@ -1,0 +1,184 @@
+"""Render a :class:`RunComparison` as plain text, Markdown or JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from qualspec.analysis._compare import RunComparison, ScopedComparison
+from qualspec.analysis._diff_format import DiffFormat
+from qualspec.analysis._stats import PairedComparison
+from qualspec.errors import ConfigError
+
+__all__ = ["COMPARE_SCHEMA_VERSION", "compare_to_dict", "format_comparison"]
+
+COMPARE_SCHEMA_VERSION = "1.0"
+"""``schema_version`` of the JSON comparison (major.minor; readers refuse a newer major)."""
+
+_HEADER = ("", "n", "A", "B", "B-A", "95% CI", "p", "effect (dz)", "verdict")
+
+
+def _p(value: float) -> str:
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _dz(result: PairedComparison) -> str:
+    size = "-" if result.effect_size is None else f"{result.effect_size:+.2f}"
+    return f"{result.effect} ({size})"
+
+
+def _row(name: str, r: PairedComparison, digits: int) -> tuple[str, ...]:
+    return (
+        name,
+        str(r.n),
+        f"{r.mean_a:.{digits}f}",
+        f"{r.mean_b:.{digits}f}",
+        f"{r.difference:+.{digits}f}",
+        f"[{r.ci_low:+.{digits}f}, {r.ci_high:+.{digits}f}]",
+        _p(r.p_value),
+        _dz(r),
+        r.verdict,
+    )
+
+
+def _title(c: RunComparison) -> str:
+    suites = c.suite_a if c.suite_a == c.suite_b else f"{c.suite_a} -> {c.suite_b}"
+    what = "field accuracy 0-100" if c.source == "field_grades" else "criteria scores 0-10"
+    return f"qualspec compare {c.run_a} -> {c.run_b} (suite {suites}; {what})"
+
+
+def _sections(c: RunComparison) -> list[tuple[str, list[ScopedComparison]]]:
+    sections = [
+        (f"per {c.aspect_name}", c.by_aspect),
+        ("per input", c.by_input),
+    ]
+    if len(c.by_candidate) > 1:
+        sections.append(("per candidate", c.by_candidate))
+    return sections
+
+
+def _footer(c: RunComparison) -> list[str]:
+    lines = []
+    if c.only_a or c.only_b:
+        lines.append(
+            f"Unpaired: {c.only_a} only in A, {c.only_b} only in B (left out of every test)."
+        )
+    if c.overall is None:
+        lines.append("Verdict: nothing to compare: no unit was scored in both runs.")
+    else:
+        o = c.overall
+        lines.append(
+            f"Verdict: {o.verdict} (B-A {o.difference:+.2f} of {c.scale}, 95% CI "
+            f"[{o.ci_low:+.2f}, {o.ci_high:+.2f}], p {_p(o.p_value)}, {o.n} pairs); "
+            f"regression: {'yes' if c.has_regression else 'no'}"
+        )
+    return lines
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def _text(c: RunComparison) -> str:
+    digits = 1 if c.scale == 100 else 2
+    lines = [_title(c), ""]
+    if c.overall is not None:
+        rows = [_HEADER, _row("overall", c.overall, digits)]
+        for label, scoped in _sections(c):
+            rows.append((f"{label}:", *([""] * (len(_HEADER) - 1))))
+            rows += [_row(f"  {s.name}", s.result, digits) for s in scoped]
+        lines += _table(rows)
+        lines.append("")
+    lines += _footer(c)
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown(c: RunComparison) -> str:
+    digits = 1 if c.scale == 100 else 2
+    lines = [f"## {_md(_title(c))}", ""]
+    if c.overall is not None:
+        scopes = [("Overall", [ScopedComparison("overall", c.overall)])]
+        scopes += [(label.capitalize(), scoped) for label, scoped in _sections(c)]
+        for label, scoped in scopes:
+            lines += [f"### {label}", ""]
+            lines.append("| " + " | ".join(h or "scope" for h in _HEADER) + " |")
+            lines.append("|" + "---|" * len(_HEADER))
+            for s in scoped:
+                lines.append(
+                    "| " + " | ".join(_md(x) for x in _row(s.name, s.result, digits)) + " |"
+                )
+            lines.append("")
+    lines += [f"**{_md(line)}**" for line in _footer(c)]
+    return "\n".join(lines) + "\n"
+
+
+def _result(r: PairedComparison) -> dict[str, Any]:
+    return {
+        "n": r.n,
+        "mean_a": r.mean_a,
+        "mean_b": r.mean_b,
+        "difference": r.difference,
+        "ci_low": r.ci_low,
+        "ci_high": r.ci_high,
+        "p_value": r.p_value,
+        "exact": r.exact,
+        "effect_size": r.effect_size,
+        "effect": r.effect,
+        "verdict": r.verdict,
+        "alpha": r.alpha,
+    }
+
+
+def compare_to_dict(c: RunComparison) -> dict[str, Any]:
+    """The comparison as JSON-ready data, with ``schema_version``.
+
+    Returns:
+        ``{"schema_version", "run_a", "run_b", "suite_a", "suite_b", "source", "scale",
+        "has_regression", "overall", "by_field" (or "by_criterion"), "by_input",
+        "by_candidate", "only_a", "only_b"}``; each breakdown a list of
+        ``{"name", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high", "p_value",
+        "exact", "effect_size", "effect", "verdict", "alpha"}``.
+    """
+
+    def scoped(items: list[ScopedComparison]) -> list[dict[str, Any]]:
+        return [{"name": s.name} | _result(s.result) for s in items]
+
+    return {
+        "schema_version": COMPARE_SCHEMA_VERSION,
+        "run_a": c.run_a,
+        "run_b": c.run_b,
+        "suite_a": c.suite_a,
+        "suite_b": c.suite_b,
+        "source": c.source,
+        "scale": c.scale,
+        "has_regression": c.has_regression,
+        "overall": None if c.overall is None else _result(c.overall),
+        f"by_{c.aspect_name}": scoped(c.by_aspect),
+        "by_input": scoped(c.by_input),
+        "by_candidate": scoped(c.by_candidate),
+        "only_a": c.only_a,
+        "only_b": c.only_b,
+    }
+
+
+def format_comparison(c: RunComparison, fmt: DiffFormat = "text") -> str:
+    """Render a comparison for people (``text``, ``markdown``) or programs (``json``).
+
+    Raises:
+        ConfigError: ``fmt`` is not one of the three formats.
+    """
+    if fmt == "text":
+        return _text(c)
+    if fmt == "markdown":
+        return _markdown(c)
+    if fmt == "json":
+        return json.dumps(compare_to_dict(c), indent=2, ensure_ascii=False) + "\n"
+    raise ConfigError(f"Unknown comparison format {fmt!r}: use text, json or markdown")

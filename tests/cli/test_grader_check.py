@@ -1,0 +1,204 @@
+"""`qualspec grader-check`: the run's graded answers re-graded N times through the engine
+(fresh calls, not the cache), the spread per item and overall, items over 5% flagged,
+recorded for `qualspec insights`; against the fake server with a judge whose reply varies
+from one call to the next."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qualspec.cli import main
+from qualspec.store import Store
+from qualspec.testing import FakeServer
+
+KEY_ENV = "FAKE_GC_KEY"
+
+
+@pytest.fixture(autouse=True)
+def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(KEY_ENV, "sk-gc")
+    monkeypatch.setenv("COLUMNS", "300")
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    captured = capsys.readouterr()
+    code = exc.value.code
+    return (code if isinstance(code, int) else 1), captured.out, captured.err
+
+
+class VaryingJudge:
+    """The n-th call with the same prompt gets the n-th reply of its sequence (the last
+    one repeated): a grader that is consistent on some items and not on others."""
+
+    def __init__(self, reply: Any) -> None:
+        self.reply = reply
+        self.seen: Counter[str] = Counter()
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        text = body["messages"][-1]["content"]
+        n = self.seen[text]
+        self.seen[text] += 1
+        return str(self.reply(text, n))
+
+
+def _criteria_reply(text: str, n: int) -> str:
+    if "Is polite" in text:  # recorded 8, then 6, 9, 7: spread 3 points of 10
+        score = [8, 6, 9, 7][min(n, 3)]
+    else:
+        score = 8
+    return json.dumps({"score": score, "reasoning": "ok"})
+
+
+def _suite(tmp_path: Path, server: FakeServer, judging: str) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "name: consistency\n"
+        "candidates: [{name: bot, model: fake/m}]\n"
+        "scenarios:\n"
+        '  - {name: capital, prompt: "What is the capital of France?", '
+        "criteria: [Names Paris, Is polite]}\n"
+        f"{judging}\n"
+        "providers:\n"
+        f'  fake: {{type: openai, base_url: "{server.base_url}", api_key_env: {KEY_ENV}}}\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def _run_id(capsys: pytest.CaptureFixture[str], suite: Path) -> str:
+    code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json")
+    assert code == 0, out + err
+    with Store.open() as store:
+        return store.list_runs(limit=1)[0].id
+
+
+def test_criteria_judgments_are_re_asked_and_the_inconsistent_one_is_flagged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    judge = VaryingJudge(_criteria_reply)
+    with FakeServer(judge_reply=judge) as server:
+        run_id = _run_id(capsys, _suite(tmp_path, server, "judge: {model: fake/judge}"))
+        before = server.calls  # 1 answer + 2 judgments
+        code, out, err = _cli(capsys, "grader-check", run_id[:8], "--repeats", "3")
+        assert code == 0, out + err
+        assert server.calls == before + 2 * 3  # every repeat a real call: not the cache
+        text = " ".join(out.split())
+        assert f"Grader check: run {run_id} (criteria, 0-10); 3 re-grades of 2 items" in text
+        polite = next(line for line in out.splitlines() if "Is polite" in line)
+        assert "6, 9, 7" in polite and "3.0" in polite and "FLAGGED" in polite
+        paris = next(line for line in out.splitlines() if "Names Paris" in line)
+        assert "8, 8, 8" in paris and "FLAGGED" not in paris
+        assert "INCONSISTENT: 1 of 2 items spread more than 0.5 points" in text
+        assert "largest spread 3.00" in text
+
+        # recorded on the run, for insights
+        with Store.open() as store:
+            recorded = store.get_run(run_id).metadata["grader_check"]
+        assert recorded["flagged"] == 1 and recorded["items"] == 2 and recorded["repeats"] == 3
+        assert recorded["largest_spread"] == 3.0
+
+        # a second check reads the repeats back from the cache: no call, the same numbers
+        code, again, _ = _cli(capsys, "grader-check", run_id, "--repeats", "3")
+        assert code == 0 and server.calls == before + 6
+        assert again == out
+
+    code, out, _ = _cli(capsys, "insights", run_id)
+    assert code == 0
+    text = " ".join(out.split())
+    assert "The grader is inconsistent" in text
+    assert "1 of 2 items spread more than 0.5 over 3 re-grades" in text
+    assert "bot capital 'Is polite' (criteria): 6, 9, 7 (spread 3.0)" in text
+
+    # a wider limit: the same re-grades (from the cache), nothing flagged; the latest
+    # check is the one recorded, so insights no longer report inconsistent grading
+    with FakeServer(judge_reply=judge) as server:
+        code, wide, _ = _cli(capsys, "grader-check", run_id, "--max-spread", "3")
+        assert code == 0 and server.calls == 0
+    assert "Consistent: every item within 3 points" in " ".join(wide.split())
+    assert "FLAGGED" not in wide
+    code, out, _ = _cli(capsys, "insights", run_id)
+    assert code == 0 and "inconsistent" not in out
+
+
+def _field_reply(text: str, n: int) -> str:
+    # the same answer graded 90/100, then 90/100, 70/100, 90/96: industry spreads 20
+    industry = [100, 100, 80, 96][min(n, 3)]
+    return json.dumps({"fields": {"name": 90, "industry": industry}})
+
+
+def test_field_grades_are_re_graded_on_the_same_answer_and_spread_per_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    judge = VaryingJudge(_field_reply)
+    judging = (
+        "judges: [{type: 'helpers_field_grader:create', name: field_grader, model: fake/grader}]"
+    )
+    with FakeServer(judge_reply=judge) as server:
+        run_id = _run_id(capsys, _suite(tmp_path, server, judging))
+        answer = "Answer to: What is the capital of France?"
+        code, out, err = _cli(capsys, "grader-check", run_id, "--format", "json")
+        assert code == 0, out + err
+    data = json.loads(out)
+    assert data["source"] == "field_grades" and data["scale"] == 100
+    assert data["items"] == 1 and data["repeats"] == 3
+    (item,) = data["items_detail"]
+    assert item["original"] == 95.0  # (90 + 100) / 2, as the run recorded it
+    assert item["scores"] == [95.0, 85.0, 93.0]
+    assert item["spread"] == 10.0 and item["flagged"] is True
+    assert item["field_spreads"] == {"name": 0.0, "industry": 20.0}
+    assert data["flagged"] == 1 and data["max_spread"] == 5.0
+    # every grading call was about the run's own answer
+    graded = [t for t in judge.seen if "Grade the answer" in t]
+    assert len(graded) == 1 and answer in graded[0]
+    assert judge.seen[graded[0]] == 4  # the run's grade and 3 re-grades
+
+
+def test_a_run_without_graded_answers_or_suite_file_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeServer() as server:
+        suite = _suite(tmp_path, server, "judge: {model: fake/judge}")
+        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--no-judge", "-o", "a.json")
+        assert code == 0, out + err
+        with Store.open() as store:
+            plain = store.list_runs(limit=1)[0].id
+        code, _, err = _cli(capsys, "grader-check", plain)
+        assert code == 2 and "has no graded answers to re-grade" in err
+        assert len(err.strip().splitlines()) == 1
+        judged = _run_id(capsys, suite)
+    # an edited prompt: none of the run's answers is in the suite's plan any more
+    original = suite.read_text()
+    suite.write_text(original.replace("capital of France", "capital city of France"))
+    code, _, err = _cli(capsys, "grader-check", judged)
+    assert code == 2 and "none of its 2 graded answers is in its suite's plan" in err
+    suite.unlink()
+    code, _, err = _cli(capsys, "grader-check", judged)
+    assert code == 2
+    assert re.search(r"its suite file \(.*suite\.yaml\) is gone", err)
+    assert "Traceback" not in err
+
+
+def test_an_evaluator_that_raises_leaves_that_re_grade_unscored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def reply(text: str, n: int) -> str:  # the plugin cannot read its second re-grade
+        return "not json" if n == 2 else json.dumps({"fields": {"name": 90, "industry": 90}})
+
+    judging = (
+        "judges: [{type: 'helpers_field_grader:create', name: field_grader, model: fake/grader}]"
+    )
+    with FakeServer(judge_reply=VaryingJudge(reply)) as server:
+        run_id = _run_id(capsys, _suite(tmp_path, server, judging))
+        code, out, err = _cli(capsys, "grader-check", run_id, "--repeats", "3")
+    assert code == 0, out + err
+    assert "90, unscored, 90" in out
+    assert "unscored re-grades: 1" in " ".join(out.split())
