@@ -106,6 +106,32 @@ async def test_session_run_and_complete_from_pytest_asyncio(
 
 
 @pytest.mark.asyncio
+async def test_first_calls_made_at_once_share_one_session_run(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    """Twenty first calls in flight together: one ad-hoc run records every answer, and a
+    second session answers them all from the cache."""
+    providers = {"fake": _provider(server.base_url)}
+    prompts = [f"question {i}" for i in range(20)]
+    async with Session(db=_db(tmp_path), providers=providers) as s:
+        replies = await asyncio.gather(
+            *(s.complete("fake/model-a", p, kind="adhoc", max_tokens=20) for p in prompts)
+        )
+    assert all(r.ok and not r.cached for r in replies)
+    with Store.open(_db(tmp_path)) as store:
+        runs = [r for r in store.list_runs() if r.suite_name == "(session)"]
+        assert len(runs) == 1
+        recorded = store.load_run(runs[0].id).responses
+        assert sorted(r.text or "" for r in recorded) == sorted(f"Answer to: {p}" for p in prompts)
+    calls = server.calls
+    async with Session(db=_db(tmp_path), providers=providers) as s:
+        again = await asyncio.gather(
+            *(s.complete("fake/model-a", p, kind="adhoc", max_tokens=20) for p in prompts)
+        )
+    assert all(r.cached for r in again) and server.calls == calls
+
+
+@pytest.mark.asyncio
 async def test_sync_run_works_inside_a_running_event_loop(
     server: FakeServer, tmp_path: Path
 ) -> None:

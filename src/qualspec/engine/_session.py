@@ -103,6 +103,8 @@ class Session:
         self._calls: CallEngine | None = None
         self._adhoc_run: str | None = None
         self._adhoc_recorder: Recorder | None = None
+        # several first calls at once must share one ad-hoc run (and one recorder)
+        self._adhoc_lock = asyncio.Lock()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -296,19 +298,22 @@ class Session:
                 raise StoreError(f"could not record the run {run_id}: {failure}")
 
     async def _adhoc(self) -> Recorder:
-        if self._adhoc_recorder is None:
-            from qualspec.engine._recorder import Recorder
+        if self._adhoc_recorder is not None:
+            return self._adhoc_recorder
+        async with self._adhoc_lock:  # the others wait for the first one's run
+            if self._adhoc_recorder is None:
+                from qualspec.engine._recorder import Recorder
 
-            store = self.store
-            run_id = await asyncio.to_thread(
-                store.create_run, SESSION_SUITE, "", {"kind": "session", "pid": os.getpid()}
-            )
-            await asyncio.to_thread(store.acquire_run, run_id)
-            self._adhoc_run = run_id
-            recorder = Recorder(store, run_id, retry_window_s=self.options.store_retry_s)
-            recorder.bind_loop(asyncio.get_running_loop())
-            self._adhoc_recorder = recorder
-        return self._adhoc_recorder
+                store = self.store
+                run_id = await asyncio.to_thread(
+                    store.create_run, SESSION_SUITE, "", {"kind": "session", "pid": os.getpid()}
+                )
+                await asyncio.to_thread(store.acquire_run, run_id)
+                self._adhoc_run = run_id
+                recorder = Recorder(store, run_id, retry_window_s=self.options.store_retry_s)
+                recorder.bind_loop(asyncio.get_running_loop())
+                self._adhoc_recorder = recorder
+            return self._adhoc_recorder
 
     # ------------------------------------------------------------ suites
 
