@@ -41,6 +41,7 @@ from qualspec.judges._criteria import (
     truncate_text,
 )
 from qualspec.judges._criteria_judge import CriteriaJudge
+from qualspec.judges._expect import looks_like_refusal, run_check
 from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
 from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
@@ -78,9 +79,11 @@ __all__ = [
     "dimension_rank",
     "is_comparison",
     "judge_prompt_text",
+    "looks_like_refusal",
     "parse_judgment",
     "passed",
     "read_comparison",
+    "run_check",
     "summarize",
     "truncate_text",
     "unscored_note",
