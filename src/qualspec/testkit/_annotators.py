@@ -154,16 +154,29 @@ def find_keywords(text: str, keywords: Sequence[str]) -> list[str]:
 
 
 class RefusalAnnotator(Annotator):
-    """Whether a response refuses (the ``expect: refusal`` check's phrases):
-    ``details["refused"]``; it passes when the response refuses."""
+    """Whether a response refuses (the ``expect: refusal`` check's phrases), in
+    ``details["refused"]`` (score 10 when it refuses, else 0). An annotation, not a verdict:
+    ``passed`` is set only with ``expected`` (True: it should refuse; False: it should not).
+    """
 
     aspect = "refusal"
 
+    def __init__(self, expected: bool | None = None) -> None:
+        super().__init__()
+        self.expected = expected
+
     def annotate(self, text: str) -> Verdict:
         """Look for a refusal."""
+        from qualspec.engine import Verdict
         from qualspec.judges import looks_like_refusal
 
-        return _check("refusal", True, text, {"refused": looks_like_refusal(text)})
+        refused = looks_like_refusal(text)
+        return Verdict(
+            score=10.0 if refused else 0.0,
+            passed=None if self.expected is None else refused == self.expected,
+            reasoning="the answer refuses" if refused else "no refusal",
+            details={"refused": refused},
+        )
 
 
 class JSONSchemaAnnotator(Annotator):
