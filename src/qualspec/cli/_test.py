@@ -67,9 +67,7 @@ def cmd_test_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         console.print(table)
         for warning in outcome.warnings:
             console.print(Text(f"warning: {warning}"))
-        console.print(
-            Text(f"Stored as run {outcome.run_id}: qualspec runs show {outcome.run_id}")
-        )
+        console.print(Text(f"Stored as run {outcome.run_id}: qualspec runs show {outcome.run_id}"))
     return 0 if outcome.status == "finished" else 1
 
 
