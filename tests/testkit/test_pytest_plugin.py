@@ -71,8 +71,9 @@ def test_a_passing_and_a_failing_judged_assertion(
     # the failure shows the criteria, the score against the threshold, and the reasoning
     assert "test_bad_answer" in out
     assert "FAILED: score 2 < threshold 7" in out
-    assert "criteria: Names Paris as the capital" in out
-    assert "reasoning: It does not mention Paris at all." in out
+    assert "criteria: 'Names Paris as the capital'" in out
+    assert "reasoning: 'It does not mention Paris at all.'" in out
+    assert "judge openai/judge-model" in out
     # the passing test's verdict is not printed as a failure
     assert "It names Paris." not in out.split("short test summary")[0].split("test_bad_answer")[0]
     assert server.calls == 3  # one model answer, two judge calls

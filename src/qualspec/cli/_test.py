@@ -57,7 +57,8 @@ def cmd_test_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     else:
         console = Console(highlight=False)
         names = list(dict.fromkeys(k for found in outcome.results.values() for k in found))
-        table = Table(title=f"{test.test_name()}: run {outcome.run_id} ({outcome.status})")
+        console.print(Text(f"{test.test_name()}: run {outcome.run_id} ({outcome.status})"))
+        table = Table()
         table.add_column("result", no_wrap=True)
         for sut in outcome.results:
             table.add_column(sut, justify="right", no_wrap=True)

@@ -19,9 +19,11 @@ __all__ = ["JudgeResult", "ajudge_response", "judge_response"]
 class JudgeResult:
     """A judge's verdict on one response: ``passed`` is ``score >= threshold``.
 
-    Its ``repr`` (what a failed ``assert result.passed`` prints) shows the criteria, the
-    score against the threshold and the judge's reasoning. ``error`` is set when the judge
-    could not be asked (a failed call, or a call not recorded when replaying).
+    Its ``repr`` (what a failed ``assert result.passed`` prints) shows, on one line, the
+    score against the threshold, the criteria and the judge's reasoning; :meth:`explain`
+    says the same in a few lines (``assert result.passed, result.explain()``). ``error`` is
+    set when the judge could not be asked (a failed call, or a call not recorded when
+    replaying).
     """
 
     criteria: str
@@ -60,7 +62,14 @@ class JudgeResult:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return self.explain()
+        """One line (pytest shows it in a failed assertion): verdict, criteria, reasoning."""
+        lines = self.explain().splitlines()
+        head = lines[0].removeprefix(f"qualspec judge {self.model}: ")
+        reasoning = self.reasoning or "-"
+        return (
+            f"<JudgeResult {head} | criteria: {self.criteria!r} | reasoning: {reasoning!r} "
+            f"| judge {self.model}>"
+        )
 
 
 class _SessionContext:
