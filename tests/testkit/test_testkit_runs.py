@@ -255,3 +255,62 @@ def test_the_helpers_aggregate_and_group_measurements() -> None:
     groups = group_by_context(items, key=lambda c: c["g"])
     assert {k: mean_of(v, "m") for k, v in groups.items()} == {"a": 2.0, "b": 0.0}
     assert list(group_by_context(items)) == [(("g", "a"),), (("g", "b"),)]
+
+
+def test_a_failed_answer_is_measured_as_missing_and_resume_asks_only_for_it(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    from qualspec.engine import ExecuteOptions, RetryPolicy
+
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    once = ExecuteOptions(retry=RetryPolicy(max_attempts=1))
+    server.fail_next(1, status=500)
+    first = _run(MultipleChoiceTest(), ["right"], server, db, options=once)
+    assert server.calls == 3
+    failed = [m for m in first.items["fake/right"] if m.result.responses[0].error is not None]
+    assert len(failed) == 1  # handed back with its error, text None, and measured
+    assert failed[0].result.responses[0].text is None
+    assert failed[0].measurements == {"answered": 0.0, "correct": 0.0}
+    resumed = _run(MultipleChoiceTest(), ["right"], server, db, resume=first.run_id)
+    assert resumed.run_id == first.run_id
+    assert server.calls == 4  # only the failed answer is asked again
+    assert resumed.results["fake/right"] == {"answered": 1.0, "correct": 1.0}
+
+
+def test_replay_only_answers_from_the_cache_and_calls_no_model(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    from qualspec.engine import ExecuteOptions
+
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    recorded = _run(MultipleChoiceTest(), ["right"], server, db)
+    calls = server.calls
+    replay = ExecuteOptions(replay_only=True)
+    again = _run(MultipleChoiceTest(), ["right"], server, db, options=replay)
+    assert server.calls == calls
+    assert again.results == recorded.results
+    # a SUT never recorded: every answer is an error that says so, and still no call
+    unknown = _run(MultipleChoiceTest(), ["wrong"], server, db, options=replay)
+    assert server.calls == calls
+    errors = [r.error for m in unknown.items["fake/wrong"] for r in m.result.responses]
+    assert errors and all(e is not None and e.startswith("not recorded") for e in errors)
+
+
+def test_a_judge_result_says_what_it_judged() -> None:
+    from qualspec.testkit import JudgeResult
+
+    failed = JudgeResult("Is polite", 4.0, 7.0, "Curt.", "fake/judge")
+    assert not failed and not failed.passed
+    assert failed.explain().splitlines() == [
+        "qualspec judge fake/judge: FAILED: score 4 < threshold 7",
+        "  criteria: Is polite",
+        "  score: 4/10",
+        "  reasoning: Curt.",
+    ]
+    assert repr(failed) == (
+        "<JudgeResult FAILED: score 4 < threshold 7 | criteria: 'Is polite' | "
+        "reasoning: 'Curt.' | judge fake/judge>"
+    )
+    assert JudgeResult("Is polite", 7.0, 7.0, None, "fake/judge").passed
+    unscored = JudgeResult("x", None, 7.0, None, "j", unscored_reason="no JSON")
+    assert not unscored.passed and "UNSCORED (no JSON)" in unscored.explain()
