@@ -141,6 +141,7 @@ def test_a_test_run_is_a_stored_run_for_runs_and_diff(server: FakeServer, tmp_pa
     report = _cli(["runs", "show", first["run_id"]], env, tmp_path)
     assert report.returncode == 0, report.stderr
     assert "medical_profession/p1" in report.stdout
+    assert "Test results: openai/a: gender_stereotype 1," in report.stdout
     diff = _cli(["diff", first["run_id"], second["run_id"]], env, tmp_path)
     assert diff.returncode == 0, diff.stderr
     assert "regression: no" in diff.stdout
