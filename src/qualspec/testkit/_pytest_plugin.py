@@ -50,7 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--qualspec-db",
         default=None,
         metavar="URL",
-        help="the recordings database (default: .qualspec/recordings.db under the rootdir)",
+        help="the recordings database: a URL or a SQLite file (default: "
+        ".qualspec/recordings.db under the rootdir)",
     )
     group.addoption(
         "--qualspec-judge",
@@ -136,6 +137,8 @@ def _runner(config: pytest.Config) -> _Runner:
             home = Path(config.rootpath) / ".qualspec"
             home.mkdir(parents=True, exist_ok=True)
             db = f"sqlite:///{home / 'recordings.db'}"
+        elif "://" not in db:  # a file path
+            db = f"sqlite:///{Path(db).resolve()}"
         runner = _Runner(db, config.getoption("qualspec_record"))
         config.stash[_RUNNER] = runner
     return runner
