@@ -158,7 +158,8 @@ def test_bad_test_run_input_is_one_line_and_exit_2(server: FakeServer, tmp_path:
             "did you mean 'gender_stereotype'",
         ),
         (["test", "run", "nosuch.module:Test", "--sut", "openai/a"], "cannot be loaded"),
-        (["test", "run", "refusal", "--sut", "nosuchprovider/x"], "nosuchprovider"),
+        (["test", "run", "refusal", "--sut", "nosuchprovider/x"], "--sut nosuchprovider/x: "),
+        (["test", "run", "refusal", "--sut", "bad"], "--sut bad: model address 'bad' needs"),
     ]:
         result = _cli(args, env, tmp_path)
         assert result.returncode == 2, (args, result.stderr)

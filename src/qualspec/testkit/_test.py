@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from qualspec.errors import ConfigError, SpecError
 from qualspec.testkit._annotators import PROMPT_SEPARATOR, Annotator
 from qualspec.testkit._items import (
     Annotation,
@@ -146,6 +147,7 @@ class PromptResponseTest:
         from qualspec.engine import expand
         from qualspec.spec import EvaluatorConfig
 
+        suts = list(dict.fromkeys(suts))  # a SUT named twice runs once
         items = list(self.make_test_items())[:limit]
         ids = [item.id or f"item-{number}" for number, item in enumerate(items, 1)]
         annotators = dict(self.get_annotators())
@@ -163,14 +165,17 @@ class PromptResponseTest:
             for key, a in annotators.items()
         )
         plan = dataclasses.replace(plan, judges=configs)
-        outcome = await session.run_plan(
-            loaded,
-            plan,
-            resume=resume,
-            progress=progress,
-            argv=argv,
-            evaluators=list(annotators.values()),
-        )
+        try:
+            outcome = await session.run_plan(
+                loaded,
+                plan,
+                resume=resume,
+                progress=progress,
+                argv=argv,
+                evaluators=list(annotators.values()),
+            )
+        except SpecError as exc:  # the suite is made here: name what the user gave
+            raise _sut_error(exc, suts) from None
         measured = self._measure(items, ids, suts, outcome.record)
         results = {sut: self.aggregate_measurements(found) for sut, found in measured.items()}
         await asyncio.to_thread(
@@ -203,7 +208,6 @@ class PromptResponseTest:
     def _suite(
         self, items: list[TestItem], ids: list[str], suts: Sequence[str], session: Session
     ) -> LoadedSuite:
-        from qualspec.errors import ConfigError
         from qualspec.spec import Candidate, Evaluation, Scenario, load_evaluation
 
         name = self.test_name()
@@ -232,7 +236,10 @@ class PromptResponseTest:
             temperatures=None if self.temperature is None else [self.temperature],
             providers=dict(session.provider_configs),
         )
-        return load_evaluation(evaluation, Path.cwd())
+        try:
+            return load_evaluation(evaluation, Path.cwd())
+        except SpecError as exc:
+            raise _sut_error(exc, suts) from None
 
     def _measure(
         self, items: list[TestItem], ids: list[str], suts: Sequence[str], record: RunRecord
@@ -272,6 +279,17 @@ class PromptResponseTest:
                 measured.append(MeasuredItem(result, dict(self.measure_quality(result))))
             out[sut] = measured
         return out
+
+
+def _sut_error(exc: SpecError, suts: Sequence[str]) -> ConfigError:
+    """A problem found in the suite made of a test, said of the SUT it comes from."""
+    import re
+
+    issue = exc.issues[0]
+    found = re.fullmatch(r"candidates\[(\d+)\]\.model", issue.field)
+    if found is not None and int(found.group(1)) < len(suts):
+        return ConfigError(f"--sut {suts[int(found.group(1))]}: {issue.message}")
+    return ConfigError(f"{issue.field}: {issue.message}" if issue.field else issue.message)
 
 
 def _annotation(judgment: JudgmentRecord) -> Annotation:
