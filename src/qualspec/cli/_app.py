@@ -433,6 +433,34 @@ def build_parser() -> argparse.ArgumentParser:
     jc.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_db(jc)
     jc.set_defaults(handler="qualspec.cli._judge_check:cmd_judge_check")
+    test = sub.add_parser("test", help="prompt-response tests (qualspec.testkit): list, run")
+    t_sub = test.add_subparsers(dest="test_command", metavar="ACTION", required=True)
+    tl = t_sub.add_parser("list", help="the registered tests (entry point group qualspec.tests)")
+    tl.set_defaults(handler="qualspec.cli._test:cmd_test_list")
+    tr = t_sub.add_parser("run", help="run a test on one or more systems under test")
+    tr.add_argument("test_name", metavar="NAME", help="a registered test, or module:TestClass")
+    tr.add_argument(
+        "--sut",
+        action="append",
+        required=True,
+        metavar="PROVIDER/MODEL",
+        help="a system under test (repeat for several)",
+    )
+    tr.add_argument("--limit", type=_positive_int, metavar="N", help="the first N items only")
+    tr.add_argument(
+        "--resume",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="RUN",
+        help="finish the latest unfinished run of this test (or run RUN)",
+    )
+    tr.add_argument("--no-cache", action="store_true", help="neither read nor use the cache")
+    tr.add_argument("--refresh", action="store_true", help="call again and overwrite the cache")
+    tr.add_argument("--max-cost", type=_positive_float, metavar="USD", help="stop at this cost")
+    tr.add_argument("--json", action="store_true", help="print the results as JSON")
+    _add_db(tr)
+    tr.set_defaults(handler="qualspec.cli._test:cmd_test_run")
     lab, serve = _add_lab(sub), _add_serve(sub)
     rubric_commands = _add_rubrics(sub)
     # every command takes the global flags too: `qualspec run x.yaml --debug` works
@@ -457,6 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
         serve,
         *rubric_commands,
         *ref_commands,
+        tl,
+        tr,
     ):
         _add_globals(command, argparse.SUPPRESS)
     return parser

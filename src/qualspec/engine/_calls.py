@@ -322,6 +322,15 @@ class CallEngine:
             AuthenticationError: The credentials were refused. From then on no call of this
                 engine starts (each raises AuthenticationError).
         """
+        if self.options.replay_only:  # offline replay: a call not in the cache is an error
+            return Outcome(
+                response=None,
+                attempts=0,
+                latency=0.0,
+                error=f"not recorded: no cached answer of {provider.name}/{request.model} for "
+                "this call, and the session replays only (record it first)",
+                cost=None,
+            )
         self.learn_secrets(provider)
         limit, _ = self._limits_for(provider)
         policy = self.options.retry

@@ -89,6 +89,9 @@ class ExecuteOptions:
     calibrate: bool = True
     """Before a judged run, measure (once, then cached) each criteria judge's separation on
     known good/bad pairs, record it in the run and warn when it is not meaningful."""
+    replay_only: bool = False
+    """Answer every call from the cache and call no model: a call the cache does not hold
+    fails with an error that starts ``not recorded`` (offline replay)."""
 
 
 @dataclass

@@ -167,6 +167,11 @@ class Session:
         return self._calls
 
     @property
+    def provider_configs(self) -> Mapping[str, ProviderConfig]:
+        """The named provider connections the session was given (``providers=``)."""
+        return self._provider_configs
+
+    @property
     def spent_usd(self) -> float:
         """What the session's calls have cost so far (known prices only)."""
         return self.calls.spent_usd
@@ -366,8 +371,14 @@ class Session:
         resume: str | bool | None = None,
         progress: ProgressFn | None = None,
         argv: Sequence[str] | None = None,
+        evaluators: Sequence[Evaluator] | None = None,
     ) -> RunOutcome:
-        """Execute an expanded plan of ``suite`` (what ``run`` does after expanding)."""
+        """Execute an expanded plan of ``suite`` (what ``run`` does after expanding).
+
+        ``evaluators``: evaluator objects to run instead of those created from the plan's
+        ``judges`` (whose configs, one per evaluator in order, then only describe them in
+        the run's metadata); how ``qualspec.testkit`` runs a test's annotators.
+        """
         from qualspec.engine._evaluators import create_evaluator
         from qualspec.engine._plan import check_plan
         from qualspec.engine._recorder import Recorder
@@ -379,11 +390,14 @@ class Session:
         evaluation = suite.evaluation
         configs = evaluation.providers
         # Validate everything first: a config error must not leave a run behind.
-        check_plan(suite, plan, judge=self.options.judge)
+        check_plan(suite, plan, judge=self.options.judge and evaluators is None)
         # the judges (when judging) and the evaluator of expect: checks (whenever some
         # scenario has them: checks are not a judge)
-        run_configs = plan.run_evaluators(judge=self.options.judge)
-        evaluators = [create_evaluator(c) for c in run_configs]
+        if evaluators is None:
+            run_configs = plan.run_evaluators(judge=self.options.judge)
+            evaluators = [create_evaluator(c) for c in run_configs]
+        else:
+            run_configs, evaluators = plan.judges, list(evaluators)
         prompts = [e.prompt() for e in evaluators]
         # Providers first: a missing key or package fails before any run is recorded.
         names = {item.provider for item in plan.items}

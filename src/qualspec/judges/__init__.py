@@ -41,6 +41,7 @@ from qualspec.judges._criteria import (
     truncate_text,
 )
 from qualspec.judges._criteria_judge import CriteriaJudge, verdict_object
+from qualspec.judges._expect import looks_like_refusal, run_check
 from qualspec.judges._field_grader import (
     FIELD_GRADE_PROMPT_NAME,
     FIELD_GRADER,
@@ -125,6 +126,7 @@ __all__ = [
     "is_comparison",
     "is_field_grade",
     "judge_prompt_text",
+    "looks_like_refusal",
     "parse_judgment",
     "passed",
     "read_comparison",
@@ -132,6 +134,7 @@ __all__ = [
     "read_structured",
     "rule_grade",
     "simple_mean",
+    "run_check",
     "summarize",
     "truncate_text",
     "unscored_note",

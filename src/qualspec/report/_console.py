@@ -128,6 +128,8 @@ def render_run(
             if isinstance(measured, dict) and isinstance(measured.get("verdict"), str):
                 style = "green" if measured.get("meaningful") else "yellow"
                 out.line(("Judge check: ", "bold"), (measured["verdict"], style))
+    for line in test_result_lines(summary.metadata):  # a run of a qualspec.testkit test
+        out.line(("Test results: ", "bold"), line)
     effective: dict[tuple[str, float | None], set[float]] = defaultdict(set)
     for r in run.responses:
         if r.effective_temperature is not None:
@@ -344,6 +346,29 @@ def _merged_verdict(
             return ("[ANSWERED]", "cyan")
         return ("[UNSCORED]", "yellow")
     return ("[PASS]", "green") if passed else ("[FAIL]", "red")
+
+
+def test_result_lines(metadata: dict[str, Any]) -> list[str]:
+    """One line per SUT of a test run's results (``metadata["test"]``), else none.
+
+    Example:
+        >>> test_result_lines({"test": {"results": {"local/smollm2": {"correct": 0.5}}}})
+        ['local/smollm2: correct 0.5']
+    """
+    test = metadata.get("test")
+    results = test.get("results") if isinstance(test, dict) else None
+    if not isinstance(results, dict):
+        return []
+    lines = []
+    for sut, found in results.items():
+        if isinstance(found, dict):
+            values = ", ".join(
+                f"{name} {'-' if value is None else f'{value:.3g}'}"
+                for name, value in found.items()
+                if value is None or isinstance(value, int | float)
+            )
+            lines.append(f"{sut}: {values}")
+    return lines
 
 
 def _render_totals(run: RunRecord, console: Console) -> None:
