@@ -19,7 +19,7 @@ from qualspec.judges._field_rules import (
     FieldRule,
     band,
     field_pass_rate,
-    is_empty,
+    read_reference,
     read_structured,
     rule_grade,
     simple_mean,
@@ -231,13 +231,14 @@ class FieldGrader:
             "reference_call_key": ref_call,
             "reference_status": status,
         }
-        reference, ref_flag = read_structured(override if override is not None else ref_text)
-        if reference is None or all(is_empty(reference.get(r.name)) for r in rules):
-            bad = ref_flag in ("malformed_json", "refusal")
+        reference, flag = read_reference(override if override is not None else ref_text, rules)
+        if reference is None:
+            bad = flag == "malformed_reference"
             why = "the reference answer is " + ("not a JSON object" if bad else "empty")
-            flag = "malformed_reference" if bad else "empty_reference"
+            if override is not None:
+                why = f"{why} (the override a person wrote)"
             none = _uniform(rules, None, "error", why)
-            return self._verdict(rules, none, [flag], details, f"not graded: {why}")
+            return self._verdict(rules, none, [str(flag)], details, f"not graded: {why}")
         answer, answer_flag = read_structured(response.text)
         if answer is None:
             flag = "refusal" if answer_flag == "refusal" else "malformed_json"

@@ -24,11 +24,7 @@ from qualspec.store._url import display_url, resolve_url
 
 if TYPE_CHECKING:
     from qualspec.store._migrate import downgrade, head_revision, revisions, upgrade
-    from qualspec.store._references import (
-        GROUND_TRUTH_STATUSES,
-        parse_json_answer,
-        reference_for_grading,
-    )
+    from qualspec.store._references import GROUND_TRUTH_STATUSES
     from qualspec.store._store import Store
 
 __all__ = [
@@ -46,10 +42,8 @@ __all__ = [
     "display_url",
     "downgrade",
     "head_revision",
-    "parse_json_answer",
     "redact",
     "redact_text",
-    "reference_for_grading",
     "resolve_url",
     "revisions",
     "upgrade",
@@ -60,8 +54,6 @@ _LAZY = {
     "GROUND_TRUTH_STATUSES": "qualspec.store._references",
     "downgrade": "qualspec.store._migrate",
     "head_revision": "qualspec.store._migrate",
-    "parse_json_answer": "qualspec.store._references",
-    "reference_for_grading": "qualspec.store._references",
     "revisions": "qualspec.store._migrate",
     "upgrade": "qualspec.store._migrate",
 }
