@@ -20,6 +20,7 @@ from qualspec.store._records import (
     RunSummary,
 )
 from qualspec.store._redact import redact, redact_text
+from qualspec.store._review_input import USER_ENV, reviewer, schema_problem
 from qualspec.store._url import display_url, resolve_url
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GROUND_TRUTH_STATUSES",
+    "USER_ENV",
     "CacheEntry",
     "JudgmentRecord",
     "PromptVersion",
@@ -45,7 +47,9 @@ __all__ = [
     "redact",
     "redact_text",
     "resolve_url",
+    "reviewer",
     "revisions",
+    "schema_problem",
     "upgrade",
 ]
 
