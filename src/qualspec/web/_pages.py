@@ -103,6 +103,8 @@ async def run_page(run_id: str, request: Request) -> Response:
     """A run: a Lab run's iterations, or any other run's HTML report."""
     record = await load(request, run_id)
     summary = record.summary
+    if summary.metadata.get("kind") == "rubric_judgments":
+        return RedirectResponse(f"/rubrics/{summary.id}", status_code=303)
     lab = summary.metadata.get("lab")
     if summary.metadata.get("kind") == "lab" and isinstance(lab, dict):
         from qualspec.lab import GenerateAnswerResponse
