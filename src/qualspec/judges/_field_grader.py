@@ -31,6 +31,7 @@ from qualspec.providers import Message
 if TYPE_CHECKING:
     from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
     from qualspec.spec import EvaluatorConfig
+    from qualspec.store import ReferenceReview
 
 __all__ = [
     "FIELD_GRADER",
@@ -292,20 +293,19 @@ class FieldGrader:
         """A person's override of the reference answer (or None), and its status.
 
         From ``reference_override`` when given, else from the store's review of the answer
-        (``ctx.reference_review``, where the engine offers it); unreviewed: unvalidated.
+        (``Store.reference_review``, which a run's context and grader-check's both offer
+        as ``ctx.reference_review``; a bare ``EvalContext`` without it: none); unreviewed:
+        unvalidated.
         """
         if call_key is None:
             return None, "unvalidated"
         if self.reference_override is not None:
             return self.reference_override(call_key), "unvalidated"
-        getter = getattr(ctx, "reference_review", None)
-        review = await getter(call_key) if getter is not None else None
+        getter = getattr(ctx, "reference_review", None)  # not part of the EvalContext protocol
+        review: ReferenceReview | None = await getter(call_key) if getter is not None else None
         if review is None:
             return None, "unvalidated"
-        override = getattr(review, "override_text", None)
-        status_for = getattr(review, "status_for", None)
-        status = status_for(text) if callable(status_for) else getattr(review, "status", None)
-        return override, str(status or "unvalidated")
+        return review.override_text, review.status_for(text)
 
     def _verdict(
         self,
