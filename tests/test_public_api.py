@@ -107,10 +107,13 @@ def test_store_exports_the_reference_review_api() -> None:
         "ReferenceAnswer",
         "ReferenceAuditEntry",
         "ReferenceReview",
-        "parse_json_answer",
-        "reference_for_grading",
     ):
         assert name in store.__all__, name
+    import qualspec.judges as judges
+
+    # one rule for what a grader grades against: the field grader's (judges)
+    for name in ("read_reference", "reference_for_grading"):
+        assert name in judges.__all__ and name not in store.__all__, name
     for method in (
         "reference_answers",
         "reference_review",

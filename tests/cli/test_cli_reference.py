@@ -16,8 +16,9 @@ import pytest
 from qualspec import Candidate, Evaluation, EvaluatorConfig, ProviderConfig, Scenario
 from qualspec.cli import main
 from qualspec.engine import ExecuteOptions, RunOutcome, Session, expand
+from qualspec.judges import reference_for_grading
 from qualspec.spec import load_evaluation
-from qualspec.store import Store, reference_for_grading
+from qualspec.store import Store
 from qualspec.testing import FakeServer
 
 KEY_ENV = "FAKE_REFERENCE_KEY"

@@ -9,12 +9,12 @@ import pytest
 from store_factories import response
 
 from qualspec.errors import ConfigError, UnknownReferenceError
+from qualspec.judges import reference_for_grading
 from qualspec.store import (
     GROUND_TRUTH_STATUSES,
     ReferenceAuditEntry,
     ResponseRecord,
     Store,
-    reference_for_grading,
 )
 
 ANSWER = '{"name": "Acme", "industry": "SaaS"}'
@@ -149,6 +149,15 @@ def test_a_grader_gets_the_override_status_and_flags(store: Store) -> None:
     # without a store or a call key: the text as given, unvalidated
     assert reference_for_grading(None, "ck-acme", ANSWER) == (ANSWER, "unvalidated", [])
     assert reference_for_grading(store, None, "") == ("", "unvalidated", ["empty_reference"])
+    # an override that is malformed (not a JSON object, or a JSON list) is flagged too
+    store.override_reference("ck-fenced", "[1, 2]", "oops", "bob")
+    assert reference_for_grading(store, "ck-fenced", fenced) == (
+        "[1, 2]",
+        "validated",
+        ["malformed_reference"],
+    )
+    store.override_reference("ck-fenced", "name: Acme", None, "bob")
+    assert reference_for_grading(store, "ck-fenced", fenced)[2] == ["malformed_reference"]
 
 
 def test_reference_answers_are_distinct_by_call_key_across_runs(store: Store) -> None:

@@ -57,9 +57,52 @@ def uvicorn_server(app: Any) -> Iterator[str]:
         thread.join(timeout=120)
 
 
+def seed_reference(
+    db: str, call_key: str = "ck-acme-0123456789", text: str = '{"name": "Acme"}'
+) -> str:
+    """A run that recorded one reference answer (scenario ``profile``, output_schema: the
+    fields ``name`` and ``industry``); returns the run's id."""
+    from datetime import UTC, datetime
+
+    from qualspec.store import ResponseRecord, Store
+
+    schema = {"fields": [{"name": "name", "critical": True}, {"name": "industry"}]}
+    with Store.open(db) as store:
+        run_id = store.create_run("profiles", "h", {"output_schemas": {"profile": schema}})
+        record = ResponseRecord(
+            key=f"ref-{call_key}",
+            kind="reference",
+            candidate="reference",
+            role="",
+            scenario="profile",
+            input_id="acme",
+            temperature=0.0,
+            effective_temperature=0.0,
+            run_index=0,
+            provider="ref",
+            model="big",
+            text=text,
+            finish_reason="stop",
+            call_key=call_key,
+            created_at=datetime(2026, 3, 1, 9, 0, tzinfo=UTC),
+        )
+        store.record_responses(run_id, [record])
+        store.finish_run(run_id, "finished")
+    return run_id
+
+
 def close_app(app: Any) -> None:
     """Close the session an app opened in-process (httpx runs no lifespan)."""
     asyncio.run(app.fastapi.state.web.aclose())
 
 
-__all__ = ["KEY_ENV", "LabScript", "Path", "close_app", "lab_body", "providers", "uvicorn_server"]
+__all__ = [
+    "KEY_ENV",
+    "LabScript",
+    "Path",
+    "close_app",
+    "lab_body",
+    "providers",
+    "seed_reference",
+    "uvicorn_server",
+]

@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
-from helpers_web import KEY_ENV, providers, uvicorn_server
+from helpers_web import KEY_ENV, providers, seed_reference, uvicorn_server
 
 from qualspec import (
     Candidate,
@@ -314,3 +314,35 @@ def test_the_token_is_required_when_set(
     other = open_page(site.base)
     assert other.goto("/lab").status == 401
     assert site.lab_server.calls == 2  # one answer, one evaluation: only the logged-in run
+
+
+def test_marking_a_reference_validated_with_a_note_adds_an_audit_row(
+    browser: Any,
+    open_page: Callable[[str], Page],
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("QUALSPEC_USER", "erin")
+    db = f"sqlite:///{tmp_path / 'refs.db'}"
+    key = "ck-browser-0123456789"
+    seed_reference(db, key, '{"name": "Acme", "industry": "SaaS"}')
+    with uvicorn_server(create_app(db=db)) as base:
+        view = open_page(base)
+        view.goto("/references")
+        view.page.click(f'a[href="/references/{key}"]')
+        view.page.wait_for_selector("#ref-status")
+        assert view.page.inner_text("#ref-status") == "unvalidated"
+        assert view.page.locator("#audit").count() == 0
+        form = view.page.locator("#status-form")
+        form.locator('input[value="validated"]').check()
+        form.locator('textarea[name="notes"]').fill("checked <b>by hand</b>")
+        with view.page.expect_navigation():
+            form.locator('button[type="submit"]').click()
+        view.page.wait_for_selector("#audit tbody tr")
+        rows = view.page.locator("#audit tbody tr")
+        assert rows.count() == 1
+        cells = rows.first.locator("td").all_inner_texts()
+        assert cells[1:4] == ["erin", "validate", "unvalidated"]
+        assert cells[5] == "checked <b>by hand</b>"  # shown as text
+        assert view.page.inner_text("#ref-status") == "validated"
+        assert view.violations() == [] and view.errors == [] and view.foreign == []

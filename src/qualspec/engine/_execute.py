@@ -37,7 +37,7 @@ from qualspec.providers import (
     Provider,
     effective_temperature,
 )
-from qualspec.store import JudgmentRecord, ResponseRecord
+from qualspec.store import JudgmentRecord, ReferenceReview, ResponseRecord, Store
 
 if TYPE_CHECKING:
     from qualspec.engine._recorder import Recorder
@@ -483,7 +483,7 @@ class Executor:
         return out
 
     @property
-    def store(self) -> object:
+    def store(self) -> Store:
         """The store the run records into."""
         return self._calls.store
 
@@ -583,13 +583,10 @@ class _Context:
             return None
         return self.cost
 
-    async def reference_review(self, call_key: str) -> Any:
-        """The store's review of a reference answer (status, override), or None: read
-        from ``Store.reference_review`` where the store has one."""
-        getter = getattr(self._executor.store, "reference_review", None)
-        if getter is None:
-            return None
-        return await asyncio.to_thread(getter, call_key)
+    async def reference_review(self, call_key: str) -> ReferenceReview | None:
+        """The store's review of a reference answer (status, override), or None: never
+        reviewed (``Store.reference_review``)."""
+        return await asyncio.to_thread(self._executor.store.reference_review, call_key)
 
     async def complete(
         self,

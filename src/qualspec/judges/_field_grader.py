@@ -19,7 +19,7 @@ from qualspec.judges._field_rules import (
     FieldRule,
     band,
     field_pass_rate,
-    is_empty,
+    read_reference,
     read_structured,
     rule_grade,
     simple_mean,
@@ -31,6 +31,7 @@ from qualspec.providers import Message
 if TYPE_CHECKING:
     from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
     from qualspec.spec import EvaluatorConfig
+    from qualspec.store import ReferenceReview
 
 __all__ = [
     "FIELD_GRADER",
@@ -231,13 +232,14 @@ class FieldGrader:
             "reference_call_key": ref_call,
             "reference_status": status,
         }
-        reference, ref_flag = read_structured(override if override is not None else ref_text)
-        if reference is None or all(is_empty(reference.get(r.name)) for r in rules):
-            bad = ref_flag in ("malformed_json", "refusal")
+        reference, flag = read_reference(override if override is not None else ref_text, rules)
+        if reference is None:
+            bad = flag == "malformed_reference"
             why = "the reference answer is " + ("not a JSON object" if bad else "empty")
-            flag = "malformed_reference" if bad else "empty_reference"
+            if override is not None:
+                why = f"{why} (the override a person wrote)"
             none = _uniform(rules, None, "error", why)
-            return self._verdict(rules, none, [flag], details, f"not graded: {why}")
+            return self._verdict(rules, none, [str(flag)], details, f"not graded: {why}")
         answer, answer_flag = read_structured(response.text)
         if answer is None:
             flag = "refusal" if answer_flag == "refusal" else "malformed_json"
@@ -291,20 +293,19 @@ class FieldGrader:
         """A person's override of the reference answer (or None), and its status.
 
         From ``reference_override`` when given, else from the store's review of the answer
-        (``ctx.reference_review``, where the engine offers it); unreviewed: unvalidated.
+        (``Store.reference_review``, which a run's context and grader-check's both offer
+        as ``ctx.reference_review``; a bare ``EvalContext`` without it: none); unreviewed:
+        unvalidated.
         """
         if call_key is None:
             return None, "unvalidated"
         if self.reference_override is not None:
             return self.reference_override(call_key), "unvalidated"
-        getter = getattr(ctx, "reference_review", None)
-        review = await getter(call_key) if getter is not None else None
+        getter = getattr(ctx, "reference_review", None)  # not part of the EvalContext protocol
+        review: ReferenceReview | None = await getter(call_key) if getter is not None else None
         if review is None:
             return None, "unvalidated"
-        override = getattr(review, "override_text", None)
-        status_for = getattr(review, "status_for", None)
-        status = status_for(text) if callable(status_for) else getattr(review, "status", None)
-        return override, str(status or "unvalidated")
+        return review.override_text, review.status_for(text)
 
     def _verdict(
         self,

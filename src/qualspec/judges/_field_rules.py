@@ -7,9 +7,12 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qualspec.judges._expect import json_of, looks_like_refusal
+
+if TYPE_CHECKING:
+    from qualspec.store import Store
 
 __all__ = [
     "BANDS",
@@ -20,7 +23,9 @@ __all__ = [
     "field_pass_rate",
     "is_empty",
     "is_field_grade",
+    "read_reference",
     "read_structured",
+    "reference_for_grading",
     "rule_grade",
     "simple_mean",
     "weighted_mean",
@@ -97,6 +102,53 @@ def read_structured(
     if looks_like_refusal(text):
         return None, "refusal"
     return None, "malformed_json"
+
+
+def read_reference(
+    text: str | None, rules: Sequence[FieldRule] = ()
+) -> tuple[dict[str, Any] | None, str | None]:
+    """A reference answer as an object, or ``(None, flag)``: the one rule for what a
+    grader grades against (the field grader's, and ``reference_for_grading``'s).
+
+    The flag is ``empty_reference`` (no text, no JSON object's fields, or every graded
+    field of ``rules`` empty) or ``malformed_reference`` (no JSON object in it, or a
+    refusal): a flagged reference is not graded against.
+
+    Example:
+        >>> read_reference('{"name": "Acme"}')
+        ({'name': 'Acme'}, None)
+        >>> read_reference("[1, 2]")
+        (None, 'malformed_reference')
+    """
+    reference, flag = read_structured(text)
+    if reference is None:
+        bad = flag in ("malformed_json", "refusal")
+        return None, "malformed_reference" if bad else "empty_reference"
+    if rules and all(is_empty(reference.get(r.name)) for r in rules):
+        return None, "empty_reference"
+    return reference, None
+
+
+def reference_for_grading(
+    store: Store | None, call_key: str | None, text: str | None
+) -> tuple[str | None, str, list[str]]:
+    """What a grader grades against: ``(text, status, flags)``.
+
+    ``text`` is the override a person wrote when there is one, else the model's answer
+    as given; ``status`` the reference's ground-truth status (``unvalidated`` without a
+    store, a call key or a review; ``needs_review`` when a person reviewed another answer
+    than ``text``, regenerated since, and wrote no override); ``flags`` holds
+    ``empty_reference`` or ``malformed_reference`` as :func:`read_reference` decides.
+    """
+    status = "unvalidated"
+    if store is not None and call_key:
+        review = store.reference_review(call_key)
+        if review is not None:
+            status = review.status_for(text)
+            if review.override_text is not None:
+                text = review.override_text
+    flag = read_reference(text)[1]
+    return text, status, [flag] if flag else []
 
 
 def is_empty(value: Any) -> bool:

@@ -240,11 +240,15 @@ async def grader_check(
         reference = (j.details or {}).get("reference_key")
         if isinstance(reference, str) and reference in responses:
             deps.setdefault(reference, responses[reference])
-        extra: dict[str, Any] = {}
-        if "dependency_items" in Subject.__dataclass_fields__:  # the engine gives them too
-            extra["dependency_items"] = {k: items[k] for k in deps if k in items}
         subject = Subject(
-            key=j.response_key, items=(item,), responses=(response,), dependencies=deps, **extra
+            key=j.response_key,
+            items=(item,),
+            responses=(response,),
+            dependencies=deps,
+            dependency_items={k: items[k] for k in deps if k in items},
+            # the reference's call key, as the run gave it: the grader reads its review
+            # (a person's override, the status) as it does during a run
+            dependency_call_keys={k: r.call_key for k, r in deps.items() if r.call_key},
         )
         todo.append((j, subject))
 
@@ -259,11 +263,6 @@ async def grader_check(
 
     async def repeat(r: int) -> list[tuple[float | None, dict[str, float | None] | None]]:
         made = {name: create_evaluator(config) for name, config in configs.items()}
-        overrides = getattr(session.store, "reference_override", None)
-        for evaluator in made.values():
-            # a reviewed reference's human override, as the run reads it (issue 10's contract)
-            if overrides is not None and getattr(evaluator, "reference_override", 0) is None:
-                evaluator.reference_override = overrides  # type: ignore[attr-defined]
         context = SessionContext(
             session, attempt_offset=ATTEMPT_STRIDE * (r + 1), providers=providers
         )

@@ -9,6 +9,7 @@ a parse re-ask within it too.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from qualspec.engine import Reply, Session
     from qualspec.providers import Message
     from qualspec.spec import ProviderConfig
-    from qualspec.store import Store
+    from qualspec.store import ReferenceReview, Store
 
 __all__ = ["SessionContext"]
 
@@ -50,6 +51,11 @@ class SessionContext:
     def store(self) -> Store:
         """The session's results database (what an evaluator may read, e.g. reviews)."""
         return self._session.store
+
+    async def reference_review(self, call_key: str) -> ReferenceReview | None:
+        """The store's review of a reference answer (status, a person's override), or None:
+        what the field grader reads, as it does in a run."""
+        return await asyncio.to_thread(self._session.store.reference_review, call_key)
 
     async def complete(
         self,

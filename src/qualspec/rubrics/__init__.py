@@ -26,6 +26,8 @@ from qualspec.rubrics._parse import (
 from qualspec.rubrics._pipeline import (
     EXTRACTOR_PROMPTS,
     RESULTS_VERSION,
+    RUBRIC_RESULT_KEY,
+    RUBRIC_RUN_KIND,
     MiningOptions,
     extract_rubrics,
     extractor_prompt_name,
@@ -48,6 +50,8 @@ __all__ = [
     "EXTRACTOR_PROMPTS",
     "REQUIRED_FIELDS",
     "RESULTS_VERSION",
+    "RUBRIC_RESULT_KEY",
+    "RUBRIC_RUN_KIND",
     "RESULT_LIMIT",
     "ChatSession",
     "MiningOptions",

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = [
     "EXTRACTOR_PROMPTS",
     "RESULTS_VERSION",
+    "RUBRIC_RESULT_KEY",
+    "RUBRIC_RUN_KIND",
     "MiningOptions",
     "extract_rubrics",
     "extractor_prompt_name",
@@ -39,6 +41,11 @@ __all__ = [
 ]
 
 RESULTS_VERSION = 1
+RUBRIC_RUN_KIND = "rubric_judgments"
+RUBRIC_RUN_SUITE = "(rubrics judge)"
+RUBRIC_RESULT_KEY = "rubric_judgments"
+"""``judge_sessions`` records its calls in a run of its own (metadata ``kind``:
+``rubric_judgments``) and, when done, its result under metadata ``rubric_judgments``."""
 EXTRACTOR_PROMPTS = {
     "default": "rubric_extractor",
     "excellence": "rubric_extractor_excellence",
@@ -288,7 +295,9 @@ async def judge_sessions(
 
     A score is what the judge wrote (``SCORE: n``, range-checked), asked again up to
     ``options.retries`` times when unreadable, else ``None`` with ``unscored_reason``.
-    A session's ``weighted_score`` averages its scored rubrics by weight.
+    A session's ``weighted_score`` averages its scored rubrics by weight. The calls are
+    recorded in a run of their own (``RUBRIC_RUN_KIND``) whose metadata holds the result
+    under ``RUBRIC_RESULT_KEY`` (what the web app's rubric scores page reads).
     """
     template = load_template(JUDGE_PROMPT)
     prompt_ref = await _prompt_version(session, JUDGE_PROMPT, template)
@@ -333,12 +342,18 @@ async def judge_sessions(
             progress(f"{chat.session_id}: {entry['n_scored']} of {len(scores)} scored")
         return entry
 
-    sessions = await asyncio.gather(*(one(c) for c in chats))
-    return {
-        "version": RESULTS_VERSION,
-        "kind": "rubric_judgments",
-        "model": options.model,
-        "prompt": prompt_ref,
-        "rubrics": list(rubrics),
-        "sessions": list(sessions),
-    }
+    meta = {"kind": RUBRIC_RUN_KIND, "model": options.model}
+    async with session.recording(RUBRIC_RUN_SUITE, meta) as run_id:
+        sessions = await asyncio.gather(*(one(c) for c in chats))
+        result = {
+            "version": RESULTS_VERSION,
+            "kind": "rubric_judgments",
+            "model": options.model,
+            "prompt": prompt_ref,
+            "rubrics": list(rubrics),
+            "sessions": list(sessions),
+        }
+        # the scores, where the web app (and anyone with the store) reads them back
+        patch = {RUBRIC_RESULT_KEY: result}
+        await asyncio.to_thread(session.store.update_run_metadata, run_id, patch)
+    return result

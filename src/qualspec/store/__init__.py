@@ -20,19 +20,17 @@ from qualspec.store._records import (
     RunSummary,
 )
 from qualspec.store._redact import redact, redact_text
+from qualspec.store._review_input import USER_ENV, reviewer, schema_problem
 from qualspec.store._url import display_url, resolve_url
 
 if TYPE_CHECKING:
     from qualspec.store._migrate import downgrade, head_revision, revisions, upgrade
-    from qualspec.store._references import (
-        GROUND_TRUTH_STATUSES,
-        parse_json_answer,
-        reference_for_grading,
-    )
+    from qualspec.store._references import GROUND_TRUTH_STATUSES
     from qualspec.store._store import Store
 
 __all__ = [
     "GROUND_TRUTH_STATUSES",
+    "USER_ENV",
     "CacheEntry",
     "JudgmentRecord",
     "PromptVersion",
@@ -46,12 +44,12 @@ __all__ = [
     "display_url",
     "downgrade",
     "head_revision",
-    "parse_json_answer",
     "redact",
     "redact_text",
-    "reference_for_grading",
     "resolve_url",
+    "reviewer",
     "revisions",
+    "schema_problem",
     "upgrade",
 ]
 
@@ -60,8 +58,6 @@ _LAZY = {
     "GROUND_TRUTH_STATUSES": "qualspec.store._references",
     "downgrade": "qualspec.store._migrate",
     "head_revision": "qualspec.store._migrate",
-    "parse_json_answer": "qualspec.store._references",
-    "reference_for_grading": "qualspec.store._references",
     "revisions": "qualspec.store._migrate",
     "upgrade": "qualspec.store._migrate",
 }

@@ -9,10 +9,9 @@ change appends a row to the audit trail (who, when, action, before, after, notes
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 
@@ -22,16 +21,12 @@ from qualspec.store._records import ReferenceAnswer, ReferenceAuditEntry, Refere
 from qualspec.store._runs import now_utc
 from qualspec.store._schema import reference_audit, reference_reviews, responses, runs
 
-if TYPE_CHECKING:
-    from qualspec.store._store import Store
-
 __all__ = [
     "GROUND_TRUTH_STATUSES",
     "UNVALIDATED",
     "find_reference",
     "override_reference",
     "reference_answers",
-    "reference_for_grading",
     "reference_reviews_of",
     "set_reference_status",
 ]
@@ -313,44 +308,3 @@ def _output_schema(metadata: Any, scenario: str) -> Any:
     ``output_schemas``: scenario -> schema), or None."""
     schemas = (metadata or {}).get("output_schemas")
     return schemas.get(scenario) if isinstance(schemas, dict) else None
-
-
-def reference_for_grading(
-    store: Store | None, call_key: str | None, text: str | None
-) -> tuple[str | None, str, list[str]]:
-    """What a grader grades against: ``(text, status, flags)``.
-
-    ``text`` is the override a person wrote when there is one, else the model's answer
-    as given; ``status`` the reference's ground-truth status (``unvalidated`` without a
-    store, a call key or a review; ``needs_review`` when a person reviewed another answer
-    than ``text``, regenerated since, and wrote no override); ``flags`` holds
-    ``empty_reference`` when the text is empty or ``malformed_reference`` when it is not
-    JSON (a fenced ```json block counts): a flagged reference is not graded against.
-    """
-    status = UNVALIDATED
-    if store is not None and call_key:
-        review = store.reference_review(call_key)
-        if review is not None:
-            status = review.status_for(text)
-            if review.override_text is not None:
-                text = review.override_text
-    flags: list[str] = []
-    if text is None or not text.strip():
-        flags.append("empty_reference")
-    elif parse_json_answer(text) is None:
-        flags.append("malformed_reference")
-    return text, status, flags
-
-
-def parse_json_answer(text: str) -> Any:
-    """The JSON value of an answer (bare, or in a fenced ```json block), or None when it
-    has none. A JSON ``null`` reads as None too: no answer."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        body = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = body.rsplit("```", 1)[0].strip()
-    try:
-        value = json.loads(stripped)
-    except ValueError:
-        return None
-    return value

@@ -52,6 +52,10 @@ def create_app(
     from qualspec import __version__
     from qualspec.web._api import router as api
     from qualspec.web._pages import router as pages
+    from qualspec.web._references import api_router as reference_api
+    from qualspec.web._references import page_router as reference_pages
+    from qualspec.web._rubrics import api_router as rubric_api
+    from qualspec.web._rubrics import page_router as rubric_pages
 
     web = WebState(db=db, providers=providers, session=session)
 
@@ -63,14 +67,20 @@ def create_app(
     app = FastAPI(
         title="qualspec",
         version=__version__,
-        description="Runs, results, diffs and the Lab of a qualspec store.",
+        description=(
+            "Runs, results, diffs, reference review, rubric scores and the Lab of a qualspec store."
+        ),
         docs_url=None,  # the page at /docs is ours: Swagger UI would load from a CDN
         redoc_url=None,
         lifespan=lifespan,
     )
     app.state.web = web
     app.include_router(api)
+    app.include_router(reference_api)
+    app.include_router(rubric_api)
     app.include_router(pages)
+    app.include_router(reference_pages)
+    app.include_router(rubric_pages)
     guarded = Guard(app, token=token, max_body=max_body)
     guarded.fastapi = app  # type: ignore[attr-defined]
     return guarded

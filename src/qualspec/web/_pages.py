@@ -1,4 +1,5 @@
-"""The pages: runs, run detail (the HTML report), diff, the Lab, references, API docs.
+"""The pages: runs, run detail (the HTML report), diff, the Lab, API docs (references:
+``_references``; rubric scores: ``_rubrics``).
 
 Rendered on the server by jinja2 with autoescaping on; styles and the Lab's one script
 are files served from ``/static``, so the pages load nothing from anywhere else and
@@ -38,7 +39,6 @@ _STATIC = {
     "report.css": ("qualspec.report", "templates/report.css", "text/css"),
 }
 _REPORT_CSP = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">')
-_REFERENCE_SCAN_RUNS = 50
 
 
 @lru_cache(maxsize=1)
@@ -103,6 +103,8 @@ async def run_page(run_id: str, request: Request) -> Response:
     """A run: a Lab run's iterations, or any other run's HTML report."""
     record = await load(request, run_id)
     summary = record.summary
+    if summary.metadata.get("kind") == "rubric_judgments":
+        return RedirectResponse(f"/rubrics/{summary.id}", status_code=303)
     lab = summary.metadata.get("lab")
     if summary.metadata.get("kind") == "lab" and isinstance(lab, dict):
         from qualspec.lab import GenerateAnswerResponse
@@ -187,36 +189,6 @@ async def lab_submit(request: Request) -> HTMLResponse:
     web = state(request)
     result = await run_lab(await web.session(), lab, providers=web.providers)
     return render("lab.html.j2", title="Lab", defaults=defaults, result=result, status="Done.")
-
-
-@router.get("/references", response_class=HTMLResponse)
-async def references_page(request: Request) -> HTMLResponse:
-    """Reference answers of recent runs, read-only (the store has no review records yet)."""
-    session = await state(request).session()
-    store = session.store
-
-    def collect() -> list[dict[str, Any]]:
-        out = []
-        for summary in store.list_runs(None, _REFERENCE_SCAN_RUNS):
-            if summary.n_responses == 0:
-                continue
-            for r in store.load_run(summary.id).responses:
-                if r.kind == "reference":
-                    out.append(
-                        {
-                            "run_id": summary.id,
-                            "scenario": r.scenario,
-                            "input_id": r.input_id,
-                            "model": f"{r.provider}/{r.model}",
-                            "text": r.text or r.error or "",
-                        }
-                    )
-        return out
-
-    refs = await asyncio.to_thread(collect)
-    return render(
-        "references.html.j2", title="Reference answers", refs=refs, scanned=_REFERENCE_SCAN_RUNS
-    )
 
 
 @router.get("/docs", response_class=HTMLResponse)

@@ -6,6 +6,9 @@
   (HttpOnly, SameSite=Strict). Compared in constant time.
 * Without a token it answers only requests addressed to a loopback host name (a page of
   another site cannot reach it through DNS rebinding).
+* A change (POST, PUT, PATCH, DELETE) from another site is refused with 403: a browser's
+  ``Sec-Fetch-Site: cross-site`` (or ``same-site``), or an ``Origin`` that is not this
+  host. With a token, the SameSite=Strict cookie keeps other sites' requests out too.
 * A request body over the limit is refused with 413 before the app reads it.
 * Every response carries a Content-Security-Policy (no inline script, nothing from another
   origin), ``nosniff``, ``no-referrer`` and ``frame-ancestors 'none'``. No CORS headers are
@@ -130,6 +133,9 @@ class Guard:
                     [(b"www-authenticate", b"Bearer")],
                 )
                 return
+        if scope["method"] in _CHANGES and _cross_site(headers):
+            await _send_json(send, 403, {"detail": "a change from another site is refused"})
+            return
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
             await self._too_large(send)
@@ -212,6 +218,19 @@ class Guard:
             }
         ]
         await _send_json(send, 413, {"detail": detail})
+
+
+_CHANGES = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def _cross_site(headers: dict[str, str]) -> bool:
+    """Whether a browser says the request comes from a page of another site."""
+    if headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
+        return True
+    origin = headers.get("origin", "")
+    if not origin or origin == "null":  # a form post under no-referrer sends "null"
+        return False
+    return origin.split("://", 1)[-1].rstrip("/").lower() != headers.get("host", "").lower()
 
 
 def _loopback_host(host: str) -> bool:
