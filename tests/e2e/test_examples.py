@@ -184,11 +184,8 @@ def test_company_profile_example_on_the_embedded_model(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The reference-graded example end to end on SmolLM2 (candidate, reference and
-    grader), kept small: its first 2 companies."""
+    grader), all 5 companies."""
     shutil.copytree(repo_root / "examples", tmp_path / "examples")
-    data_file = tmp_path / "examples" / "company_profile" / "companies.csv"
-    header, first, second, *_rest = data_file.read_text(encoding="utf-8").splitlines()
-    data_file.write_text("\n".join([header, first, second]) + "\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     code = _run(
         "run",
@@ -203,12 +200,12 @@ def test_company_profile_example_on_the_embedded_model(
     assert code == 0, captured.err + out[-3000:]
     data = json.loads((tmp_path / "out.json").read_text())
     kinds = sorted(r["kind"] for r in data["responses"])
-    assert kinds == ["candidate", "candidate", "reference", "reference"]
+    assert kinds == ["candidate"] * 5 + ["reference"] * 5
     assert all(r["error"] is None and r["text"] for r in data["responses"])
     grades = [
         j for r in data["responses"] for j in r["judgments"] if j["evaluator"] == "field_grader"
     ]
-    assert len(grades) == 2
+    assert len(grades) == 5
     fields = {"name", "industry", "founded_year", "headquarters"}
     for grade in grades:
         details = grade["details"]
@@ -219,4 +216,4 @@ def test_company_profile_example_on_the_embedded_model(
             assert details["band"] in ("Excellent", "Good", "Acceptable", "Needs improvement")
     assert "Reference-graded fields (field_grader, pass >= 80)" in out
     assert "Cost per suite:" in out
-    assert data["field_grades"]["overall"]["n"] == 2
+    assert data["field_grades"]["overall"]["n"] == 5
