@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from qualspec.judges import SessionContext
+
 if TYPE_CHECKING:
     from qualspec.engine import Reply, Session
     from qualspec.providers import Message
@@ -72,14 +74,11 @@ class JudgeResult:
         )
 
 
-class _SessionContext:
-    """The evaluator context of a judged assertion: the session's calls."""
-
-    run_id = ""
-    prompt_version: int | None = None
+class _SessionContext(SessionContext):
+    """The evaluator context of a judged assertion: the session's calls, counted."""
 
     def __init__(self, session: Session) -> None:
-        self.session = session
+        super().__init__(session)
         self.calls = 0
         self.cached = 0
 
@@ -96,15 +95,15 @@ class _SessionContext:
         kind: str = "judge",
         structured_mode: str = "auto",
     ) -> Reply:
-        reply = await self.session.complete(
+        reply = await super().complete(
             model,
             messages,
-            kind=kind,
             temperature=temperature,
             max_tokens=max_tokens,
             params=params,
             json_schema=json_schema,
             attempt=attempt,
+            kind=kind,
             structured_mode=structured_mode,
         )
         self.calls += 1
