@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,6 +46,25 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     if "QUALSPEC_LOCAL_THREADS" not in os.environ:
         monkeypatch.setenv("QUALSPEC_LOCAL_THREADS", "1")
     yield home
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's headless Chromium driven by Playwright (never a downloaded browser)."""
+    chromium = os.environ.get("QUALSPEC_TEST_CHROMIUM", "/usr/bin/chromium")
+    if shutil.which(chromium) is None:
+        pytest.fail(
+            f"{chromium} not found: install Debian's chromium (apt-get install -y chromium), "
+            "or point QUALSPEC_TEST_CHROMIUM at a Chromium binary; never `playwright install`"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,6 @@ answers) and the judge's reasoning carrying script payloads. The page is opened 
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,6 @@ from qualspec.testing import FakeServer
 
 pytestmark = pytest.mark.timeout(600)
 
-CHROMIUM = os.environ.get("QUALSPEC_TEST_CHROMIUM", "/usr/bin/chromium")
 # collects CSP violations before the page's own content runs (an init script is injected
 # by the browser's devtools protocol, which the page's CSP does not govern)
 WATCH_CSP = """
@@ -48,23 +45,6 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = work / "report.html"
     assert path.is_file()
     return path
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if shutil.which(CHROMIUM) is None:
-        pytest.fail(
-            f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium), "
-            "or point QUALSPEC_TEST_CHROMIUM at a Chromium binary; never `playwright install`"
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 class Opened:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
-import shutil
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -33,7 +31,6 @@ from qualspec.web import create_app
 
 pytestmark = pytest.mark.timeout(600)
 
-CHROMIUM = os.environ.get("QUALSPEC_TEST_CHROMIUM", "/usr/bin/chromium")
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
 WATCH = """
 window.__violations = [];
@@ -85,23 +82,6 @@ def _suite_run(db: str) -> str:
                 return outcome.run_id
 
         return asyncio.run(main())
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if shutil.which(CHROMIUM) is None:
-        pytest.fail(
-            f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium), "
-            "or point QUALSPEC_TEST_CHROMIUM at a Chromium binary; never `playwright install`"
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture(scope="module")
