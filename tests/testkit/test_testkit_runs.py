@@ -151,8 +151,9 @@ def test_the_multiple_choice_test_keeps_the_answer_in_the_context(
 ) -> None:
     db = f"sqlite:///{tmp_path / 'q.db'}"
     outcome = _run(MultipleChoiceTest(), ["right", "wrong"], server, db)
-    assert outcome.results["fake/right"] == {"answered": 1.0, "correct": 1.0}
-    assert outcome.results["fake/wrong"] == {"answered": 1.0, "correct": 0.0}
+    # the README's name for the result: accuracy (each item's measurement is `correct`)
+    assert outcome.results["fake/right"] == {"accuracy": 1.0, "answered": 1.0}
+    assert outcome.results["fake/wrong"] == {"accuracy": 0.0, "answered": 1.0}
     # the correct answer never reaches the SUT
     assert len(server.request_log) == 6
     for _, _, body in server.request_log:
@@ -274,7 +275,7 @@ def test_a_failed_answer_is_measured_as_missing_and_resume_asks_only_for_it(
     resumed = _run(MultipleChoiceTest(), ["right"], server, db, resume=first.run_id)
     assert resumed.run_id == first.run_id
     assert server.calls == 4  # only the failed answer is asked again
-    assert resumed.results["fake/right"] == {"answered": 1.0, "correct": 1.0}
+    assert resumed.results["fake/right"] == {"accuracy": 1.0, "answered": 1.0}
 
 
 def test_replay_only_answers_from_the_cache_and_calls_no_model(

@@ -368,6 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache = sub.add_parser("cache", help="the response cache: stats, clear")
     c_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     cs = c_sub.add_parser("stats", help="entries and size per kind")
+    cs.add_argument("--json", action="store_true", help="print the numbers as JSON")
     _add_db(cs)
     cs.set_defaults(handler="qualspec.cli._misc:cmd_cache_stats")
     cc = c_sub.add_parser("clear", help="delete cache entries")
@@ -459,6 +460,11 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--refresh", action="store_true", help="call again and overwrite the cache")
     tr.add_argument("--max-cost", type=_positive_float, metavar="USD", help="stop at this cost")
     tr.add_argument("--json", action="store_true", help="print the results as JSON")
+    tr.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list every prompt the test would send to each SUT; call nothing",
+    )
     _add_db(tr)
     tr.set_defaults(handler="qualspec.cli._test:cmd_test_run")
     lab, serve = _add_lab(sub), _add_serve(sub)

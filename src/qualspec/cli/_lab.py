@@ -45,12 +45,21 @@ def cmd_lab(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     score = "unscored" if result.final_score is None else f"{result.final_score:.2f}"
     state = "met the threshold" if result.success else "did not meet the threshold"
     cost = result.metadata.get("cost_usd")
-    print(
-        f"best answer: iteration {best or '-'} of {result.total_iterations}, score {score} "
-        f"({state} {ns.threshold:g}); {result.metadata['input_tokens']} + "
-        f"{result.metadata['output_tokens']} tokens, "
+    tokens = (
+        f"{result.metadata['input_tokens']} + {result.metadata['output_tokens']} tokens, "
         f"{'unknown cost' if cost is None else f'${cost:.4f}'}; run {result.metadata['run_id']}"
     )
+    if best is None:  # no iteration has a score: there is no best one to name
+        tried = result.total_iterations
+        print(
+            f"no iteration was scored ({tried} tried): {state} {ns.threshold:g}; {tokens}"
+            + ("; the last answer written:" if result.final_answer else "")
+        )
+    else:
+        print(
+            f"best answer: iteration {best} of {result.total_iterations}, score {score} "
+            f"({state} {ns.threshold:g}); {tokens}"
+        )
     print(result.final_answer)
     return 0 if result.success else 1
 

@@ -7,6 +7,7 @@ import difflib
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "cmd_cache_clear",
@@ -68,14 +69,17 @@ def cmd_prompts_diff(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     with Store.open(ns.db) as store:
         a = store.get_prompt(ns.name, ns.version_a)
         b = store.get_prompt(ns.name, ns.version_b)
+    # whole lines without their ends, joined with one: a text without a final newline
+    # neither runs into the next diff line nor leaves the output without a last newline
     lines = difflib.unified_diff(
-        a.text.splitlines(keepends=True),
-        b.text.splitlines(keepends=True),
+        a.text.splitlines(),
+        b.text.splitlines(),
         fromfile=f"{ns.name} v{a.version}",
         tofile=f"{ns.name} v{b.version}",
+        lineterm="",
     )
-    out = "".join(lines)
-    sys.stdout.write(out if out else f"{ns.name} v{a.version} and v{b.version} are identical\n")
+    out = "\n".join(lines)
+    sys.stdout.write(out + "\n" if out else f"{ns.name} v{a.version} and v{b.version} are identical\n")
     return 0
 
 
@@ -85,8 +89,51 @@ def cmd_cache_stats(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
     with Store.open(ns.db) as store:
         stats = store.cache_stats()
-    sys.stdout.write(json.dumps(stats, indent=2, default=str) + "\n")
+    if ns.json:
+        sys.stdout.write(json.dumps(stats, indent=2, default=str) + "\n")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False)
+    if not stats["entries"]:
+        console.print("The cache is empty: answers are cached as runs make calls.")
+        return 0
+    table = Table()
+    table.add_column("kind", no_wrap=True)
+    for name in ("entries", "expired", "size"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("oldest (UTC)", no_wrap=True)
+    table.add_column("newest (UTC)", no_wrap=True)
+
+    def row(name: str, s: dict[str, Any], style: str | None = None) -> None:
+        table.add_row(
+            Text(name, style=style or ""), str(s["entries"]), str(s["expired"]),
+            _size(int(s["bytes"] or 0)), _stamp(s["oldest"]), _stamp(s["newest"]),
+        )  # fmt: skip
+
+    for kind, s in sorted(stats["kinds"].items()):
+        row(kind, s)
+    row("total", stats, "bold")
+    console.print(table)
     return 0
+
+
+def _size(n: int) -> str:
+    """Bytes as a person reads them: 512 B, 1.5 KiB, 2.0 MiB."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover (the loop always returns)
+
+
+def _stamp(value: Any) -> str:
+    if value is None:
+        return "-"
+    return value.strftime("%Y-%m-%d %H:%M") if hasattr(value, "strftime") else str(value)[:16]
 
 
 def cmd_cache_clear(ns: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -6,6 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qualspec.testkit import PromptResponseTest
 
 __all__ = ["cmd_test_list", "cmd_test_run"]
 
@@ -47,6 +51,8 @@ def cmd_test_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from qualspec.testkit import load_test
 
     test = load_test(ns.test_name)
+    if ns.dry_run:
+        return _dry_run(test, ns)
     options = ExecuteOptions(
         use_cache=not ns.no_cache, refresh=ns.refresh, max_cost=ns.max_cost, calibrate=False
     )
@@ -70,6 +76,52 @@ def cmd_test_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
             console.print(Text(f"warning: {warning}"))
         console.print(Text(f"Stored as run {outcome.run_id}: qualspec runs show {outcome.run_id}"))
     return 0 if outcome.status == "finished" else 1
+
+
+def _dry_run(test: PromptResponseTest, ns: argparse.Namespace) -> int:
+    """Print every prompt the test would send, per SUT; send nothing."""
+    planned = test.plan_prompts(ns.sut, limit=ns.limit)
+    if ns.json:
+        rows = [
+            {
+                "sut": p.sut,
+                "item_id": p.item_id,
+                "prompt_id": p.prompt_id,
+                "messages": [{"role": role, "content": text} for role, text in p.messages],
+                "params": dict(p.params),
+                "temperature": p.temperature,
+            }
+            for p in planned
+        ]
+        print(json.dumps({"test": test.test_name(), "calls": len(planned), "prompts": rows}, indent=2))
+        return 0
+    # plain lines, never wrapped: a prompt is shown as it will be sent
+    suts = list(dict.fromkeys(p.sut for p in planned))
+    items = len(dict.fromkeys(p.item_id for p in planned))
+    print(
+        f"Dry run: nothing will be called. {test.test_name()}: {_n(items, 'item')}, "
+        f"{_n(len(planned), 'prompt')} to {_n(len(suts), 'SUT')}"
+    )
+    for sut in suts:
+        mine = [p for p in planned if p.sut == sut]
+        print(f"{sut}: {_n(len(mine), 'prompt')}")
+        for p in mine:
+            for role, text in p.messages:
+                head = f"  {p.prompt_id} [{role}] "
+                lines = text.splitlines() or [""]
+                print(head + lines[0])
+                for line in lines[1:]:
+                    print(" " * len(head) + line)
+    annotators = [
+        f"{name} ({a.model})" for name, a in test.get_annotators().items() if a.model is not None
+    ]
+    if annotators:
+        print(f"Annotators that call a model on each answer (not listed): {', '.join(annotators)}")
+    return 0
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _number(value: float | None) -> str:

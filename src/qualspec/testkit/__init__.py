@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         MeasuredItem,
         Prompt,
         PromptResult,
+        PromptWithContext,
         TestItem,
         group_by_context,
         max_of,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     )
     from qualspec.testkit._judge import JudgeResult, judge_response
     from qualspec.testkit._registry import TEST_ENTRY_POINT_GROUP, available_tests, load_test
-    from qualspec.testkit._test import PromptResponseTest, TestRun
+    from qualspec.testkit._test import PlannedPrompt, PromptResponseTest, TestRun
 
 _EXPORTS: dict[str, str] = {
     "Annotation": "_items",
@@ -54,9 +55,11 @@ _EXPORTS: dict[str, str] = {
     "LLMJudgeAnnotator": "_annotators",
     "MeasuredItem": "_items",
     "MultipleChoiceTest": "_builtin",
+    "PlannedPrompt": "_test",
     "Prompt": "_items",
     "PromptResponseTest": "_test",
     "PromptResult": "_items",
+    "PromptWithContext": "_items",
     "RefusalAnnotator": "_annotators",
     "RefusalTest": "_builtin",
     "RegexAnnotator": "_annotators",
@@ -86,9 +89,11 @@ __all__ = [
     "LLMJudgeAnnotator",
     "MeasuredItem",
     "MultipleChoiceTest",
+    "PlannedPrompt",
     "Prompt",
     "PromptResponseTest",
     "PromptResult",
+    "PromptWithContext",
     "RefusalAnnotator",
     "RefusalTest",
     "RegexAnnotator",

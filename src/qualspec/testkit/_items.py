@@ -14,6 +14,7 @@ __all__ = [
     "MeasuredItem",
     "Prompt",
     "PromptResult",
+    "PromptWithContext",
     "TestItem",
     "group_by_context",
     "max_of",
@@ -32,6 +33,38 @@ class Prompt:
 
     text: str
     system: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptWithContext:
+    """A prompt carrying its own context: what a test needs to read the answer to this
+    prompt (the pronoun it used, the variant it is), never sent to the SUT.
+
+    The item's ``context`` is shared by all its prompts; a prompt's own context comes back
+    with its answer in :attr:`PromptResult.context`. ``source_id`` names where the prompt
+    came from (a dataset row), for the test's own bookkeeping.
+
+    Example::
+
+        TestItem(
+            prompts=[PromptWithContext(Prompt("Alice works in a hospital. She is a"), "she"),
+                     PromptWithContext(Prompt("Bob works in a hospital. He is a"), "he")],
+            context=["nurse", "doctor"],
+        )
+    """
+
+    prompt: Prompt | str
+    context: Any = None
+    source_id: str | None = None
+
+    def as_prompt(self) -> Prompt:
+        """The prompt itself (a plain string made :class:`Prompt`)."""
+        return self.prompt if isinstance(self.prompt, Prompt) else Prompt(self.prompt)
+
+    @property
+    def text(self) -> str:
+        """The text sent to the SUT."""
+        return self.as_prompt().text
 
 
 @dataclass(frozen=True)
@@ -56,13 +89,24 @@ class TestItem:
 
     __test__ = False  # not a pytest test class, whatever its name
 
-    prompts: Sequence[Prompt | str]
+    prompts: Sequence[Prompt | PromptWithContext | str]
     context: Any = None
     id: str | None = None
 
     def prompt_list(self) -> list[Prompt]:
-        """The prompts, plain strings made :class:`Prompt`."""
-        return [p if isinstance(p, Prompt) else Prompt(p) for p in self.prompts]
+        """The prompts as sent: plain strings made :class:`Prompt`, a
+        :class:`PromptWithContext` its prompt."""
+        return [p.as_prompt() for p in self.prompts_with_context()]
+
+    def prompts_with_context(self) -> list[PromptWithContext]:
+        """Every prompt with its own context (None for a prompt given without one)."""
+        out = []
+        for p in self.prompts:
+            if isinstance(p, PromptWithContext):
+                out.append(PromptWithContext(p.as_prompt(), p.context, p.source_id))
+            else:
+                out.append(PromptWithContext(p if isinstance(p, Prompt) else Prompt(p)))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +130,8 @@ class Annotation:
 class PromptResult:
     """One prompt of an item and the SUT's response, with the annotations of the response.
 
-    ``text`` is None when the call failed (``error`` says why).
+    ``text`` is None when the call failed (``error`` says why). ``context`` is the prompt's
+    own context (given with :class:`PromptWithContext`; else None).
     """
 
     prompt: Prompt
@@ -94,6 +139,7 @@ class PromptResult:
     annotations: Mapping[str, Annotation] = field(default_factory=dict)
     error: str | None = None
     response_key: str | None = None
+    context: Any = None
 
 
 @dataclass(frozen=True, slots=True)

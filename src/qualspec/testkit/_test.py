@@ -33,10 +33,23 @@ if TYPE_CHECKING:
     from qualspec.spec import LoadedSuite, ProviderConfig
     from qualspec.store import JudgmentRecord, RunRecord
 
-__all__ = ["PromptResponseTest", "TestRun"]
+__all__ = ["PlannedPrompt", "PromptResponseTest", "TestRun"]
 
 SCENARIO = "prompts"
 """The one scenario of a test run: the items' prompts are its input rows."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedPrompt:
+    """One call a test run would make: the SUT, the item and prompt it is for (``prompt_id``
+    as stored: ``item-1/p1``), and the messages exactly as they would be sent."""
+
+    sut: str
+    item_id: str
+    prompt_id: str
+    messages: tuple[tuple[str, str], ...]  # (role, content)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    temperature: float | None = None
 
 
 @dataclass
@@ -109,6 +122,49 @@ class PromptResponseTest:
         """The name runs of this test are stored under."""
         return cls.name or cls.__name__
 
+    def plan_prompts(
+        self,
+        suts: Sequence[str],
+        *,
+        limit: int | None = None,
+        providers: Mapping[str, ProviderConfig] | None = None,
+    ) -> list[PlannedPrompt]:
+        """Every prompt a run of the test on ``suts`` would send, per SUT, before anything
+        is sent (no call, no store): what ``qualspec test run --dry-run`` lists. Annotators'
+        own model calls (a judge's) are not among them.
+
+        Raises:
+            ConfigError: As :meth:`arun` does (no SUT, no item, an unknown provider, ...).
+
+        Example:
+            >>> for p in MultipleChoiceTest().plan_prompts(["local/smollm2"], limit=1):
+            ...     print(p.sut, p.prompt_id, p.messages[-1][1].splitlines()[0])
+            local/smollm2 question-1/p1 What is the capital of France?
+        """
+        from qualspec.engine import expand
+
+        suts = list(dict.fromkeys(suts))
+        items = list(self.make_test_items())[:limit]
+        ids = [item.id or f"item-{number}" for number, item in enumerate(items, 1)]
+        plan = expand(self._suite(items, ids, suts, providers or {}))
+        out = []
+        for work in plan.items:
+            if work.kind != "candidate":
+                continue
+            prompt_id = work.input_id or ""
+            out.append(
+                PlannedPrompt(
+                    sut=work.candidate,
+                    item_id=prompt_id.rsplit(PROMPT_SEPARATOR, 1)[0],
+                    prompt_id=prompt_id,
+                    messages=tuple((m.role, m.content) for m in work.messages),
+                    params=dict(work.params),
+                    temperature=work.temperature,
+                )
+            )
+        order = {sut: n for n, sut in enumerate(suts)}
+        return sorted(out, key=lambda p: order.get(p.sut, len(order)))  # stable: item order
+
     def run(
         self,
         suts: Sequence[str],
@@ -151,7 +207,7 @@ class PromptResponseTest:
         items = list(self.make_test_items())[:limit]
         ids = [item.id or f"item-{number}" for number, item in enumerate(items, 1)]
         annotators = dict(self.get_annotators())
-        loaded = self._suite(items, ids, suts, session)
+        loaded = self._suite(items, ids, suts, session.provider_configs)
         plan = expand(loaded)
         for key, annotator in annotators.items():
             annotator.name = key
@@ -206,7 +262,11 @@ class PromptResponseTest:
     # ------------------------------------------------------------ internals
 
     def _suite(
-        self, items: list[TestItem], ids: list[str], suts: Sequence[str], session: Session
+        self,
+        items: list[TestItem],
+        ids: list[str],
+        suts: Sequence[str],
+        providers: Mapping[str, ProviderConfig],
     ) -> LoadedSuite:
         from qualspec.spec import Candidate, Evaluation, Scenario, load_evaluation
 
@@ -234,7 +294,7 @@ class PromptResponseTest:
             candidates=[Candidate(name=sut, model=sut, params=params) for sut in suts],
             scenarios=[Scenario(name=SCENARIO, prompt="{{ prompt }}", inputs=rows)],
             temperatures=None if self.temperature is None else [self.temperature],
-            providers=dict(session.provider_configs),
+            providers=dict(providers),
         )
         try:
             return load_evaluation(evaluation, Path.cwd())
@@ -260,10 +320,13 @@ class PromptResponseTest:
             for item_id, item in zip(ids, items, strict=True):
                 answers = []
                 shared: dict[str, Annotation] = {}
-                for index, prompt in enumerate(item.prompt_list(), 1):
+                for index, given in enumerate(item.prompts_with_context(), 1):
+                    prompt, context = given.as_prompt(), given.context
                     response = cells.get((sut, f"{item_id}{PROMPT_SEPARATOR}{index}"))
                     if response is None:
-                        answers.append(PromptResult(prompt, None, error="not answered"))
+                        answers.append(
+                            PromptResult(prompt, None, error="not answered", context=context)
+                        )
                         continue
                     shared.update(by_subject.get(response.key, {}))
                     answers.append(
@@ -273,6 +336,7 @@ class PromptResponseTest:
                             annotations=by_response.get(response.key, {}),
                             error=response.error,
                             response_key=response.key,
+                            context=context,
                         )
                     )
                 result = ItemResult(item, item_id, sut, tuple(answers), shared)

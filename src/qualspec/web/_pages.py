@@ -37,6 +37,7 @@ _STATIC = {
     "web.css": ("qualspec.web", "static/web.css", "text/css"),
     "lab.js": ("qualspec.web", "static/lab.js", "text/javascript"),
     "report.css": ("qualspec.report", "templates/report.css", "text/css"),
+    "favicon.svg": ("qualspec.web", "static/favicon.svg", "image/svg+xml"),
 }
 _REPORT_CSP = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">')
 
@@ -72,6 +73,13 @@ async def static(name: str) -> Response:
         raise HTTPException(status_code=404, detail="no such file")
     body, media = _static(name)
     return Response(body, media_type=media)
+
+
+@router.get("/favicon.ico")
+async def favicon() -> Response:
+    """The icon browsers ask for on their own (an SVG: every page links it as its icon)."""
+    body, media = _static("favicon.svg")
+    return Response(body, media_type=media, headers={"cache-control": "max-age=86400"})
 
 
 @router.get("/")
