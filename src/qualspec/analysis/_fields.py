@@ -1,6 +1,7 @@
 """Aggregation of field grades (reference-graded testing): overall, per model, per input
 (difficulty and variance), per field (the most problematic first), and cost per suite
-split into agent, reference and grading calls."""
+split into agent, reference and grading calls, then per model, per input and per prompt
+version (:func:`cost_breakdown`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
 __all__ = [
     "CallCost",
+    "CostBreakdown",
+    "GroupCost",
     "FieldAnalysis",
     "FieldStats",
     "GradeGroup",
+    "cost_breakdown",
     "field_analysis",
     "field_analysis_to_dict",
     "suite_costs",
@@ -230,6 +234,162 @@ def suite_costs(run: RunRecord) -> dict[str, CallCost]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class GroupCost:
+    """The calls of one group (a model, an input, a prompt version) by kind, and their sum.
+
+    ``cost_usd`` is None when a price is unknown for any of them; a cached call counts its
+    tokens but costs nothing.
+    """
+
+    agent: CallCost
+    reference: CallCost
+    grading: CallCost
+
+    @property
+    def calls(self) -> int:
+        """Every call of the group."""
+        return self.agent.calls + self.reference.calls + self.grading.calls
+
+    @property
+    def cached(self) -> int:
+        """The calls answered from the cache."""
+        return self.agent.cached + self.reference.cached + self.grading.cached
+
+    @property
+    def input_tokens(self) -> int:
+        """Input tokens of every call."""
+        return self.agent.input_tokens + self.reference.input_tokens + self.grading.input_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        """Output tokens of every call."""
+        return (
+            self.agent.output_tokens + self.reference.output_tokens + self.grading.output_tokens
+        )
+
+    @property
+    def cost_usd(self) -> float | None:
+        """The sum of the costs (None when one is unknown)."""
+        costs = [self.agent.cost_usd, self.reference.cost_usd, self.grading.cost_usd]
+        return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+
+
+@dataclass(frozen=True, slots=True)
+class CostBreakdown:
+    """Tokens and cost of a reference-graded run, split three ways.
+
+    * ``by_model``: each candidate's own calls (its answers) and the grading of its answers;
+      the reference answers are shared by every model, so they are not in a model's row
+      (they are in ``by_input``).
+    * ``by_input``: per (scenario, input id), every call made for it: the candidates'
+      answers, the reference answer and the grading.
+    * ``by_prompt_version``: per version of a prompt part the candidates were sent
+      (``scenario_prompt:company_profile v2``, a role's preamble, a system prompt), the
+      candidate calls that sent it and the grading of their answers. A call sends several
+      parts, so it counts under each: the rows do not add up to the run's total.
+    """
+
+    by_model: dict[str, GroupCost]
+    by_input: dict[tuple[str, str | None], GroupCost]
+    by_prompt_version: dict[str, GroupCost]
+
+
+def _prompt_label(part: str, version_id: int, prompts: Mapping[int, tuple[str, int]]) -> str:
+    found = prompts.get(version_id)
+    if found is not None:
+        return f"{found[0]} v{found[1]}"
+    # a run read without its store: a run sends one text per part, so the part names it
+    # (store ids mean nothing outside the database and are never shown)
+    return part
+
+
+def cost_breakdown(
+    run: RunRecord, prompts: Mapping[int, tuple[str, int]] | None = None
+) -> CostBreakdown:
+    """The run's calls costed per model, per input and per prompt version (see
+    :class:`CostBreakdown`).
+
+    Args:
+        run: The run as stored.
+        prompts: Prompt version id -> (name, version) (``qualspec.report.prompt_refs``), to
+            name the versions as ``qualspec prompts show`` takes them; without it a version
+            is named by its part alone (a run sends one text per part).
+
+    Example:
+        >>> costs = cost_breakdown(run, prompt_refs(store, run))
+        >>> costs.by_model["gpt"].cost_usd, costs.by_prompt_version
+    """
+    from qualspec.judges import is_field_grade
+
+    refs = prompts or {}
+    live = [r for r in run.responses if not r.superseded]
+    answers = {r.key: r for r in live if r.kind == "candidate"}
+    grades: dict[str, list[JudgmentRecord]] = {}
+    for j in run.judgments:
+        if is_field_grade(j):
+            grades.setdefault(j.response_key, []).append(j)
+    Bucket = dict[str, list[ResponseRecord | JudgmentRecord]]
+    by_model: dict[str, Bucket] = {}
+    by_input: dict[tuple[str, str | None], Bucket] = {}
+    by_version: dict[str, Bucket] = {}
+
+    def add(buckets: Bucket, kind: str, records: Sequence[ResponseRecord | JudgmentRecord]) -> None:
+        buckets.setdefault(kind, []).extend(records)
+
+    for r in live:
+        where = by_input.setdefault((r.scenario, r.input_id), {})
+        if r.kind == "reference":
+            add(where, "reference", [r])
+            continue
+        if r.kind != "candidate":
+            continue
+        graded = grades.get(r.key, [])
+        for buckets in (by_model.setdefault(r.candidate, {}), where):
+            add(buckets, "agent", [r])
+            add(buckets, "grading", graded)
+        for part, version_id in sorted(r.prompt_versions.items()):
+            label = _prompt_label(part, version_id, refs)
+            add(by_version.setdefault(label, {}), "agent", [r])
+            add(by_version[label], "grading", graded)
+
+    def total(buckets: Bucket) -> GroupCost:
+        return GroupCost(
+            agent=_cost_of(buckets.get("agent", [])),
+            reference=_cost_of(buckets.get("reference", [])),
+            grading=_cost_of(buckets.get("grading", [])),
+        )
+
+    return CostBreakdown(
+        by_model={k: total(v) for k, v in sorted(by_model.items())},
+        by_input={k: total(v) for k, v in by_input.items()},
+        by_prompt_version={k: total(v) for k, v in sorted(by_version.items())},
+    )
+
+
+def _call_cost_dict(c: CallCost) -> dict[str, Any]:
+    return {
+        "calls": c.calls,
+        "cached": c.cached,
+        "input_tokens": c.input_tokens,
+        "output_tokens": c.output_tokens,
+        "cost_usd": c.cost_usd,
+    }
+
+
+def _group_cost_dict(g: GroupCost) -> dict[str, Any]:
+    return {
+        "calls": g.calls,
+        "cached": g.cached,
+        "input_tokens": g.input_tokens,
+        "output_tokens": g.output_tokens,
+        "cost_usd": g.cost_usd,
+        "agent": _call_cost_dict(g.agent),
+        "reference": _call_cost_dict(g.reference),
+        "grading": _call_cost_dict(g.grading),
+    }
+
+
 def _group_dict(group: GradeGroup) -> dict[str, Any]:
     return {
         "n": group.n,
@@ -243,8 +403,14 @@ def _group_dict(group: GradeGroup) -> dict[str, Any]:
     }
 
 
-def field_analysis_to_dict(analysis: FieldAnalysis, run: RunRecord | None = None) -> dict[str, Any]:
-    """The analysis as plain JSON data (the results file's ``field_grades``)."""
+def field_analysis_to_dict(
+    analysis: FieldAnalysis,
+    run: RunRecord | None = None,
+    prompts: Mapping[int, tuple[str, int]] | None = None,
+) -> dict[str, Any]:
+    """The analysis as plain JSON data (the results file's ``field_grades``); with ``run``,
+    its ``costs`` per kind of call and ``cost_breakdown`` per model, input and prompt
+    version (``prompts`` names the versions: see :func:`cost_breakdown`)."""
     out: dict[str, Any] = {
         "evaluator": analysis.evaluator,
         "threshold": analysis.threshold,
@@ -271,14 +437,16 @@ def field_analysis_to_dict(analysis: FieldAnalysis, run: RunRecord | None = None
         "errors": analysis.errors,
     }
     if run is not None:
-        out["costs"] = {
-            kind: {
-                "calls": c.calls,
-                "cached": c.cached,
-                "input_tokens": c.input_tokens,
-                "output_tokens": c.output_tokens,
-                "cost_usd": c.cost_usd,
-            }
-            for kind, c in suite_costs(run).items()
+        out["costs"] = {kind: _call_cost_dict(c) for kind, c in suite_costs(run).items()}
+        breakdown = cost_breakdown(run, prompts)
+        out["cost_breakdown"] = {
+            "by_model": {k: _group_cost_dict(g) for k, g in breakdown.by_model.items()},
+            "by_input": [
+                {"scenario": s, "input_id": i, **_group_cost_dict(g)}
+                for (s, i), g in breakdown.by_input.items()
+            ],
+            "by_prompt_version": {
+                k: _group_cost_dict(g) for k, g in breakdown.by_prompt_version.items()
+            },
         }
     return out

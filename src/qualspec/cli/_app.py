@@ -468,6 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(tr)
     tr.set_defaults(handler="qualspec.cli._test:cmd_test_run")
     lab, serve = _add_lab(sub), _add_serve(sub)
+    trend = _add_trend(sub)
     rubric_commands = _add_rubrics(sub)
     # every command takes the global flags too: `qualspec run x.yaml --debug` works
     for command in (
@@ -489,6 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
         jc,
         lab,
         serve,
+        trend,
         *rubric_commands,
         *ref_commands,
         tl,
@@ -534,6 +536,32 @@ def _add_lab(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argpar
     _add_db(lab)
     lab.set_defaults(handler="qualspec.cli._lab:cmd_lab")
     return lab
+
+
+def _add_trend(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    trend = sub.add_parser(
+        "trend",
+        help="accuracy across several runs (oldest first), per model, with n and 95%% CI",
+    )
+    trend.add_argument(
+        "runs", nargs="*", metavar="RUN", help="run ids, prefixes or results JSON, oldest first"
+    )
+    trend.add_argument("--suite", metavar="NAME", help="the last finished runs of this suite")
+    trend.add_argument(
+        "--last", type=_positive_int, default=5, metavar="N", help="with --suite (default 5)"
+    )
+    trend.add_argument("--format", choices=["text", "json"], default="text")
+    trend.add_argument("--output", "-o", metavar="PATH", help="also write the trend as JSON")
+    trend.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a run is significantly worse than the one before it",
+    )
+    _add_db(trend)
+    trend.set_defaults(handler="qualspec.cli._trend:cmd_trend")
+    return trend
 
 
 def _add_serve(

@@ -56,12 +56,13 @@ def cmd_runs_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Print the console report of a stored run."""
     from rich.console import Console
 
-    from qualspec.report import render_run
+    from qualspec.report import prompt_refs, render_run
     from qualspec.store import Store
 
     with Store.open(ns.db) as store:
         run = store.load_run(ns.run_id)
-    render_run(run, Console(highlight=False), show_responses=ns.show_responses)
+        refs = prompt_refs(store, run)
+    render_run(run, Console(highlight=False), show_responses=ns.show_responses, prompts=refs)
     return 0
 
 

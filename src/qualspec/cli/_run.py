@@ -170,7 +170,9 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         from qualspec.report import write_html
 
         write_html(outcome.record, ns.html, prices=prices, analysis=analysis)
-    render_run(outcome.record, console, show_responses=ns.show_responses, analysis=analysis)
+    render_run(
+        outcome.record, console, show_responses=ns.show_responses, analysis=analysis, prompts=refs
+    )
     stats = outcome.stats
     _say(
         console,

@@ -16,6 +16,8 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -91,11 +93,12 @@ def render_run(
     *,
     show_responses: bool = False,
     analysis: RunAnalysis | None = None,
+    prompts: Mapping[int, tuple[str, int]] | None = None,
 ) -> None:
     """Print the nested report, temperature tables and totals for ``run``.
 
     ``analysis`` (default: computed here) is shown for a run with several temperatures or
-    roles.
+    roles. ``prompts`` (``qualspec.report.prompt_refs``) names prompt versions.
     """
     from qualspec.analysis import (
         analyze_run,
@@ -234,7 +237,7 @@ def render_run(
         render_analysis(analysis, console)
     from qualspec.report._console_fields import render_field_grades
 
-    render_field_grades(run, console)
+    render_field_grades(run, console, prompts=prompts)
     _render_totals(run, console)
 
 

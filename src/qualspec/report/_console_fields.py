@@ -1,16 +1,18 @@
 """The console block of a run with field grades (reference-graded testing): overall
 scores and band, per model, the hardest inputs, the most problematic fields, flags, and
-the cost per suite (agent, reference and grading calls). Names are printed as literal
-text (never read as rich markup)."""
+the cost per suite (agent, reference and grading calls), then per model, per input and per
+prompt version. Names are printed as literal text (never read as rich markup)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.console import Console
 
-    from qualspec.analysis import CallCost, FieldAnalysis
+    from qualspec.analysis import CallCost, FieldAnalysis, GroupCost
     from qualspec.store import RunRecord
 
 __all__ = ["render_field_grades"]
@@ -35,10 +37,21 @@ def _cost(cost: CallCost) -> str:
     )
 
 
+def _money(cost: float | None) -> str:
+    return "price unknown" if cost is None else f"${cost:.4f}"
+
+
 def render_field_grades(
-    run: RunRecord, console: Console, analysis: FieldAnalysis | None = None
+    run: RunRecord,
+    console: Console,
+    analysis: FieldAnalysis | None = None,
+    prompts: Mapping[int, tuple[str, int]] | None = None,
 ) -> None:
-    """Print the field-grade block of ``run`` (nothing when it has no field grades)."""
+    """Print the field-grade block of ``run`` (nothing when it has no field grades).
+
+    ``prompts`` (prompt version id -> (name, version), ``qualspec.report.prompt_refs``)
+    names the prompt versions of the cost per prompt version.
+    """
     from rich.table import Table
     from rich.text import Text
 
@@ -100,3 +113,49 @@ def render_field_grades(
     console.print(Text("Cost per suite:", style="bold"))
     for kind, label in (("agent", "agent"), ("reference", "reference"), ("grading", "grading")):
         console.print(Text(f"  {label}: {_cost(costs[kind])}"))
+    _render_breakdown(run, console, prompts)
+
+
+def _render_breakdown(
+    run: RunRecord, console: Console, prompts: Mapping[int, tuple[str, int]] | None
+) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from qualspec.analysis import cost_breakdown
+
+    breakdown = cost_breakdown(run, prompts)
+
+    def table(title: str, heads: tuple[str, ...]) -> Table:
+        out = Table(title=Text(title))
+        for name in (*heads, "Calls", "Tokens in", "Tokens out", "Cost"):
+            out.add_column(name, justify="left" if name in heads else "right")
+        return out
+
+    def cells(g: GroupCost) -> tuple[str, ...]:
+        return (str(g.calls), str(g.input_tokens), str(g.output_tokens), _money(g.cost_usd))
+
+    models = table("Cost per model (its answers and their grading)", ("Model",))
+    for model, g in breakdown.by_model.items():
+        models.add_row(Text(model), *cells(g))
+    console.print(models)
+    # the most expensive inputs first (an unknown price last): which inputs need more tokens
+    ranked = sorted(
+        breakdown.by_input.items(),
+        key=lambda kv: (kv[1].cost_usd is None, -(kv[1].cost_usd or 0.0), -kv[1].input_tokens),
+    )
+    inputs = table("Cost per input (answers, reference, grading), most expensive first", (
+        "Scenario", "Input",
+    ))  # fmt: skip
+    for (scenario, input_id), g in ranked[:_MAX_ROWS]:
+        inputs.add_row(Text(scenario), Text(input_id or "-"), *cells(g))
+    console.print(inputs)
+    if len(ranked) > _MAX_ROWS:
+        console.print(Text(f"  ({len(ranked) - _MAX_ROWS} more inputs in the results JSON)"))
+    if breakdown.by_prompt_version:
+        versions = table(
+            "Cost per prompt version (the answers that sent it and their grading)", ("Prompt",)
+        )
+        for label, g in breakdown.by_prompt_version.items():
+            versions.add_row(Text(label), *cells(g))
+        console.print(versions)

@@ -255,7 +255,7 @@ def run_to_dict(
         data["unattached_judgments"] = unattached
     fields = field_analysis(run)
     if fields is not None:
-        data["field_grades"] = field_analysis_to_dict(fields, run)
+        data["field_grades"] = field_analysis_to_dict(fields, run, prompts)
     return data
 
 
