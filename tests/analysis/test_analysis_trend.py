@@ -17,7 +17,9 @@ from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 INPUTS = ["acme", "bolt", "cyra", "dune", "eiko"]
 
 
-def _run(run_id: str, industry: float, founded: float = 90, models: tuple[str, ...] = ("gpt", "llama")) -> RunRecord:
+def _run(
+    run_id: str, industry: float, founded: float = 90, models: tuple[str, ...] = ("gpt", "llama")
+) -> RunRecord:
     builder = FieldRunBuilder(run_id)
     for candidate in models:
         for n, input_id in enumerate(INPUTS):
@@ -89,18 +91,41 @@ def _criteria_run(run_id: str, score: float, meaningful: bool) -> RunRecord:
     for n in range(4):
         key = f"{run_id}|c|{n}"
         responses.append(
-            ResponseRecord(key=key, candidate="c", role=None, scenario="s", input_id=str(n),
-                           temperature=0.0, effective_temperature=0.0, run_index=0,
-                           provider="fake", model="m", text="x")  # fmt: skip
+            ResponseRecord(
+                key=key,
+                candidate="c",
+                role=None,
+                scenario="s",
+                input_id=str(n),
+                temperature=0.0,
+                effective_temperature=0.0,
+                run_index=0,
+                provider="fake",
+                model="m",
+                text="x",
+            )
         )
         judgments.append(
-            JudgmentRecord(response_key=key, criterion="is right", judge_key=f"j|{key}",
-                           judge_model="fake/j", threshold=7, score=score + n % 2, passed=True)  # fmt: skip
+            JudgmentRecord(
+                response_key=key,
+                criterion="is right",
+                judge_key=f"j|{key}",
+                judge_model="fake/j",
+                threshold=7,
+                score=score + n % 2,
+                passed=True,
+            )
         )
     calibration = {"fake/j": {"meaningful": meaningful, "verdict": "judge fake/j: ..."}}
-    summary = RunSummary(id=run_id, suite_name="s", suite_hash="h", status="finished",
-                         started_at=datetime(2026, 1, 1, tzinfo=UTC), finished_at=None,
-                         metadata={"judge_calibration": calibration})  # fmt: skip
+    summary = RunSummary(
+        id=run_id,
+        suite_name="s",
+        suite_hash="h",
+        status="finished",
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+        finished_at=None,
+        metadata={"judge_calibration": calibration},
+    )
     return RunRecord(summary=summary, responses=responses, judgments=judgments)
 
 

@@ -100,7 +100,9 @@ def test_trend_of_a_suites_last_finished_runs_names_the_changed_prompt(
     assert ids[0] not in out  # the last 3 finished, oldest first
     order = [out.index(f"{i}. {run_id}") for i, run_id in enumerate(ids[1:], 1)]
     assert order == sorted(order)
-    assert "scenario_prompt:company_profile v2" in out and "scenario_prompt:company_profile v4" in out
+    assert (
+        "scenario_prompt:company_profile v2" in out and "scenario_prompt:company_profile v4" in out
+    )
 
 
 def test_trend_refuses_what_it_cannot_show(

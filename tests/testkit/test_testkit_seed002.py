@@ -46,7 +46,10 @@ class Pronouns(PromptResponseTest):
 
     def measure_quality(self, item: ItemResult) -> dict[str, float]:
         said = {r.context: r.text for r in item.responses}
-        return {"she_nurse": float(said["she"] == "nurse"), "he_doctor": float(said["he"] == "doctor")}
+        return {
+            "she_nurse": float(said["she"] == "nurse"),
+            "he_doctor": float(said["he"] == "doctor"),
+        }
 
 
 @pytest.fixture
@@ -127,7 +130,9 @@ def test_test_run_dry_run_lists_the_prompts_and_calls_nothing(
 
 def test_multiple_choice_reports_accuracy_as_the_readme_says() -> None:
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    assert "`multiple_choice` (the correct letter kept in each\nitem's context: `accuracy`)" in readme
+    assert (
+        "`multiple_choice` (the correct letter kept in each\nitem's context: `accuracy`)" in readme
+    )
     test = MultipleChoiceTest()
     items = []
     from qualspec.testkit import MeasuredItem, PromptResult

@@ -87,6 +87,12 @@ from qualspec.analysis._stats import (
     permutation_p_value,
     stat_seed,
 )
+from qualspec.analysis._temperature import (
+    AGGREGATIONS,
+    UNSTABLE_STD,
+    CellTemperatureMetrics,
+    TemperaturePoint,
+)
 from qualspec.analysis._trend import (
     RunTrend,
     TrendChange,
@@ -95,12 +101,6 @@ from qualspec.analysis._trend import (
     format_trend,
     run_trend,
     trend_to_dict,
-)
-from qualspec.analysis._temperature import (
-    AGGREGATIONS,
-    UNSTABLE_STD,
-    CellTemperatureMetrics,
-    TemperaturePoint,
 )
 
 __all__ = [

@@ -264,9 +264,7 @@ class GroupCost:
     @property
     def output_tokens(self) -> int:
         """Output tokens of every call."""
-        return (
-            self.agent.output_tokens + self.reference.output_tokens + self.grading.output_tokens
-        )
+        return self.agent.output_tokens + self.reference.output_tokens + self.grading.output_tokens
 
     @property
     def cost_usd(self) -> float | None:
@@ -324,7 +322,6 @@ def cost_breakdown(
 
     refs = prompts or {}
     live = [r for r in run.responses if not r.superseded]
-    answers = {r.key: r for r in live if r.kind == "candidate"}
     grades: dict[str, list[JudgmentRecord]] = {}
     for j in run.judgments:
         if is_field_grade(j):

@@ -290,9 +290,7 @@ def format_trend(trend: RunTrend, fmt: str = "text") -> str:
     # the prompt parts whose version differs between the runs: what changed
     parts = sorted({part for p in trend.points for part in p.prompt_versions})
     changed = [
-        part
-        for part in parts
-        if len({p.prompt_versions.get(part) for p in trend.points}) > 1
+        part for part in parts if len({p.prompt_versions.get(part) for p in trend.points}) > 1
     ]
     for index, p in enumerate(trend.points, 1):
         started = p.started_at.strftime("%Y-%m-%d %H:%M") if p.started_at else "-"
@@ -373,8 +371,6 @@ def trend_to_dict(trend: RunTrend) -> dict[str, Any]:
         ],
         "changes": [_change_dict(c) for c in trend.changes],
         "by_model": {m: [_change_dict(c) for c in cs] for m, cs in trend.model_changes.items()},
-        "first_to_last": None
-        if trend.first_to_last is None
-        else _change_dict(trend.first_to_last),
+        "first_to_last": None if trend.first_to_last is None else _change_dict(trend.first_to_last),
         "has_regression": trend.has_regression,
     }

@@ -79,7 +79,9 @@ def cmd_prompts_diff(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         lineterm="",
     )
     out = "\n".join(lines)
-    sys.stdout.write(out + "\n" if out else f"{ns.name} v{a.version} and v{b.version} are identical\n")
+    sys.stdout.write(
+        out + "\n" if out else f"{ns.name} v{a.version} and v{b.version} are identical\n"
+    )
     return 0
 
 

@@ -325,7 +325,10 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
     _say(console, f"  roles        {len(plan.roles)}: {roles}")
     _say(console, f"  scenarios    {len(plan.scenarios)}: {', '.join(plan.scenarios)}")
     rows = len({(i.scenario, i.input_id) for i in plan.items if i.input_id is not None})
-    _say(console, f"  inputs       {rows} (rows over all scenarios)" if rows else "  inputs       none")
+    _say(
+        console,
+        f"  inputs       {rows} (rows over all scenarios)" if rows else "  inputs       none",
+    )
     _say(console, f"  temperatures {len(plan.temperatures)}: {temps}")
     _say(console, f"  runs         {plan.runs} per temperature")
     used = plan.run_evaluators()

@@ -93,7 +93,9 @@ def _dry_run(test: PromptResponseTest, ns: argparse.Namespace) -> int:
             }
             for p in planned
         ]
-        print(json.dumps({"test": test.test_name(), "calls": len(planned), "prompts": rows}, indent=2))
+        print(
+            json.dumps({"test": test.test_name(), "calls": len(planned), "prompts": rows}, indent=2)
+        )
         return 0
     # plain lines, never wrapped: a prompt is shown as it will be sent
     suts = list(dict.fromkeys(p.sut for p in planned))
