@@ -141,3 +141,36 @@ def test_multiple_choice_reports_accuracy_as_the_readme_says() -> None:
         result = ItemResult(TestItem(["q"]), f"i{n}", "s", (PromptResult(Prompt("q"), "A"),))
         items.append(MeasuredItem(result, {"answered": 1.0, "correct": correct}))
     assert test.aggregate_measurements(items) == {"accuracy": 0.75, "answered": 1.0}
+
+
+class Brief(PromptResponseTest):
+    """Prompts with and without a system prompt."""
+
+    name = "brief"
+
+    def make_test_items(self) -> list[TestItem]:
+        return [
+            TestItem([Prompt("Plain question")]),
+            TestItem([Prompt("Terse question", system="Answer in one word.")]),
+        ]
+
+    def measure_quality(self, item: ItemResult) -> dict[str, float]:
+        return {"answered": float(bool(item.texts[0]))}
+
+
+def test_a_prompts_system_prompt_is_listed_and_sent(server: FakeServer, tmp_path: Path) -> None:
+    planned = Brief().plan_prompts(["openai/m"])
+    assert [p.messages for p in planned] == [
+        (("user", "Plain question"),),
+        (("system", "Answer in one word."), ("user", "Terse question")),
+    ]
+    providers = {"fake": ProviderConfig(type="openai", base_url=server.base_url)}
+    outcome = Brief().run(["fake/m"], db=f"sqlite:///{tmp_path / 'q.db'}", providers=providers)
+    assert outcome.results["fake/m"] == {"answered": 1.0}
+    sent = sorted(
+        [(m["role"], m["content"]) for m in body["messages"]] for _, _, body in server.request_log
+    )
+    assert sent == [
+        [("system", "Answer in one word."), ("user", "Terse question")],
+        [("user", "Plain question")],
+    ]

@@ -163,7 +163,11 @@ class PromptResponseTest:
                 )
             )
         order = {sut: n for n, sut in enumerate(suts)}
-        return sorted(out, key=lambda p: order.get(p.sut, len(order)))  # stable: item order
+        prompt_order: dict[str, int] = {}
+        for item_id, item in zip(ids, items, strict=True):
+            for index in range(1, len(item.prompts) + 1):
+                prompt_order[f"{item_id}{PROMPT_SEPARATOR}{index}"] = len(prompt_order)
+        return sorted(out, key=lambda p: (order.get(p.sut, 0), prompt_order.get(p.prompt_id, 0)))
 
     def run(
         self,
@@ -276,12 +280,26 @@ class PromptResponseTest:
         if not items:
             raise ConfigError(f"test {name!r} made no test items: make_test_items returned none")
         rows = []
+        # a prompt's system prompt is sent as the system message: the prompts of one system
+        # text form a scenario of their own (none: the one scenario "prompts", as always)
+        by_system: dict[str | None, list[dict[str, str]]] = {}
         for item_id, item in zip(ids, items, strict=True):
             prompts = item.prompt_list()
             if not prompts:
                 raise ConfigError(f"test {name!r}: item {item_id} has no prompts: give one or more")
             for index, prompt in enumerate(prompts, 1):
-                rows.append({"id": f"{item_id}{PROMPT_SEPARATOR}{index}", "prompt": prompt.text})
+                row = {"id": f"{item_id}{PROMPT_SEPARATOR}{index}", "prompt": prompt.text}
+                rows.append(row)
+                by_system.setdefault(prompt.system, []).append(row)
+        scenarios = [
+            Scenario(
+                name=SCENARIO if system is None else f"{SCENARIO}-system-{number}",
+                prompt="{{ prompt }}",
+                system_prompt=system,
+                inputs=members,
+            )
+            for number, (system, members) in enumerate(by_system.items(), 1)
+        ]
         ids = [row["id"] for row in rows]
         if len(set(ids)) != len(ids):
             raise ConfigError(f"test {name!r}: two test items have the same id: make them unique")
@@ -292,7 +310,7 @@ class PromptResponseTest:
             name=name,
             description=self.description,
             candidates=[Candidate(name=sut, model=sut, params=params) for sut in suts],
-            scenarios=[Scenario(name=SCENARIO, prompt="{{ prompt }}", inputs=rows)],
+            scenarios=scenarios,
             temperatures=None if self.temperature is None else [self.temperature],
             providers=dict(providers),
         )
