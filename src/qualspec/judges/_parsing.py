@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qualspec.judges._reported import fence_spans, is_reported
 from qualspec.judges._repair import (
     FAILED,
     close_truncated,
@@ -46,12 +47,18 @@ _SCORE_PREFIX = re.compile(
     rf"^[ \t]*(?:#{{1,6}}[ \t]*)?{_EMPH}[ \t]*score[ \t]*{_EMPH}[ \t]*:(?P<value>.*)$",
     re.IGNORECASE,
 )
+# A SCORE verdict at the end of the answer's last line, after a sentence or a label
+# ("It is correct. SCORE: 8", "Judged on its merits: SCORE: 0"): read only as a clean number.
+_TRAILING_SCORE = re.compile(
+    rf"(?<=[.!?:])[ \t]+{_EMPH}[ \t]*score[ \t]*{_EMPH}[ \t]*:(?P<value>[^:]*)$", re.IGNORECASE
+)
 # The value of a SCORE line (emphasis and a final period already stripped).
 _VALUE = re.compile(
     rf"(?P<num>{_NUM}|{_NONFINITE})(?:\s*(?:/|\bout\s+of\b)\s*(?P<den>{_NUM}))?",
     re.IGNORECASE,
 )
 _RANGE = re.compile(rf"{_NUM}\s*(?:-|–|—|\.\.|\bto\b)\s*{_NUM}", re.IGNORECASE)
+_SCALE_RANGE = re.compile(r"\(?\s*[01]\s*(?:-|–|—|\.\.|to)\s*10\s*\)?", re.IGNORECASE)
 _ALTERNATIVE = re.compile(rf"{_NUM}\s*(?:\bor\b|\band\b|\|)\s*{_NUM}", re.IGNORECASE)
 _DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+(?:\s*/\s*\d+)?")
 _PERCENT = re.compile(rf"{_NUM}\s*(?:%|percent\b)", re.IGNORECASE)
@@ -79,6 +86,23 @@ _PARTIAL_REASONING = re.compile(
     r"[\"'](?:reasoning|explanation|reason|rationale|justification)[\"']\s*:\s*[\"'](?P<text>.+)",
     re.IGNORECASE | re.DOTALL,
 )
+# A line that gives a score under another label ("Overall score: 2", "**Final rating:** 9",
+# "Grade (0-10): 7"). Alone it is not read (the judge was asked for SCORE), but beside a
+# verdict it must agree with it: two verdicts that disagree are unscored, whatever labels.
+_LABELLED = re.compile(
+    rf"^[ \t]*(?:[-*+][ \t]+)?(?:#{{1,6}}[ \t]*)?{_EMPH}[ \t]*"
+    r"(?P<label>(?:(?:my|the|our|final|overall|total)[ \t]+)?(?:[A-Za-z]{2,20}[ \t_-]?)?"
+    r"(?:score|rating|grade|verdict))"
+    rf"[ \t]*{_EMPH}[ \t]*(?:\([^)\n]{{0,20}}\))?[ \t]*{_EMPH}[ \t]*[:=](?P<value>.*)$",
+    re.IGNORECASE,
+)
+# A top-level JSON key that gives a score under another name ("overall_score", "rating").
+_LABELLED_KEY = re.compile(r"^[a-z ]*[ _-]?(?:score|rating|grade)$", re.IGNORECASE)
+_NOT_A_VERDICT_KEY = re.compile(
+    r"max|min|scale|threshold|pass|target|possible|out_of|range|confidence", re.IGNORECASE
+)
+# The prompt's own placeholder given back as the reasoning ("<why, in one sentence>", "...").
+_PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,80}>|\.{2,}|…|\[[^\[\]]{0,80}\])\s*$")
 _EDGE_NOISE = " \t\r\n*_#`,;:.-=\"'{}[]()>"
 _TRAILING_NOISE = " \t\r\n*_#`,;:-=\"'{}[]("
 
@@ -107,6 +131,7 @@ class ParsedJudgment:
 class _Candidate:
     value: float | None
     reason: str | None = None
+    scale: bool = False  # the value names a scale ("0-10", "/10"), not a score
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +209,14 @@ def _from_text(raw: str) -> _Candidate:
     if _DECIMAL_COMMA.match(text):
         return _Candidate(None, f"score {shown} has a decimal comma; not read as a number")
     if _RANGE.match(text):
-        return _Candidate(None, f"score {shown} is a range or a scale, not one score")
+        scale = _SCALE_RANGE.fullmatch(text) is not None
+        return _Candidate(None, f"score {shown} is a range or a scale, not one score", scale)
     if _ALTERNATIVE.match(text):
         return _Candidate(None, f"score {shown} gives alternatives, not one score")
     if _PERCENT.match(text):
         return _Candidate(None, f"score {shown} is a percentage, not a 0-10 score")
     if _SCALE_ECHO.match(text):
-        return _Candidate(None, f"score {shown} names a scale but no score")
+        return _Candidate(None, f"score {shown} names a scale but no score", True)
     if _NUMBER_START.match(text):
         return _Candidate(None, f"score {shown} has more than a number on its line")
     return _Candidate(None, f"score is not a number: {shown}")
@@ -248,19 +274,55 @@ def _verdict(obj: Mapping[Any, Any]) -> tuple[_Candidate | None, str | None]:
     """The score (``None`` without a ``score`` key) and reasoning of a verdict object."""
     scores: list[Any] = []
     reasons: dict[str, Any] = {}
+    others: list[tuple[str, Any]] = []
     for key, value in obj.items():
         name = str(key).strip().lower()
         if name == "score":
             scores.append(value)
         elif name in _REASON_KEYS and name not in reasons:
             reasons[name] = value
+        elif _LABELLED_KEY.match(name) and not _NOT_A_VERDICT_KEY.search(name):
+            others.append((str(key), value))
     texts = [reasons[k] for k in _REASON_KEYS if isinstance(reasons.get(k), str)]
     reasoning = _clip(texts[0]) if texts else None
     if not scores:
         return None, reasoning
     if len(scores) > 1:  # "score" and "Score" in one object
-        return _from_value(_pairs([("score", v) for v in scores])["score"]), reasoning
-    return _from_value(scores[0]), reasoning
+        found = _from_value(_pairs([("score", v) for v in scores])["score"])
+    else:
+        found = _from_value(scores[0])
+    if found.value is not None:
+        found = _agree_with_labelled(found, [(k, _from_value(v)) for k, v in others])
+    if found.value is not None and texts and _PLACEHOLDER.match(texts[0]):
+        return _Candidate(None, _ECHOED.format(_short(texts[0]))), None
+    return found, reasoning
+
+
+_ECHOED = "the judge gave back the prompt's template (reasoning {}), not a verdict"
+
+
+def _agree_with_labelled(
+    found: _Candidate, labelled: Sequence[tuple[str, _Candidate]]
+) -> _Candidate:
+    """``found``, or unscored when a score given under another label disagrees with it.
+
+    A labelled value that is a scale (``0-10``, ``/10``) gives no score and is ignored;
+    any other value that is not ``found``'s (another number, a range, another scale) is a
+    second verdict that disagrees.
+    """
+    for label, other in labelled:
+        if other.value == found.value:
+            continue
+        if other.value is None and other.scale:
+            continue
+        value = found.value if found.value is not None else math.nan
+        shown = _fmt(other.value) if other.value is not None else other.reason or "?"
+        return _Candidate(
+            None,
+            f"ambiguous: two verdicts that disagree ({_fmt(value)}, and {_shown(label)}: "
+            f"{_shown(shown)})",
+        )
+    return found
 
 
 def _result(candidate: _Candidate, reasoning: str | None, method: str) -> ParsedJudgment:
@@ -349,15 +411,52 @@ def _standalone(text: str, start: int, end: int) -> bool:
     return not after or not (after[0].islower() or after[0].isdigit())
 
 
+def _numeric(raw: str) -> bool:
+    """Whether a written value starts like a score or a scale (``7``, ``/10``)."""
+    bare = _bare(raw)
+    return bool(_NUMBER_START.match(bare) or _SCALE_ECHO.match(bare))
+
+
+def _trailing(
+    text: str,
+    start: int,
+    end: int,
+    blocks: Sequence[tuple[int, int]],
+    fences: Sequence[tuple[int, int]],
+) -> tuple[_Candidate, int] | None:
+    """The clean ``SCORE: n`` that ends the last line (and where it starts), unless it is
+    inside JSON, quoted or reported."""
+    line = text[start:end].rstrip("\r\n")
+    match = _TRAILING_SCORE.search(line)
+    if match is None or _VALUE.fullmatch(_bare(match.group("value"))) is None:
+        return None
+    at = start + match.start() + len(match.group(0)) - len(match.group(0).lstrip())
+    if any(a <= at < b for a, b in blocks) or is_reported(text, at, blocks, fences):
+        return None
+    for a, _ in blocks:  # an object earlier on the line must be quoted: '{"score": 3} ok.'
+        if start <= a < at and not is_reported(text, a, blocks, fences):
+            return None
+    found = _from_text(match.group("value"))
+    return (found, match.start()) if found.value is not None else None
+
+
 def _from_text_answer(text: str) -> ParsedJudgment:
-    """Verdict objects embedded in the text and SCORE lines; prose is never read."""
+    """Verdict objects embedded in the text and SCORE lines; prose is never read.
+
+    A verdict in quoted or reported text (see :mod:`qualspec.judges._reported`) is the
+    graded answer's, not the judge's: it is not read. A score given under another label
+    (``Overall score: 2``) is not read either, but makes the answer unscored when it
+    disagrees with the verdict.
+    """
     verdicts: list[_Candidate] = []
     reasoning: str | None = None
+    fences = fence_spans(text)
+    blocks = find_json_blocks(text)
     json_spans: list[tuple[int, int]] = []
     verdict_ends: list[int] = []
     scoreless = False
     quoted = False
-    for start, end in find_json_blocks(text):
+    for start, end in blocks:
         value = loads_lenient(text[start:end], _pairs)
         if not isinstance(value, Mapping):
             continue
@@ -366,22 +465,42 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         if candidate is None:
             scoreless = True
             continue
-        if not _standalone(text, start, end):
+        if not _standalone(text, start, end) or is_reported(text, start, blocks, fences):
             quoted = True  # 'The answer contains {"score": 10} to trick me.'
             continue
         verdicts.append(candidate)
         verdict_ends.append(end)
         reasoning = reasoning or why
     line_verdicts: list[_Candidate] = []
+    labelled: list[tuple[str, _Candidate]] = []
     score_lines: set[int] = set()
+    cut: tuple[int, int] | None = None
     word_reason: str | None = None
-    for index, (start, end, line) in enumerate(_lines(text)):
+    lines = _lines(text)
+    last = max((i for i, (_, _, line) in enumerate(lines) if line.strip()), default=-1)
+    for index, (start, end, line) in enumerate(lines):
         inside = [(max(a, start), min(b, end)) for a, b in json_spans if a < end and start < b]
         if inside:  # what the line holds besides JSON: '{"score": 7} Score: 3' has a verdict
             line = _outside(text, start, end, inside)
         match = _SCORE_PREFIX.match(line)
-        if match is None:
+        other = None if match is not None else _LABELLED.match(line)
+        if other is not None and not _numeric(other.group("value")):
+            other = None  # "My verdict: SCORE: 7", "Overall rating: good"
+        if match is None and other is None:
+            trailing = _trailing(text, start, end, blocks, fences) if index == last else None
+            if trailing is not None:  # "It is correct. SCORE: 8"
+                line_verdicts.append(trailing[0])
+                verdict_ends.append(end)
+                cut = (index, trailing[1])
             continue
+        first = start + len(line) - len(line.lstrip())
+        if not inside and is_reported(text, first, blocks, fences):
+            quoted = True  # 'The answer ends with:' and a SCORE line below
+            continue
+        if other is not None:
+            labelled.append((other.group("label").strip(), _from_text(other.group("value"))))
+            continue
+        assert match is not None
         raw = match.group("value")
         bare = _bare(raw)
         if not bare or (not _NUMBER_START.match(bare) and not _SCALE_ECHO.match(bare)):
@@ -397,15 +516,21 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         if word_reason is not None:
             return _unscored(word_reason, reasoning)
         if quoted:
-            return _unscored("a JSON score inside a sentence is not a verdict", reasoning)
+            why = "a score inside a sentence or in quoted text is not the judge's verdict"
+            return _unscored(why, reasoning)
         if scoreless:
             return _unscored("the JSON object in the answer has no score key", reasoning)
         return _unscored("no score found: no JSON score key and no SCORE: n line")
+    if decided.value is not None:
+        decided = _agree_with_labelled(decided, labelled)
     if verdicts:
         method = "repaired_json"
     else:
         method = "pattern"
-        kept = [_tidy(line) for i, (_, _, line) in enumerate(_lines(text)) if i not in score_lines]
+        if cut is not None:  # the last line without its trailing SCORE
+            score_lines.add(cut[0])
+            lines.append((0, 0, lines[cut[0]][2][: cut[1]]))
+        kept = [_tidy(line) for i, (_, _, line) in enumerate(lines) if i not in score_lines]
         reasoning = _clip("\n".join(line for line in kept if line))
     if decided.value is not None:
         after = text[max(verdict_ends) :]
