@@ -6,7 +6,8 @@ reported text is the graded answer's, not the judge's: an answer that contains
 reported when it is:
 
 * inside double quotes (``"``, ``“ ”``) opened earlier in its paragraph;
-* in a ``>`` blockquote;
+* in a ``>`` blockquote, or between ``<<<`` and ``>>>`` (the judge prompt's delimiters of
+  the graded answer, echoed back; a block never closed runs to the end);
 * introduced by a reporting clause: the words just before it (on its line, or the last
   clause of the line before when that ends with a colon, or the line before the code fence
   it sits in) name what the answer says, contains, writes, ends with... (``The answer
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["fence_spans", "is_reported"]
+__all__ = ["data_spans", "fence_spans", "is_reported"]
 
 # Verbs that report what another text says; one is enough to make a clause a report.
 _REPORTING_VERB = re.compile(
@@ -72,6 +73,22 @@ def fence_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each closed code fence, from its opening line to its closing one."""
     marks = [m.start() for m in _FENCE_LINE.finditer(text)]
     return [(marks[i], marks[i + 1]) for i in range(0, len(marks) - 1, 2)]
+
+
+def data_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each ``<<< ... >>>`` block: the prompt's data delimiters, echoed.
+
+    The judge prompt shows the graded answer between ``<<<`` and ``>>>``; a judge that
+    echoes it echoes the answer. A block that is never closed runs to the end.
+    """
+    spans: list[tuple[int, int]] = []
+    pos = text.find("<<<")
+    while pos >= 0:
+        close = text.find(">>>", pos + 3)
+        end = len(text) if close < 0 else close + 3
+        spans.append((pos, end))
+        pos = text.find("<<<", end)
+    return spans
 
 
 def _paragraph_start(text: str, pos: int, fences: Sequence[tuple[int, int]]) -> int:
@@ -139,6 +156,8 @@ def is_reported(
         False
     """
     fences = fence_spans(text) if fences is None else fences
+    if any(a <= start < b for a, b in data_spans(text)):
+        return True
     line_start = text.rfind("\n", 0, start) + 1
     before = text[line_start:start]
     if before.lstrip().startswith(">"):
