@@ -16,6 +16,7 @@ from qualspec.spec import ProviderConfig, load_evaluation
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
+JUDGE: Any = "fake/judge"  # a model address is read as the judge's config
 RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.02)
 
 
@@ -51,7 +52,7 @@ def _run(tmp_path: Path, store: Store, url: str):  # type: ignore[no-untyped-def
         name="empty-judge",
         candidates=[Candidate(name="c", model="fake/model-a")],
         scenarios=[Scenario(name="s", prompt="What is 2 + 2?", criteria=["is correct"])],
-        judge="fake/judge",
+        judge=JUDGE,
         providers={"fake": ProviderConfig(type="openai", base_url=url, api_key_env="FAKE_KEY")},
     )
     suite = load_evaluation(evaluation, tmp_path)
@@ -59,9 +60,7 @@ def _run(tmp_path: Path, store: Store, url: str):  # type: ignore[no-untyped-def
         suite,
         expand(suite),
         store=store,
-        options=ExecuteOptions(
-            retry=RETRY, use_cache=False, max_concurrency=1, calibrate=False
-        ),
+        options=ExecuteOptions(retry=RETRY, use_cache=False, max_concurrency=1, calibrate=False),
         argv=[],
         prices_path=None,
     )

@@ -44,8 +44,10 @@ def test_perturbed_real_outputs_never_invent_or_misread(seed: int) -> None:
     print(f"\nperturbed real outputs, seed {seed}: {len(cases)} outputs")
     for label in CLASSES:
         c = report.classes[label]
-        print(f"  {label:<12} n={c.n:>4} correct={c.correct:>4} invented={c.invented} "
-              f"wrong={c.wrong} missed={c.missed}")
+        print(
+            f"  {label:<12} n={c.n:>4} correct={c.correct:>4} invented={c.invented} "
+            f"wrong={c.wrong} missed={c.missed}"
+        )
         assert c.n >= 150, label
         assert c.invented == 0, shown
         assert c.wrong == 0, shown

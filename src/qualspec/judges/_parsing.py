@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualspec.judges._reported import fence_spans, is_reported
 from qualspec.judges._repair import (
     FAILED,
     close_truncated,
@@ -33,8 +32,9 @@ from qualspec.judges._repair import (
     loads_lenient,
     loads_strict,
 )
+from qualspec.judges._reported import fence_spans, is_reported
 
-__all__ = ["MAX_REASONING_CHARS", "ParsedJudgment", "parse_judgment"]
+__all__ = ["MAX_REASONING_CHARS", "ParsedJudgment", "is_placeholder", "parse_judgment"]
 
 MAX_REASONING_CHARS = 1000
 _REASON_KEYS = ("reasoning", "explanation", "reason", "rationale", "justification")
@@ -293,9 +293,19 @@ def _verdict(obj: Mapping[Any, Any]) -> tuple[_Candidate | None, str | None]:
         found = _from_value(scores[0])
     if found.value is not None:
         found = _agree_with_labelled(found, [(k, _from_value(v)) for k, v in others])
-    if found.value is not None and texts and _PLACEHOLDER.match(texts[0]):
+    if found.value is not None and texts and is_placeholder(texts[0]):
         return _Candidate(None, _ECHOED.format(_short(texts[0]))), None
     return found, reasoning
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether a reasoning is only a template placeholder (``<why, in one sentence>``).
+
+    Example:
+        >>> is_placeholder("<why, briefly>"), is_placeholder("It is correct.")
+        (True, False)
+    """
+    return _PLACEHOLDER.match(text) is not None
 
 
 _ECHOED = "the judge gave back the prompt's template (reasoning {}), not a verdict"
