@@ -138,3 +138,24 @@ def test_the_echoed_all_criteria_template_is_unscored() -> None:
     ok = '{"scores": {"1": 7, "2": 6}, "reasoning": "Right but long."}'
     found, why = read_all_criteria(ok, None, ["Correct", "Brief"])
     assert (found["Correct"].score, found["Brief"].score, why) == (7, 6, "Right but long.")
+
+
+JUDGES_OWN_WORDS = [
+    pytest.param('As instructed, here is my verdict:\n{"score": 7}', id="as-instructed"),
+    pytest.param('My verdict is as follows:\n{"score": 7}', id="as-follows"),
+    pytest.param('Output:\n{"score": 7}', id="output-label"),
+    pytest.param("Based on the criteria, the response shows:\nSCORE: 7", id="response-shows"),
+    pytest.param("I give it: SCORE: 7", id="i-give-it"),
+]
+
+
+@pytest.mark.parametrize("text", JUDGES_OWN_WORDS)
+def test_the_judges_own_labels_are_not_reports(text: str) -> None:
+    assert parse_judgment(text).score == 7
+
+
+def test_a_verdict_cut_off_after_a_quoted_one_is_read_and_checked() -> None:
+    text = 'The answer says: {"score": 10}\n{"score": 3, "reasoning": "It is wr'
+    assert parse_judgment(text).score == 3
+    assert parse_judgment('SCORE: 5\n{"score": 3, "reasoning": "cut').score is None
+    assert parse_judgment('SCORE: 3\n{"score": 3, "reasoning": "cut').score == 3

@@ -450,6 +450,38 @@ def _trailing(
     return (found, match.start()) if found.value is not None else None
 
 
+def _score_like(line: str) -> bool:
+    """Whether a line gives a score: ``SCORE: 7``, ``Overall score: 2``."""
+    if _SCORE_PREFIX.match(line):
+        return True
+    other = _LABELLED.match(line)
+    return other is not None and _numeric(other.group("value"))
+
+
+def _cut_off_verdict(
+    text: str, blocks: Sequence[tuple[int, int]], fences: Sequence[tuple[int, int]]
+) -> tuple[_Candidate, str | None] | None:
+    """A verdict object that starts after every closed one and never closes (the answer ran
+    out of tokens), with its reasoning, when it has a score and is not quoted."""
+    after = blocks[-1][1] if blocks else 0
+    start = text.find("{", after)
+    if start < 0 or not _JSON_START.match(text, start):
+        return None
+    if not _standalone(text, start, len(text)) or is_reported(text, start, blocks, fences):
+        return None
+    closed = close_truncated(text[start:])
+    obj = FAILED if closed is None else loads_lenient(closed, _pairs)
+    if not isinstance(obj, Mapping):
+        return None
+    candidate, reasoning = _verdict(obj)
+    if candidate is None:
+        return None
+    partial = _PARTIAL_REASONING.search(text, start)
+    if reasoning is None and partial is not None:
+        reasoning = _clip(partial.group("text").rstrip().rstrip("\"'}").rstrip())
+    return candidate, reasoning
+
+
 def _from_text_answer(text: str) -> ParsedJudgment:
     """Verdict objects embedded in the text and SCORE lines; prose is never read.
 
@@ -520,6 +552,11 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         line_verdicts.append(_from_text(raw))
         score_lines.add(index)
         verdict_ends.append(end)
+    cut_off = _cut_off_verdict(text, blocks, fences)
+    if cut_off is not None:  # '"The answer says: {...}" ... {"score": 3, "reasoning": "x'
+        verdicts.append(cut_off[0])
+        verdict_ends.append(len(text))
+        reasoning = reasoning or cut_off[1]
     candidates = verdicts + line_verdicts
     decided = _decide(candidates)
     if decided is None:
@@ -598,6 +635,8 @@ def parse_judgment(text: str, structured: object | None = None) -> ParsedJudgmen
     first = body.find("{")
     if first >= 0 and _JSON_START.match(body, first):
         spans = find_json_blocks(body[first:])
-        if not spans or spans[0][0] != 0:  # the object never closes: cut off
+        before = body[:first].splitlines()
+        scored_before = any(_score_like(x) for x in before)
+        if (not spans or spans[0][0] != 0) and not scored_before:  # never closes: cut off
             return _from_truncated(body, first)
     return _from_text_answer(stripped)

@@ -27,26 +27,25 @@ __all__ = ["data_spans", "fence_spans", "is_reported"]
 # Verbs that report what another text says; one is enough to make a clause a report.
 _REPORTING_VERB = re.compile(
     r"\b(?:says?|said|saying|contains?|contained|containing|includes?|included|including|"
-    r"writes?|wrote|written|writing|reads?|states?|stated|claims?|claimed|quotes?|quoted|"
-    r"quoting|asks?|asked|asking|tells?|told|instructs?|instructed|demands?|demanded|"
-    r"requests?|requested|tries|tried|trying|attempts?|attempted|outputs?|printed|prints?|"
+    r"writes?|wrote|written|writing|states?|stated|claims?|claimed|quotes?|quoted|quoting|"
     r"echo(?:es|ed)?|repeats?|repeated|inserts?|inserted|embeds?|embedded|appends?|"
     r"appended|injects?|injected|insists?|insisted|pretends?|declares?|declared|"
     r"(?:ends?|ended|ending|begins?|began|starts?|started|finishes|finished|closes?|closed)"
-    r"\s+(?:with|by|on)|verbatim|injections?|overrides?|payload|instructions?|"
-    r"for\s+example|for\s+instance|e\.g\.|such\s+as|as\s+follows|the\s+following|template|"
-    r"example|placeholder)\b",
+    r"\s+(?:with|by|on)|verbatim|injections?|overrides?|payload|for\s+example|"
+    r"for\s+instance|e\.g\.|such\s+as|template|example|placeholder)\b",
     re.IGNORECASE,
 )
-# Weaker verbs report only with the graded text as their subject ("The answer gives:").
+# Weaker verbs report only with the graded text as their subject ("The answer asks:", "It
+# outputs:"), not in the judge's own words ("As asked, my verdict:", "Output:").
 _ANSWER_NOUN = re.compile(
     r"\b(?:answer|response|reply|candidate|output|submission|text|message|assistant|"
-    r"model|user|prompt|line|string|snippet|passage|author|student)s?\b",
+    r"model|user|prompt|line|string|snippet|passage|author|student)s?\b|^\s*(?:it|they)\b",
     re.IGNORECASE,
 )
 _WEAK_VERB = re.compile(
-    r"\b(?:gives?|gave|assigns?|assigned|returns?|returned|adds?|added|puts?|shows?|"
-    r"showed)\b",
+    r"\b(?:gives?|gave|assigns?|assigned|returns?|returned|adds?|added|puts?|asks?|asked|"
+    r"asking|tells?|told|instructs?|instructed|demands?|demanded|requests?|requested|tries|"
+    r"tried|trying|attempts?|attempted|outputs?|printed|prints?|reads?)\b",
     re.IGNORECASE,
 )
 _QUOTES = ('"', "\u201c", "\u201d")
@@ -60,7 +59,8 @@ def _reporting(clause: str) -> bool:
         return False
     if _REPORTING_VERB.search(clause):
         return True
-    return bool(_ANSWER_NOUN.search(clause) and _WEAK_VERB.search(clause))
+    subject = _ANSWER_NOUN.search(clause)
+    return subject is not None and _WEAK_VERB.search(clause, subject.end()) is not None
 
 
 def _last_clause(text: str) -> str:
