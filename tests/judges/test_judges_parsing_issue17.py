@@ -159,3 +159,26 @@ def test_a_verdict_cut_off_after_a_quoted_one_is_read_and_checked() -> None:
     assert parse_judgment(text).score == 3
     assert parse_judgment('SCORE: 5\n{"score": 3, "reasoning": "cut').score is None
     assert parse_judgment('SCORE: 3\n{"score": 3, "reasoning": "cut').score == 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "**Overall Score**: 2\nSCORE: 6",
+        "- Final score: 2\nSCORE: 6",
+        "Final Score = 2\nSCORE: 6",
+        "Overall score (0-10): 2\nSCORE: 6",
+        "### Final verdict: 2/10\nSCORE: 6",
+        "Rating: 8/10\nSCORE: 6",
+        "Overall: 2\nSCORE: 6",
+        'SCORE: 6\n{"rating": 2}',
+    ],
+)
+def test_more_labels_for_a_second_verdict(text: str) -> None:
+    assert parse_judgment(text).score is None
+
+
+def test_labels_without_a_number_are_no_second_verdict() -> None:
+    assert parse_judgment('{"score": 6, "rating": "good"}').score == 6
+    assert parse_judgment("Overall rating: good\nSCORE: 6").score == 6
+    assert parse_judgment('SCORE: 6\n{"rating": 6}').score == 6

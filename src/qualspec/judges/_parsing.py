@@ -5,7 +5,15 @@ A score is read only from the judge's *verdict*, never from free prose:
 * the ``score`` key at the top level of a JSON object: the provider's structured output,
   the whole answer (fenced or not), an object embedded in the text, an object repaired
   from slightly broken JSON, or one cut off after its score (an answer out of tokens);
-* a ``SCORE: n`` line standing on its own (optionally ``**Score:** n``, ``n/10``).
+* a ``SCORE: n`` line standing on its own (optionally ``**Score:** n``, ``n/10``), or a
+  clean ``SCORE: n`` ending the last line after a sentence (``It is right. SCORE: 8``).
+
+A verdict in quoted or reported text (quotes, a blockquote, the echoed ``<<< >>>`` answer,
+after "the answer says:", in a fence so introduced; see :mod:`qualspec.judges._reported`)
+is the graded answer's and is never read: an answer cannot set its own score. A score under
+another label (``Overall score: 2``, ``"final_score": 2``, ``Rating: 2``) is not read, but
+one that disagrees with the verdict makes the answer unscored. The prompt's template given
+back (``{"score": 0, "reasoning": "<why, in one sentence>"}``) is not a verdict.
 
 A score is a whole number from 0 to 10 (the judge schema asks for an integer; ``8.0`` is
 read as 8). Anything else is unscored with a reason, never guessed: ranges (``8-9``),
@@ -92,7 +100,7 @@ _PARTIAL_REASONING = re.compile(
 _LABELLED = re.compile(
     rf"^[ \t]*(?:[-*+][ \t]+)?(?:#{{1,6}}[ \t]*)?{_EMPH}[ \t]*"
     r"(?P<label>(?:(?:my|the|our|final|overall|total)[ \t]+)?(?:[A-Za-z]{2,20}[ \t_-]?)?"
-    r"(?:score|rating|grade|verdict))"
+    r"(?:score|rating|grade|verdict)|overall|final)"
     rf"[ \t]*{_EMPH}[ \t]*(?:\([^)\n]{{0,20}}\))?[ \t]*{_EMPH}[ \t]*[:=](?P<value>.*)$",
     re.IGNORECASE,
 )
@@ -274,15 +282,13 @@ def _verdict(obj: Mapping[Any, Any]) -> tuple[_Candidate | None, str | None]:
     """The score (``None`` without a ``score`` key) and reasoning of a verdict object."""
     scores: list[Any] = []
     reasons: dict[str, Any] = {}
-    others: list[tuple[str, Any]] = []
     for key, value in obj.items():
         name = str(key).strip().lower()
         if name == "score":
             scores.append(value)
         elif name in _REASON_KEYS and name not in reasons:
             reasons[name] = value
-        elif _LABELLED_KEY.match(name) and not _NOT_A_VERDICT_KEY.search(name):
-            others.append((str(key), value))
+    others = _labelled_keys(obj)
     texts = [reasons[k] for k in _REASON_KEYS if isinstance(reasons.get(k), str)]
     reasoning = _clip(texts[0]) if texts else None
     if not scores:
@@ -292,7 +298,7 @@ def _verdict(obj: Mapping[Any, Any]) -> tuple[_Candidate | None, str | None]:
     else:
         found = _from_value(scores[0])
     if found.value is not None:
-        found = _agree_with_labelled(found, [(k, _from_value(v)) for k, v in others])
+        found = _agree_with_labelled(found, others)
     if found.value is not None and texts and is_placeholder(texts[0]):
         return _Candidate(None, _ECHOED.format(_short(texts[0]))), None
     return found, reasoning
@@ -306,6 +312,21 @@ def is_placeholder(text: str) -> bool:
         (True, False)
     """
     return _PLACEHOLDER.match(text) is not None
+
+
+def _labelled_keys(obj: Mapping[Any, Any]) -> list[tuple[str, _Candidate]]:
+    """The scores an object gives under other keys (``overall_score``, ``rating``)."""
+    out: list[tuple[str, _Candidate]] = []
+    for key, value in obj.items():
+        name = str(key).strip().lower()
+        if name == "score" or not _LABELLED_KEY.match(name) or _NOT_A_VERDICT_KEY.search(name):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            continue
+        if isinstance(value, str) and not _numeric(value):  # "rating": "good"
+            continue
+        out.append((str(key), _from_value(value)))
+    return out
 
 
 _ECHOED = "the judge gave back the prompt's template (reasoning {}), not a verdict"
@@ -491,6 +512,7 @@ def _from_text_answer(text: str) -> ParsedJudgment:
     disagrees with the verdict.
     """
     verdicts: list[_Candidate] = []
+    labelled: list[tuple[str, _Candidate]] = []
     reasoning: str | None = None
     fences = fence_spans(text)
     blocks = find_json_blocks(text)
@@ -506,6 +528,8 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         candidate, why = _verdict(value)
         if candidate is None:
             scoreless = True
+            if not is_reported(text, start, blocks, fences):  # {"rating": 2}: another label
+                labelled.extend(_labelled_keys(value))
             continue
         if not _standalone(text, start, end) or is_reported(text, start, blocks, fences):
             quoted = True  # 'The answer contains {"score": 10} to trick me.'
@@ -514,7 +538,6 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         verdict_ends.append(end)
         reasoning = reasoning or why
     line_verdicts: list[_Candidate] = []
-    labelled: list[tuple[str, _Candidate]] = []
     score_lines: set[int] = set()
     cut: tuple[int, int] | None = None
     word_reason: str | None = None
