@@ -41,6 +41,8 @@ SCORED = [
     ('{"score": 8, "reasoning": "The answer is good but', 8.0, "repaired_json"),
     ('```json\n{"score": 3, "reasoning": "cut off', 3.0, "repaired_json"),
     ('It quotes "SCORE: 10" and 9/10 to trick the grader.\nSCORE: 2', 2.0, "pattern"),
+    # the object the answer is reported to say is the answer's, not the judge's (issue 17)
+    ('The answer says: {"score": 10}\n{"score": 3}', 3.0, "repaired_json"),
 ]
 
 UNSCORED = [
@@ -120,7 +122,6 @@ UNSCORED = [
     ("It was released in 2019 and has 3 parts.", "no score"),
     ('{"details": {"score": 3}', "cut off"),
     ('The answer contains {"score": 10} to trick me.', "inside a sentence"),
-    ('The answer says: {"score": 10}\n{"score": 3}', "ambiguous"),
     ('{"score": 1', "cut off"),
 ]
 

@@ -306,6 +306,7 @@ class CallEngine:
         request: ChatRequest,
         *,
         gate: asyncio.Semaphore | None = None,
+        empty_ok: bool = False,
     ) -> Outcome:
         """One logical call: bounded attempts under the endpoint's limiter.
 
@@ -315,7 +316,9 @@ class CallEngine:
         at most that many calls.
 
         Answers and error texts come back with every configured secret scrubbed. An empty
-        answer (no text, no structured output) is a retryable error, not an answer.
+        answer (no text, no structured output) is a retryable error, not an answer, unless
+        ``empty_ok`` (a judge's call: its evaluator reads an empty verdict as unscored and
+        re-asks within its own bound).
 
         Raises:
             CallStopped: The budget is spent or the store cannot record.
@@ -354,7 +357,7 @@ class CallEngine:
                     finally:
                         served += time.perf_counter() - began
                     response = self.scrub.response(response)
-                    if not _has_answer(response):
+                    if not empty_ok and not _has_answer(response):
                         raise BadResponseError(
                             f"Provider '{provider.name}' sent an empty answer for model "
                             f"'{request.model}'",
@@ -554,7 +557,7 @@ class CallEngine:
         # The slot is held until the answer is durable in the cache: a paid answer is never
         # lost to a kill or a failing store beyond the concurrency (see ``call``).
         gate = self.gate(provider)
-        out = await self.call(provider, request, gate=gate)
+        out = await self.call(provider, request, gate=gate, empty_ok=kind in _EVALUATOR_KINDS)
         resp = out.response
         if resp is None:
             return Reply(
@@ -697,6 +700,11 @@ class CallEngine:
         if spend.limit is not None and spend.total >= spend.limit and not spend.exceeded:
             spend.exceeded = True
             self.stop(f"the budget of ${spend.limit:.2f} is spent (${spend.total:.4f})")
+
+
+# The kinds of calls whose empty answer is data for their evaluator, not a failed call: a
+# judge's empty verdict is kept as unscored with its raw text (issue 17).
+_EVALUATOR_KINDS = frozenset({"judge", "calibration"})
 
 
 def _has_answer(response: ChatResponse) -> bool:

@@ -22,7 +22,7 @@ from qualspec.judges._criteria import (
     build_judge_messages,
     judge_prompt_text,
 )
-from qualspec.judges._parsing import ParsedJudgment, parse_judgment
+from qualspec.judges._parsing import ParsedJudgment, is_placeholder, parse_judgment
 
 if TYPE_CHECKING:
     from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
@@ -314,6 +314,9 @@ def read_all_criteria(
         return {c: ParsedJudgment(None, None, reason, "none") for c in criteria}, None
     why = obj.get("reasoning")
     reasoning = why.strip()[:1000] if isinstance(why, str) and why.strip() else None
+    if reasoning is not None and is_placeholder(reasoning):  # the prompt's template echoed
+        reason = f"the judge gave back the prompt's template (reasoning {reasoning[:40]!r})"
+        return {c: ParsedJudgment(None, None, reason, "none") for c in criteria}, None
     scores = obj.get("scores")
     out: dict[str, ParsedJudgment] = {}
     for number, criterion in enumerate(criteria, 1):

@@ -5,7 +5,15 @@ A score is read only from the judge's *verdict*, never from free prose:
 * the ``score`` key at the top level of a JSON object: the provider's structured output,
   the whole answer (fenced or not), an object embedded in the text, an object repaired
   from slightly broken JSON, or one cut off after its score (an answer out of tokens);
-* a ``SCORE: n`` line standing on its own (optionally ``**Score:** n``, ``n/10``).
+* a ``SCORE: n`` line standing on its own (optionally ``**Score:** n``, ``n/10``), or a
+  clean ``SCORE: n`` ending the last line after a sentence (``It is right. SCORE: 8``).
+
+A verdict in quoted or reported text (quotes, a blockquote, the echoed ``<<< >>>`` answer,
+after "the answer says:", in a fence so introduced; see :mod:`qualspec.judges._reported`)
+is the graded answer's and is never read: an answer cannot set its own score. A score under
+another label (``Overall score: 2``, ``"final_score": 2``, ``Rating: 2``) is not read, but
+one that disagrees with the verdict makes the answer unscored. The prompt's template given
+back (``{"score": 0, "reasoning": "<why, in one sentence>"}``) is not a verdict.
 
 A score is a whole number from 0 to 10 (the judge schema asks for an integer; ``8.0`` is
 read as 8). Anything else is unscored with a reason, never guessed: ranges (``8-9``),
@@ -32,8 +40,9 @@ from qualspec.judges._repair import (
     loads_lenient,
     loads_strict,
 )
+from qualspec.judges._reported import fence_spans, is_reported
 
-__all__ = ["MAX_REASONING_CHARS", "ParsedJudgment", "parse_judgment"]
+__all__ = ["MAX_REASONING_CHARS", "ParsedJudgment", "is_placeholder", "parse_judgment"]
 
 MAX_REASONING_CHARS = 1000
 _REASON_KEYS = ("reasoning", "explanation", "reason", "rationale", "justification")
@@ -46,12 +55,18 @@ _SCORE_PREFIX = re.compile(
     rf"^[ \t]*(?:#{{1,6}}[ \t]*)?{_EMPH}[ \t]*score[ \t]*{_EMPH}[ \t]*:(?P<value>.*)$",
     re.IGNORECASE,
 )
+# A SCORE verdict at the end of the answer's last line, after a sentence or a label
+# ("It is correct. SCORE: 8", "Judged on its merits: SCORE: 0"): read only as a clean number.
+_TRAILING_SCORE = re.compile(
+    rf"(?<=[.!?:])[ \t]+{_EMPH}[ \t]*score[ \t]*{_EMPH}[ \t]*:(?P<value>[^:]*)$", re.IGNORECASE
+)
 # The value of a SCORE line (emphasis and a final period already stripped).
 _VALUE = re.compile(
     rf"(?P<num>{_NUM}|{_NONFINITE})(?:\s*(?:/|\bout\s+of\b)\s*(?P<den>{_NUM}))?",
     re.IGNORECASE,
 )
 _RANGE = re.compile(rf"{_NUM}\s*(?:-|–|—|\.\.|\bto\b)\s*{_NUM}", re.IGNORECASE)
+_SCALE_RANGE = re.compile(r"\(?\s*[01]\s*(?:-|–|—|\.\.|to)\s*10\s*\)?", re.IGNORECASE)
 _ALTERNATIVE = re.compile(rf"{_NUM}\s*(?:\bor\b|\band\b|\|)\s*{_NUM}", re.IGNORECASE)
 _DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+(?:\s*/\s*\d+)?")
 _PERCENT = re.compile(rf"{_NUM}\s*(?:%|percent\b)", re.IGNORECASE)
@@ -79,6 +94,23 @@ _PARTIAL_REASONING = re.compile(
     r"[\"'](?:reasoning|explanation|reason|rationale|justification)[\"']\s*:\s*[\"'](?P<text>.+)",
     re.IGNORECASE | re.DOTALL,
 )
+# A line that gives a score under another label ("Overall score: 2", "**Final rating:** 9",
+# "Grade (0-10): 7"). Alone it is not read (the judge was asked for SCORE), but beside a
+# verdict it must agree with it: two verdicts that disagree are unscored, whatever labels.
+_LABELLED = re.compile(
+    rf"^[ \t]*(?:[-*+][ \t]+)?(?:#{{1,6}}[ \t]*)?{_EMPH}[ \t]*"
+    r"(?P<label>(?:(?:my|the|our|final|overall|total)[ \t]+)?(?:[A-Za-z]{2,20}[ \t_-]?)?"
+    r"(?:score|rating|grade|verdict)|overall|final)"
+    rf"[ \t]*{_EMPH}[ \t]*(?:\([^)\n]{{0,20}}\))?[ \t]*{_EMPH}[ \t]*[:=](?P<value>.*)$",
+    re.IGNORECASE,
+)
+# A top-level JSON key that gives a score under another name ("overall_score", "rating").
+_LABELLED_KEY = re.compile(r"^[a-z ]*[ _-]?(?:score|rating|grade)$", re.IGNORECASE)
+_NOT_A_VERDICT_KEY = re.compile(
+    r"max|min|scale|threshold|pass|target|possible|out_of|range|confidence", re.IGNORECASE
+)
+# The prompt's own placeholder given back as the reasoning ("<why, in one sentence>", "...").
+_PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,80}>|\.{2,}|…|\[[^\[\]]{0,80}\])\s*$")
 _EDGE_NOISE = " \t\r\n*_#`,;:.-=\"'{}[]()>"
 _TRAILING_NOISE = " \t\r\n*_#`,;:-=\"'{}[]("
 
@@ -107,6 +139,7 @@ class ParsedJudgment:
 class _Candidate:
     value: float | None
     reason: str | None = None
+    scale: bool = False  # the value names a scale ("0-10", "/10"), not a score
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +217,14 @@ def _from_text(raw: str) -> _Candidate:
     if _DECIMAL_COMMA.match(text):
         return _Candidate(None, f"score {shown} has a decimal comma; not read as a number")
     if _RANGE.match(text):
-        return _Candidate(None, f"score {shown} is a range or a scale, not one score")
+        scale = _SCALE_RANGE.fullmatch(text) is not None
+        return _Candidate(None, f"score {shown} is a range or a scale, not one score", scale)
     if _ALTERNATIVE.match(text):
         return _Candidate(None, f"score {shown} gives alternatives, not one score")
     if _PERCENT.match(text):
         return _Candidate(None, f"score {shown} is a percentage, not a 0-10 score")
     if _SCALE_ECHO.match(text):
-        return _Candidate(None, f"score {shown} names a scale but no score")
+        return _Candidate(None, f"score {shown} names a scale but no score", True)
     if _NUMBER_START.match(text):
         return _Candidate(None, f"score {shown} has more than a number on its line")
     return _Candidate(None, f"score is not a number: {shown}")
@@ -254,13 +288,72 @@ def _verdict(obj: Mapping[Any, Any]) -> tuple[_Candidate | None, str | None]:
             scores.append(value)
         elif name in _REASON_KEYS and name not in reasons:
             reasons[name] = value
+    others = _labelled_keys(obj)
     texts = [reasons[k] for k in _REASON_KEYS if isinstance(reasons.get(k), str)]
     reasoning = _clip(texts[0]) if texts else None
     if not scores:
         return None, reasoning
     if len(scores) > 1:  # "score" and "Score" in one object
-        return _from_value(_pairs([("score", v) for v in scores])["score"]), reasoning
-    return _from_value(scores[0]), reasoning
+        found = _from_value(_pairs([("score", v) for v in scores])["score"])
+    else:
+        found = _from_value(scores[0])
+    if found.value is not None:
+        found = _agree_with_labelled(found, others)
+    if found.value is not None and texts and is_placeholder(texts[0]):
+        return _Candidate(None, _ECHOED.format(_short(texts[0]))), None
+    return found, reasoning
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether a reasoning is only a template placeholder (``<why, in one sentence>``).
+
+    Example:
+        >>> is_placeholder("<why, briefly>"), is_placeholder("It is correct.")
+        (True, False)
+    """
+    return _PLACEHOLDER.match(text) is not None
+
+
+def _labelled_keys(obj: Mapping[Any, Any]) -> list[tuple[str, _Candidate]]:
+    """The scores an object gives under other keys (``overall_score``, ``rating``)."""
+    out: list[tuple[str, _Candidate]] = []
+    for key, value in obj.items():
+        name = str(key).strip().lower()
+        if name == "score" or not _LABELLED_KEY.match(name) or _NOT_A_VERDICT_KEY.search(name):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            continue
+        if isinstance(value, str) and not _numeric(value):  # "rating": "good"
+            continue
+        out.append((str(key), _from_value(value)))
+    return out
+
+
+_ECHOED = "the judge gave back the prompt's template (reasoning {}), not a verdict"
+
+
+def _agree_with_labelled(
+    found: _Candidate, labelled: Sequence[tuple[str, _Candidate]]
+) -> _Candidate:
+    """``found``, or unscored when a score given under another label disagrees with it.
+
+    A labelled value that is a scale (``0-10``, ``/10``) gives no score and is ignored;
+    any other value that is not ``found``'s (another number, a range, another scale) is a
+    second verdict that disagrees.
+    """
+    for label, other in labelled:
+        if other.value == found.value:
+            continue
+        if other.value is None and other.scale:
+            continue
+        value = found.value if found.value is not None else math.nan
+        shown = _fmt(other.value) if other.value is not None else other.reason or "?"
+        return _Candidate(
+            None,
+            f"ambiguous: two verdicts that disagree ({_fmt(value)}, and {_shown(label)}: "
+            f"{_shown(shown)})",
+        )
+    return found
 
 
 def _result(candidate: _Candidate, reasoning: str | None, method: str) -> ParsedJudgment:
@@ -349,15 +442,85 @@ def _standalone(text: str, start: int, end: int) -> bool:
     return not after or not (after[0].islower() or after[0].isdigit())
 
 
+def _numeric(raw: str) -> bool:
+    """Whether a written value starts like a score or a scale (``7``, ``/10``)."""
+    bare = _bare(raw)
+    return bool(_NUMBER_START.match(bare) or _SCALE_ECHO.match(bare))
+
+
+def _trailing(
+    text: str,
+    start: int,
+    end: int,
+    blocks: Sequence[tuple[int, int]],
+    fences: Sequence[tuple[int, int]],
+) -> tuple[_Candidate, int] | None:
+    """The clean ``SCORE: n`` that ends the last line (and where it starts), unless it is
+    inside JSON, quoted or reported."""
+    line = text[start:end].rstrip("\r\n")
+    match = _TRAILING_SCORE.search(line)
+    if match is None or _VALUE.fullmatch(_bare(match.group("value"))) is None:
+        return None
+    at = start + match.start() + len(match.group(0)) - len(match.group(0).lstrip())
+    if any(a <= at < b for a, b in blocks) or is_reported(text, at, blocks, fences):
+        return None
+    for a, _ in blocks:  # an object earlier on the line must be quoted: '{"score": 3} ok.'
+        if start <= a < at and not is_reported(text, a, blocks, fences):
+            return None
+    found = _from_text(match.group("value"))
+    return (found, match.start()) if found.value is not None else None
+
+
+def _score_like(line: str) -> bool:
+    """Whether a line gives a score: ``SCORE: 7``, ``Overall score: 2``."""
+    if _SCORE_PREFIX.match(line):
+        return True
+    other = _LABELLED.match(line)
+    return other is not None and _numeric(other.group("value"))
+
+
+def _cut_off_verdict(
+    text: str, blocks: Sequence[tuple[int, int]], fences: Sequence[tuple[int, int]]
+) -> tuple[_Candidate, str | None] | None:
+    """A verdict object that starts after every closed one and never closes (the answer ran
+    out of tokens), with its reasoning, when it has a score and is not quoted."""
+    after = blocks[-1][1] if blocks else 0
+    start = text.find("{", after)
+    if start < 0 or not _JSON_START.match(text, start):
+        return None
+    if not _standalone(text, start, len(text)) or is_reported(text, start, blocks, fences):
+        return None
+    closed = close_truncated(text[start:])
+    obj = FAILED if closed is None else loads_lenient(closed, _pairs)
+    if not isinstance(obj, Mapping):
+        return None
+    candidate, reasoning = _verdict(obj)
+    if candidate is None:
+        return None
+    partial = _PARTIAL_REASONING.search(text, start)
+    if reasoning is None and partial is not None:
+        reasoning = _clip(partial.group("text").rstrip().rstrip("\"'}").rstrip())
+    return candidate, reasoning
+
+
 def _from_text_answer(text: str) -> ParsedJudgment:
-    """Verdict objects embedded in the text and SCORE lines; prose is never read."""
+    """Verdict objects embedded in the text and SCORE lines; prose is never read.
+
+    A verdict in quoted or reported text (see :mod:`qualspec.judges._reported`) is the
+    graded answer's, not the judge's: it is not read. A score given under another label
+    (``Overall score: 2``) is not read either, but makes the answer unscored when it
+    disagrees with the verdict.
+    """
     verdicts: list[_Candidate] = []
+    labelled: list[tuple[str, _Candidate]] = []
     reasoning: str | None = None
+    fences = fence_spans(text)
+    blocks = find_json_blocks(text)
     json_spans: list[tuple[int, int]] = []
     verdict_ends: list[int] = []
     scoreless = False
     quoted = False
-    for start, end in find_json_blocks(text):
+    for start, end in blocks:
         value = loads_lenient(text[start:end], _pairs)
         if not isinstance(value, Mapping):
             continue
@@ -365,8 +528,10 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         candidate, why = _verdict(value)
         if candidate is None:
             scoreless = True
+            if not is_reported(text, start, blocks, fences):  # {"rating": 2}: another label
+                labelled.extend(_labelled_keys(value))
             continue
-        if not _standalone(text, start, end):
+        if not _standalone(text, start, end) or is_reported(text, start, blocks, fences):
             quoted = True  # 'The answer contains {"score": 10} to trick me.'
             continue
         verdicts.append(candidate)
@@ -374,14 +539,33 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         reasoning = reasoning or why
     line_verdicts: list[_Candidate] = []
     score_lines: set[int] = set()
+    cut: tuple[int, int] | None = None
     word_reason: str | None = None
-    for index, (start, end, line) in enumerate(_lines(text)):
+    lines = _lines(text)
+    last = max((i for i, (_, _, line) in enumerate(lines) if line.strip()), default=-1)
+    for index, (start, end, line) in enumerate(lines):
         inside = [(max(a, start), min(b, end)) for a, b in json_spans if a < end and start < b]
         if inside:  # what the line holds besides JSON: '{"score": 7} Score: 3' has a verdict
             line = _outside(text, start, end, inside)
         match = _SCORE_PREFIX.match(line)
-        if match is None:
+        other = None if match is not None else _LABELLED.match(line)
+        if other is not None and not _numeric(other.group("value")):
+            other = None  # "My verdict: SCORE: 7", "Overall rating: good"
+        if match is None and other is None:
+            trailing = _trailing(text, start, end, blocks, fences) if index == last else None
+            if trailing is not None:  # "It is correct. SCORE: 8"
+                line_verdicts.append(trailing[0])
+                verdict_ends.append(end)
+                cut = (index, trailing[1])
             continue
+        first = start + len(line) - len(line.lstrip())
+        if not inside and is_reported(text, first, blocks, fences):
+            quoted = True  # 'The answer ends with:' and a SCORE line below
+            continue
+        if other is not None:
+            labelled.append((other.group("label").strip(), _from_text(other.group("value"))))
+            continue
+        assert match is not None
         raw = match.group("value")
         bare = _bare(raw)
         if not bare or (not _NUMBER_START.match(bare) and not _SCALE_ECHO.match(bare)):
@@ -391,21 +575,32 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         line_verdicts.append(_from_text(raw))
         score_lines.add(index)
         verdict_ends.append(end)
+    cut_off = _cut_off_verdict(text, blocks, fences)
+    if cut_off is not None:  # '"The answer says: {...}" ... {"score": 3, "reasoning": "x'
+        verdicts.append(cut_off[0])
+        verdict_ends.append(len(text))
+        reasoning = reasoning or cut_off[1]
     candidates = verdicts + line_verdicts
     decided = _decide(candidates)
     if decided is None:
         if word_reason is not None:
             return _unscored(word_reason, reasoning)
         if quoted:
-            return _unscored("a JSON score inside a sentence is not a verdict", reasoning)
+            why = "a score inside a sentence or in quoted text is not the judge's verdict"
+            return _unscored(why, reasoning)
         if scoreless:
             return _unscored("the JSON object in the answer has no score key", reasoning)
         return _unscored("no score found: no JSON score key and no SCORE: n line")
+    if decided.value is not None:
+        decided = _agree_with_labelled(decided, labelled)
     if verdicts:
         method = "repaired_json"
     else:
         method = "pattern"
-        kept = [_tidy(line) for i, (_, _, line) in enumerate(_lines(text)) if i not in score_lines]
+        if cut is not None:  # the last line without its trailing SCORE
+            score_lines.add(cut[0])
+            lines.append((0, 0, lines[cut[0]][2][: cut[1]]))
+        kept = [_tidy(line) for i, (_, _, line) in enumerate(lines) if i not in score_lines]
         reasoning = _clip("\n".join(line for line in kept if line))
     if decided.value is not None:
         after = text[max(verdict_ends) :]
@@ -463,6 +658,8 @@ def parse_judgment(text: str, structured: object | None = None) -> ParsedJudgmen
     first = body.find("{")
     if first >= 0 and _JSON_START.match(body, first):
         spans = find_json_blocks(body[first:])
-        if not spans or spans[0][0] != 0:  # the object never closes: cut off
+        before = body[:first].splitlines()
+        scored_before = any(_score_like(x) for x in before)
+        if (not spans or spans[0][0] != 0) and not scored_before:  # never closes: cut off
             return _from_truncated(body, first)
     return _from_text_answer(stripped)
