@@ -48,7 +48,7 @@ def test_each_run_index_sends_its_own_seed(server: FakeServer, tmp_path: Path) -
     sent = sorted(
         body["seed"]
         for _t, _h, body in server.request_log
-        if isinstance(body, dict) and body.get("messages", [{}])[-1].get("content") == "Tell a story."
+        if isinstance(body, dict) and body["messages"][-1]["content"] == "Tell a story."
     )
     assert sent == [42, 43, 44]
 

@@ -43,6 +43,7 @@ from qualspec.analysis._diff_format import (
     diff_to_dict,
     format_diff,
 )
+from qualspec.analysis._evidence import MIN_GAP_PAIRS, MIN_TEMPERATURE_SCORES, NOT_MEANINGFUL
 from qualspec.analysis._fields import (
     CallCost,
     FieldAnalysis,
@@ -63,11 +64,14 @@ from qualspec.analysis._insights import (
 )
 from qualspec.analysis._roles import RoleGap
 from qualspec.analysis._run_analysis import (
+    Recommendation,
     RunAnalysis,
     analysis_to_dict,
     analyze_run,
     candidate_curves,
+    format_recommendation,
     format_temperature,
+    gap_interval,
     stability_ranking,
     worth_analysing,
 )
@@ -110,7 +114,11 @@ __all__ = [
     "GAP_POINTS",
     "Insight",
     "InsightKind",
+    "MIN_GAP_PAIRS",
+    "MIN_TEMPERATURE_SCORES",
+    "NOT_MEANINGFUL",
     "PairedComparison",
+    "Recommendation",
     "RoleGap",
     "RunAnalysis",
     "RunComparison",
@@ -142,7 +150,9 @@ __all__ = [
     "format_comparison",
     "format_diff",
     "format_insights",
+    "format_recommendation",
     "format_temperature",
+    "gap_interval",
     "insights_to_dict",
     "judgments_by_response",
     "lexical_similarity",
