@@ -42,8 +42,9 @@ NOT_MEANINGFUL = "not meaningful: judge failed calibration"
 
 
 def failed_calibration(metadata: Mapping[str, Any], evaluators: set[str]) -> tuple[str, ...]:
-    """The verdict lines of the run's judges that failed calibration and scored answers of
-    the run (``metadata["judge_calibration"]``, by evaluator name)."""
+    """The run's judges that failed calibration and scored answers of the run
+    (``metadata["judge_calibration"]``, by evaluator name), each as
+    ``local/smollm2, separation 0.00``."""
     found = metadata.get("judge_calibration")
     if not isinstance(found, Mapping):
         return ()
@@ -52,8 +53,10 @@ def failed_calibration(metadata: Mapping[str, Any], evaluators: set[str]) -> tup
         if not isinstance(measured, Mapping) or measured.get("meaningful") is not False:
             continue
         if name in evaluators:
-            verdict = measured.get("verdict")
-            out.append(str(verdict) if isinstance(verdict, str) else f"judge {name}")
+            judge = measured.get("judge") or name
+            separation = measured.get("separation")
+            how = f", separation {separation:.2f}" if isinstance(separation, int | float) else ""
+            out.append(f"{judge}{how}")
     return tuple(out)
 
 

@@ -242,7 +242,7 @@ def analyze_run(
             for c in cells
         )
         gaps = tuple(replace(g, finding=False) for g in gaps)
-        why = f"{NOT_MEANINGFUL} ({', '.join(failed)})"
+        why = f"{NOT_MEANINGFUL} ({'; '.join(failed)})"
         recommendations = {c: Recommendation(None, why_none=NOT_MEANINGFUL) for c in candidates}
         observations: tuple[str, ...] = (
             f"{why}: no role gap, recommended temperature or score trend is a finding",
@@ -519,20 +519,31 @@ def _degrade_sentences(per_temp: _PerTemp, candidates: Sequence[str]) -> list[st
             continue
         (t0, base), *rest = enough.items()
         base_mean = statistics.fmean(base)
+        unclear = ""
         for t, values in rest:
             m = statistics.fmean(values)
             if m > base_mean - DEGRADE_POINTS:
                 continue
             interval = difference_interval(base, values, stat_seed(cand, t0, t))
-            if interval is not None and interval[1] < 0:
-                degrade[cand] = (
-                    f"{cand} degrades at temp {format_temperature(t)} ({base_mean:.1f} -> "
-                    f"{m:.1f}; change 95% CI {interval[0]:+.1f} to {interval[1]:+.1f}, "
-                    f"n={len(base)} and {len(values)})"
-                )
+            if interval is None:  # pragma: no cover - enough values on both sides
+                continue
+            change = (
+                f"{base_mean:.1f} -> {m:.1f}; change 95% CI {interval[0]:+.1f} to "
+                f"{interval[1]:+.1f}, n={len(base)} and {len(values)}"
+            )
+            if interval[1] < 0:
+                degrade[cand] = f"{cand} degrades at temp {format_temperature(t)} ({change})"
                 at[cand] = t
                 break
+            if not unclear:  # a drop the data cannot tell from noise: not "holds" either
+                unclear = (
+                    f"{cand}: no clear change across temperatures (at temp "
+                    f"{format_temperature(t)}: {change})"
+                )
         else:
+            if unclear:
+                holds[cand] = unclear
+                continue
             means = [statistics.fmean(v) for v in enough.values()]
             fewest = min(len(v) for v in enough.values())
             holds[cand] = (
