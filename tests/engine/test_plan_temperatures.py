@@ -101,7 +101,7 @@ def test_an_at_temperature_entry_outside_the_temperatures_is_warned_about() -> N
     assert "(none sent)" in warning
 
 
-def test_the_warning_reaches_the_run_outcome_and_the_cli_before_any_call(
+def test_the_cli_says_it_before_any_call(
     tmp_path: Path,
 ) -> None:
     import subprocess
