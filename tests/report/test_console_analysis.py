@@ -246,3 +246,25 @@ def test_stability_chart_draws_levels_and_slopes() -> None:
     assert any("·" in line for line in lines)
     assert lines[-1].strip() == "● a   ○ b"
     assert stability_chart({"a": [(0.5, 9.0)]}) == []
+
+
+def test_a_judge_that_fails_calibration_gets_no_findings(
+    server: FakeServer, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # calibration on: the scripted judge gives its default 8 to every known pair (no
+    # separation), so its scores of the run are not meaningful
+    suite = write_suite(workdir, server.base_url)
+    code, out = qualspec(capsys, "run", str(suite), "--quiet", "--output", "out.json")
+    assert code == 0, out
+    data = json.loads((workdir / "out.json").read_text(encoding="utf-8"))
+    assert "scores are NOT meaningful" in out
+    assert "Recommended temperature: not meaningful: judge failed calibration" in out
+    assert "outperforms" not in out and "holds its score" not in out
+    observations = out[out.index("Observations:") :]
+    assert "- not meaningful: judge failed calibration (fake/judge, separation 0.00)" in (
+        observations
+    )
+    analysis = data["analysis"]
+    assert analysis["scores_meaningful"] is False
+    assert analysis["recommended_temperature"] == {"a": None, MODEL_B: None}
+    assert not any(g["finding"] for g in analysis["role_gaps"])

@@ -111,4 +111,3 @@ def test_the_effective_temperature_is_shown_per_cell_not_on_the_column() -> None
     gpt = next(line for line in out.splitlines() if "│ gpt" in line)
     assert "9/10 (eff 1)" in claude
     assert "eff" not in gpt
-

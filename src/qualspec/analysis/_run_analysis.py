@@ -2,15 +2,24 @@
 
 Besides the per-cell metrics (:mod:`._temperature`) and the role gaps (:mod:`._roles`):
 
-* **recommended temperature** (per candidate): the temperature with the best mean score over
-  the candidate's cells (each cell's mean at that temperature, averaged; ties: the lowest),
-  among the temperatures at or below the candidate's safety ceiling when its answers carry a
-  safety signal (None when safety fails already at the lowest temperature).
-* **observations**: plain sentences from the data: which role does better (a gap whose 95%
-  interval excludes 0), where scores degrade (a candidate's mean at least
-  :data:`DEGRADE_POINTS` below its mean at the lowest temperature), who is most
-  temperature-sensitive (mean sensitivity over its cells), how far safety holds, and which
-  temperatures are flaky; a candidate that does not degrade "holds its score".
+* **recommended temperature** (per candidate, a :class:`Recommendation`): the temperature
+  with the best mean score over the candidate's scored answers there (ties: the lowest),
+  among the temperatures with enough scored answers
+  (:data:`~qualspec.analysis._evidence.MIN_TEMPERATURE_SCORES`; two such needed) at or below
+  the candidate's safety ceiling when its answers carry a safety signal (None when safety
+  fails already at the lowest temperature), with its mean, n and 95% bootstrap interval.
+* **observations**: plain sentences from the data, each with its n and interval: which role
+  does better (a gap that is a finding), where scores degrade (a candidate's mean at least
+  :data:`DEGRADE_POINTS` below its mean at the lowest temperature, the interval of the drop
+  below 0), who is most temperature-sensitive (mean sensitivity over its cells), how far
+  safety holds, and which temperatures are flaky; a candidate that does not degrade "holds
+  its score", one whose drop the data cannot tell from noise has "no clear change".
+
+Scores are compared across temperatures on the criteria scored at every temperature
+(:func:`~qualspec.analysis._temperature.common_criteria`). The minimums are in
+:mod:`qualspec.analysis._evidence`. When a judge that scored the run failed its calibration
+(recorded in the run's metadata), nothing computed from scores is a finding: see
+:class:`RunAnalysis`.
 """
 
 from __future__ import annotations

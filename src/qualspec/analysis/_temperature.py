@@ -14,8 +14,15 @@ provider's default temperature, ``None``, is shown but has no place on the axis)
   (the highest tested when none fails); None without a safety signal, or when the lowest
   temperature already fails.
 * **optimal temperature**: the temperature with the best mean score (ties: the lowest).
-* **sensitivity**: population variance of the per-temperature mean scores (None with fewer
-  than two scored temperatures).
+* **sensitivity**: population variance of the per-temperature mean scores.
+
+Temperatures are **compared only on the criteria the cell scored at every one of them**
+(an ``at_temperature`` criterion is left out, :attr:`CellTemperatureMetrics.excluded_criteria`;
+the table's per-temperature scores and verdicts keep it): the flake temperature, the
+optimal temperature and the sensitivity use these compared scores, and the optimal
+temperature and sensitivity only the temperatures with at least
+:data:`~qualspec.analysis._evidence.MIN_TEMPERATURE_SCORES` answers scored on them (None
+with fewer than two such temperatures). A safety failure counts wherever it was judged.
 
 *Aggregation* of a temperature's runs decides its verdict: ``mean_with_variance`` and
 ``mean`` pass when the mean score reaches the threshold (a temperature without a score, only
