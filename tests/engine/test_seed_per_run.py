@@ -67,3 +67,26 @@ def test_the_seed_is_part_of_each_runs_key_and_runs_without_one_keep_theirs() ->
         call_key("fake", "model-a", i.messages, {"max_tokens": 9, "temperature": 0.7}, n)
         for n, i in enumerate(unseeded.items)
     ]
+
+
+def test_a_seed_that_cannot_vary_is_refused_with_several_runs() -> None:
+    from qualspec.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"candidate 'c': params.seed must be a whole number"):
+        expand(load_evaluation(_evaluation("http://127.0.0.1:9/v1", {"seed": "42"})))
+    one = expand(load_evaluation(_evaluation("http://127.0.0.1:9/v1", {"seed": "42"}, runs=1)))
+    assert one.items[0].params["seed"] == "42"  # one run: sent as written
+
+
+def test_a_plan_warning_is_among_the_run_outcomes_warnings(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    from qualspec.spec import AtTemperature
+
+    evaluation = _evaluation(server.base_url, {}, runs=1)
+    evaluation.scenarios[0].at_temperature.append(AtTemperature(temperature=1.5, criterion="x"))
+    options = qualspec.ExecuteOptions(judge=False, calibrate=False)
+    outcome = qualspec.run(evaluation, db=f"sqlite:///{tmp_path / 'q.db'}", options=options)
+    assert any(
+        "at_temperature 1.5 is not one of the run's temperatures" in w for w in outcome.warnings
+    )

@@ -538,6 +538,12 @@ def _cells(
         parts[f"preamble:{role.name}"] = role.preamble
     parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
     params: dict[str, Any] = {k: v for k, v in candidate.params.items() if k != "temperature"}
+    seed = params.get("seed")
+    if runs > 1 and seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise ConfigError(
+            f"candidate '{candidate.name}': params.seed must be a whole number with several "
+            f"runs (it is sent as seed + run index, so the runs differ); got {seed!r}"
+        )
     provider, model = address
     schema = scenario.output_schema.to_json_schema() if scenario.output_schema else None
     out: list[WorkItem] = []
