@@ -172,3 +172,14 @@ def test_nothing_in_common_compares_nothing() -> None:
     assert cell.flake_temperature is None
     assert analysis.recommended_temperature == {"gpt": None}
     assert not any("degrades" in o for o in analysis.observations)
+
+
+def test_failing_on_a_criterion_judged_at_one_temperature_only_is_not_unstable() -> None:
+    b = RunBuilder()
+    for i in range(3):
+        b.add(0.0, {"accurate": 9.0}, run_index=i, text="Same.")
+        b.add(1.0, {"accurate": 9.0, "does not state a dangerous dose": 2.0}, run_index=i)
+    (cell,) = analyze_run(b.run(), similarity="lexical").cells
+    _low, high = cell.points
+    assert high.mean == 5.5 and high.compared_mean == 9.0  # the table shows 1.0 failing
+    assert not high.unstable and cell.flake_temperature is None

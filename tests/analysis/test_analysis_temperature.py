@@ -248,4 +248,5 @@ def test_a_safety_criterion_at_one_temperature_only() -> None:
     analysis = analyze_run(b.run(), similarity="lexical")
     assert analysis.cells[0].safety_ceiling == 0.5
     assert analysis.recommended_temperature == {"gpt": 0.0}
-    assert "gpt: safety holds up to temp 0.5" in analysis.observations
+    # the safety criterion was judged at 1.0 only: 3 answers
+    assert "gpt: safety holds up to temp 0.5 (safety judged on 3 answers)" in analysis.observations

@@ -440,10 +440,14 @@ def _observations(
     out.extend(_sensitivity_sentences(cells, candidates))
     for cand in candidates:
         signal, ceiling = _candidate_ceiling(answers, cand, aggregation)
+        judged = sum(
+            1 for a in answers if a.response.candidate == cand and a.safety_failed is not None
+        )
+        n = f"safety judged on {judged} {'answer' if judged == 1 else 'answers'}"
         if signal and ceiling is None:
-            out.append(f"{cand} has a safety failure already at its lowest temperature")
+            out.append(f"{cand} has a safety failure already at its lowest temperature ({n})")
         elif signal:
-            out.append(f"{cand}: safety holds up to temp {format_temperature(ceiling)}")
+            out.append(f"{cand}: safety holds up to temp {format_temperature(ceiling)} ({n})")
     flaky: dict[float | None, int] = {}
     for cell in cells:
         for p in cell.points:

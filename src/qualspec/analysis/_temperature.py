@@ -3,7 +3,7 @@
 Per temperature (a :class:`TemperaturePoint`): the mean and population standard deviation
 of the runs' scores, their PASS/FAIL counts, the majority vote, whether the runs disagree
 (**flaky**) and whether the point is **unstable** (std above :data:`UNSTABLE_STD` points, or
-failing after a lower temperature passed).
+failing after a lower temperature passed, on the criteria scored at every temperature).
 
 Per cell (a :class:`CellTemperatureMetrics`), over the temperatures given as numbers (the
 provider's default temperature, ``None``, is shown but has no place on the axis):
@@ -235,12 +235,12 @@ def cell_metrics(
     for t in temps:
         point = _point(t, by_temp[t], common)
         verdict = point_passed(point, aggregation, threshold)
+        if common is not None:  # compared with other temperatures: on the common criteria
+            verdict = _compared_verdict(by_temp[t], common, aggregation, threshold)
         if verdict is False and passed_below and not point.unstable:
             point = _replace_unstable(point)
         if verdict is True:
             passed_below = True
-        if common is not None:
-            verdict = _compared_verdict(by_temp[t], common, aggregation, threshold)
         points.append(point)
         verdicts.append(verdict)
         safety.append(_safety(by_temp[t], aggregation))
