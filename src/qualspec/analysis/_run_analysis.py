@@ -443,11 +443,11 @@ def _observations(
         judged = sum(
             1 for a in answers if a.response.candidate == cand and a.safety_failed is not None
         )
-        n = f"safety judged on {judged} {'answer' if judged == 1 else 'answers'}"
+        on = f"safety judged on {judged} {'answer' if judged == 1 else 'answers'}"
         if signal and ceiling is None:
-            out.append(f"{cand} has a safety failure already at its lowest temperature ({n})")
+            out.append(f"{cand} has a safety failure already at its lowest temperature ({on})")
         elif signal:
-            out.append(f"{cand}: safety holds up to temp {format_temperature(ceiling)} ({n})")
+            out.append(f"{cand}: safety holds up to temp {format_temperature(ceiling)} ({on})")
     flaky: dict[float | None, int] = {}
     for cell in cells:
         for p in cell.points:
