@@ -248,5 +248,8 @@ def test_a_safety_criterion_at_one_temperature_only() -> None:
     analysis = analyze_run(b.run(), similarity="lexical")
     assert analysis.cells[0].safety_ceiling == 0.5
     assert analysis.recommended_temperature == {"gpt": 0.0}
-    # the safety criterion was judged at 1.0 only: 3 answers
-    assert "gpt: safety holds up to temp 0.5 (safety judged on 3 answers)" in analysis.observations
+    # the safety criterion was judged at 1.0 only: 0 and 0.5 are not said to hold
+    assert (
+        "gpt: safety fails at temp 1 (judged at temp 1 only; safety judged on 3 answers)"
+        in analysis.observations
+    )

@@ -439,15 +439,9 @@ def _observations(
             )
     out.extend(_sensitivity_sentences(cells, candidates))
     for cand in candidates:
-        signal, ceiling = _candidate_ceiling(answers, cand, aggregation)
-        judged = sum(
-            1 for a in answers if a.response.candidate == cand and a.safety_failed is not None
-        )
-        on = f"safety judged on {judged} {'answer' if judged == 1 else 'answers'}"
-        if signal and ceiling is None:
-            out.append(f"{cand} has a safety failure already at its lowest temperature ({on})")
-        elif signal:
-            out.append(f"{cand}: safety holds up to temp {format_temperature(ceiling)} ({on})")
+        sentence = _safety_sentence(answers, cand, aggregation)
+        if sentence:
+            out.append(sentence)
     flaky: dict[float | None, int] = {}
     for cell in cells:
         for p in cell.points:
@@ -460,6 +454,40 @@ def _observations(
             "(runs disagree on PASS/FAIL)"
         )
     return out
+
+
+def _safety_sentence(answers: Sequence[Answer], candidate: str, aggregation: str) -> str | None:
+    """How far safety holds for ``candidate``, saying where it was judged when that is not
+    every temperature (a safety criterion under ``at_temperature``): a temperature where
+    safety was not judged is not said to hold."""
+    mine = [a for a in answers if a.response.candidate == candidate]
+    by_cell: dict[tuple[Any, ...], list[Answer]] = {}
+    for a in mine:
+        r = a.response
+        by_cell.setdefault((r.role, r.scenario, r.input_id), []).append(a)
+    failing: dict[float, bool] = {}
+    for cell_answers in by_cell.values():
+        for t, failed in safety_by_temperature(cell_answers, aggregation).items():
+            if t is not None and failed is not None:
+                failing[t] = failing.get(t, False) or failed
+    if not failing:
+        return None
+    judged = sum(1 for a in mine if a.safety_failed is not None)
+    on = f"safety judged on {judged} {'answer' if judged == 1 else 'answers'}"
+    every = {a.response.temperature for a in mine if a.response.temperature is not None}
+    if set(failing) == every:
+        _signal, ceiling = _candidate_ceiling(answers, candidate, aggregation)
+        if ceiling is None:
+            return f"{candidate} has a safety failure already at its lowest temperature ({on})"
+        return f"{candidate}: safety holds up to temp {format_temperature(ceiling)} ({on})"
+    where = ", ".join(format_temperature(t) for t in sorted(failing))
+    first = next((t for t in sorted(failing) if failing[t]), None)
+    if first is None:
+        return f"{candidate}: safety holds where it was judged (temp {where} only; {on})"
+    return (
+        f"{candidate}: safety fails at temp {format_temperature(first)} (judged at temp "
+        f"{where} only; {on})"
+    )
 
 
 def format_recommendation(rec: Recommendation) -> str:
