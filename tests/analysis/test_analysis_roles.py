@@ -62,7 +62,7 @@ def test_gaps_per_scenario_and_every_candidate_agreeing() -> None:
     b = RunBuilder()
     for cand in ("gpt", "claude"):
         for scenario in ("s1", "s2"):
-            for i in range(4):
+            for i in range(5):  # MIN_GAP_PAIRS per scenario: each gap has an interval
                 b.add(
                     0.0, {"c": 9.0}, candidate=cand, role="expert", scenario=scenario, run_index=i
                 )
@@ -80,7 +80,10 @@ def test_gaps_per_scenario_and_every_candidate_agreeing() -> None:
     assert all(
         g.role_a == "naive" and g.gap == -5.0 and g.ci_high == -5.0 for g in analysis.role_gaps
     )
-    assert "expert role consistently outperforms naive (every candidate)" in analysis.observations
+    assert (
+        "expert role consistently outperforms naive (every candidate: 2 candidates, each gap's "
+        "95% CI excludes 0, 20 pairs)"
+    ) in analysis.observations
 
 
 def test_no_gap_without_two_roles_or_without_pairs() -> None:

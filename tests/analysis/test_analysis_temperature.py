@@ -39,7 +39,7 @@ def only_cell(run: RunRecord, **kw: Any) -> CellTemperatureMetrics:
 def test_flake_optimal_and_sensitivity_have_the_known_values() -> None:
     b = RunBuilder()
     # Pattern 2 of the seed: reasoning degrades at high temperature
-    curve(b, [(0.0, [9.0]), (0.7, [8.0]), (1.0, [6.0]), (1.5, [5.0])])
+    curve(b, [(0.0, [9.0] * 3), (0.7, [8.0] * 3), (1.0, [6.0] * 3), (1.5, [5.0] * 3)])
     cell = only_cell(b.run())
     assert [p.temperature for p in cell.points] == [0.0, 0.7, 1.0, 1.5]
     assert cell.flake_temperature == 1.0  # the lowest below 7
@@ -53,7 +53,7 @@ def test_flake_optimal_and_sensitivity_have_the_known_values() -> None:
 
 def test_optimal_temperature_ties_go_to_the_lowest_and_creative_tasks_rise() -> None:
     b = RunBuilder()
-    curve(b, [(0.0, [5.0]), (0.7, [9.0]), (1.0, [8.0]), (1.5, [9.0])])  # Pattern 4
+    curve(b, [(0.0, [5.0] * 3), (0.7, [9.0] * 3), (1.0, [8.0] * 3), (1.5, [9.0] * 3)])
     cell = only_cell(b.run())
     assert cell.optimal_temperature == 0.7
     assert cell.flake_temperature == 0.0  # already below the threshold at the lowest
@@ -61,12 +61,12 @@ def test_optimal_temperature_ties_go_to_the_lowest_and_creative_tasks_rise() -> 
 
 def test_a_stable_cell_has_no_flake_temperature_and_zero_sensitivity() -> None:
     b = RunBuilder()
-    curve(b, [(0.0, [10.0, 10.0]), (0.7, [10.0, 10.0]), (1.5, [10.0, 10.0])])
+    curve(b, [(0.0, [10.0] * 3), (0.7, [10.0] * 3), (1.5, [10.0] * 3)])
     cell = only_cell(b.run())
     assert cell.flake_temperature is None
     assert cell.sensitivity == 0.0
     assert cell.stability == 1.0  # identical answers
-    assert all(p.std == 0.0 and p.n == 2 and not p.flaky for p in cell.points)
+    assert all(p.std == 0.0 and p.n == 3 and not p.flaky for p in cell.points)
 
 
 def test_safety_ceiling_from_a_safety_rubric_criterion() -> None:
@@ -143,7 +143,7 @@ def test_majority_tie_fails_and_threshold_comes_from_the_run() -> None:
 
 def test_default_temperature_sorts_first_and_stays_off_the_axis() -> None:
     b = RunBuilder()
-    curve(b, [(0.7, [4.0]), (None, [9.0]), (0.0, [8.0])])
+    curve(b, [(0.7, [4.0] * 3), (None, [9.0] * 3), (0.0, [8.0] * 3)])
     cell = only_cell(b.run())
     assert [p.temperature for p in cell.points] == [None, 0.0, 0.7]
     assert cell.optimal_temperature == 0.0  # None has the best score but no place on the axis
@@ -161,13 +161,15 @@ def test_unscored_runs_are_counted_not_scored() -> None:
     assert (second.n, second.mean, second.majority_passed) == (0, None, None)
     assert cell.sensitivity is None  # one scored temperature
     analysis = analyze_run(b.run(), similarity="lexical")
-    assert analysis.recommended_temperature == {"gpt": 0.0}
+    assert analysis.recommended_temperature == {"gpt": None}  # one scored answer: no claim
+    assert "gpt was scored at one temperature only (0): no trend" in analysis.observations
 
 
 def test_recommended_temperature_stays_at_or_below_the_safety_ceiling() -> None:
     b = RunBuilder()
     for t, score, refused in [(0.0, 7.0, True), (0.7, 8.0, True), (1.5, 10.0, False)]:
-        b.add(t, {"correct": score}, checks={"refusal true": refused})
+        for i in range(3):
+            b.add(t, {"correct": score}, checks={"refusal true": refused}, run_index=i)
     analysis = analyze_run(b.run(), similarity="lexical")
     assert analysis.recommended_temperature == {"gpt": 0.7}  # 1.5 scores best but leaks
     assert any("safety holds up to temp 0.7" in o for o in analysis.observations)
@@ -175,13 +177,20 @@ def test_recommended_temperature_stays_at_or_below_the_safety_ceiling() -> None:
 
 def test_observations_name_degradation_and_sensitivity() -> None:
     b = RunBuilder()
-    curve(b, [(0.0, [9.0]), (0.7, [9.0]), (1.5, [5.0])], candidate="claude")
-    curve(b, [(0.0, [9.0]), (0.7, [9.0]), (1.5, [8.5])], candidate="gpt4")
+    curve(b, [(0.0, [9.0, 9.5, 8.5]), (0.7, [9.0] * 3), (1.5, [5.0, 5.5, 4.5])], candidate="claude")
+    curve(b, [(0.0, [9.0] * 3), (0.7, [9.0] * 3), (1.5, [8.5] * 3)], candidate="gpt4")
     analysis = analyze_run(
         b.run(dimensions={"candidates": ["claude", "gpt4"]}), similarity="lexical"
     )
-    assert "claude degrades at temp 1.5 (9.0 -> 5.0)" in analysis.observations
-    assert "gpt4 holds its score across temperatures (8.5 to 9.0)" in analysis.observations
+    assert any(
+        o.startswith("claude degrades at temp 1.5 (9.0 -> 5.0; change 95% CI -")
+        and o.endswith(", n=3 and 3)")
+        for o in analysis.observations
+    ), analysis.observations
+    assert (
+        "gpt4 holds its score across temperatures (8.5 to 9.0, n>=3 per temperature)"
+        in analysis.observations
+    )
     assert any(
         o.startswith("claude shows more temperature sensitivity than gpt4")
         for o in analysis.observations
@@ -192,8 +201,8 @@ def test_observations_name_degradation_and_sensitivity() -> None:
     }
 
     both = RunBuilder()
-    curve(both, [(0.0, [9.0]), (1.5, [5.0])], candidate="a")
-    curve(both, [(0.0, [8.0]), (1.5, [6.0])], candidate="b")
+    curve(both, [(0.0, [9.0, 9.5, 8.5]), (1.5, [5.0, 5.5, 4.5])], candidate="a")
+    curve(both, [(0.0, [8.0, 8.5, 7.5]), (1.5, [6.0, 6.5, 5.5])], candidate="b")
     assert (
         "All candidates degrade at temp 1.5"
         in analyze_run(both.run(), similarity="lexical").observations
@@ -232,10 +241,15 @@ def test_aggregation_is_a_suite_field_with_a_default() -> None:
 def test_a_safety_criterion_at_one_temperature_only() -> None:
     # the example's at_temperature criterion: judged at 1.0 only; 0.0 and 0.5 hold
     b = RunBuilder()
-    b.add(0.0, {"accurate": 9.0})
-    b.add(0.5, {"accurate": 9.0})
-    b.add(1.0, {"accurate": 9.0, "does not state a dangerous dose": 2.0})
+    for i in range(3):
+        b.add(0.0, {"accurate": 9.0}, run_index=i)
+        b.add(0.5, {"accurate": 9.0}, run_index=i)
+        b.add(1.0, {"accurate": 9.0, "does not state a dangerous dose": 2.0}, run_index=i)
     analysis = analyze_run(b.run(), similarity="lexical")
     assert analysis.cells[0].safety_ceiling == 0.5
     assert analysis.recommended_temperature == {"gpt": 0.0}
-    assert "gpt: safety holds up to temp 0.5" in analysis.observations
+    # the safety criterion was judged at 1.0 only: 0 and 0.5 are not said to hold
+    assert (
+        "gpt: safety fails at temp 1 (judged at temp 1 only; safety judged on 3 answers)"
+        in analysis.observations
+    )

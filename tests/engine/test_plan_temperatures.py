@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from qualspec.engine._plan import parse_temperatures
@@ -76,3 +79,52 @@ def test_a_suite_without_temperatures_sends_none() -> None:
     assert zero.call_key != item.call_key
     # --temps still overrides
     assert expand(_suite(), temperatures="0,0.7").temperatures == (0.0, 0.7)
+
+
+# ------------------------------------------- at_temperature outside the run's temperatures
+
+
+def test_an_at_temperature_entry_outside_the_temperatures_is_warned_about() -> None:
+    from qualspec.engine._plan import expand
+
+    plan = expand(_suite(temperatures=[0.7, 1.0]))
+    assert plan.warnings == (
+        "scenario 's': at_temperature 0 is not one of the run's temperatures (0.7, 1); "
+        "its criterion 'Is conservative.' is never judged",
+    )
+    assert all("Is conservative." not in item.criteria for item in plan.items)
+    # inside the matrix (the suite's, or --temps): nothing to say
+    assert expand(_suite(temperatures=[0.0, 1.0])).warnings == ()
+    assert expand(_suite(temperatures=[0.7]), temperatures="0,0.7").warnings == ()
+    # no temperature sent at all: never judged either
+    (warning,) = expand(_suite()).warnings
+    assert "(none sent)" in warning
+
+
+def test_the_cli_says_it_before_any_call(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: t\n"
+        "temperatures: [0.7]\n"
+        "candidates:\n  - {name: c, model: openai/gpt-4o-mini}\n"
+        "scenarios:\n"
+        "  - name: s\n    prompt: Dose?\n    criteria: [Is accurate.]\n"
+        "    at_temperature:\n      - {temperature: 1.5, criterion: Is careful.}\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "from qualspec.cli import main; main()", "run", str(suite),
+         "--dry-run"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "QUALSPEC_HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (
+        "warning: scenario 's': at_temperature 1.5 is not one of the run's temperatures "
+        "(0.7); its criterion 'Is careful.' is never judged"
+    ) in done.stdout

@@ -134,22 +134,36 @@ def test_temperature_and_role_blocks(
     assert b_expert.count("8/10 ±0.0") == 2
     # per-cell metrics, stability ranking, recommended temperature
     assert "Temperature metrics" in out and "Safety ceiling" in out
-    assert f"Temperature stability: a > {MODEL_B}" in out
-    assert f"Recommended temperature: a 0, {MODEL_B} 0 (best mean score)" in out
+    assert re.search(rf"Temperature stability: a \(1\.00\) > {re.escape(MODEL_B)} \(0\.\d\d\)", out)
+    # each recommendation with its mean, interval and n (2 roles x 2 runs per temperature)
+    assert (
+        "Recommended temperature: a 0 (mean 7.0, 95% CI 5.0 to 9.0, n=4); "
+        f"{MODEL_B} 0 (mean 6.0, 95% CI 4.0 to 8.0, n=4)"
+    ) in out
     # the chart: one marker per candidate, temperatures on the axis, a legend
     chart = out[out.index("Stability chart") :]
     assert "10 │" in chart and " 0 │" in chart and "Temperature" in chart
     assert f"● a   ○ {MODEL_B}" in chart
     # role gaps: naive minus expert, both with an interval excluding 0
-    assert "a: naive - expert -4.0 (CI -4.0 to -4.0, n=6); largest on: names Paris -4.0" in out
+    assert "a: naive - expert -4.0 (95% CI -4.0 to -4.0, n=6); largest on: names Paris -4.0" in out
     assert re.search(
-        rf"{re.escape(MODEL_B)}: naive - expert -3\.0 \(CI -4\.0 to -\d\.\d, n=6\)", out
+        rf"{re.escape(MODEL_B)}: naive - expert -3\.0 \(95% CI -4\.0 to -\d\.\d, n=6\)", out
     )
     observations = out[out.index("Observations:") :]
-    assert "- expert role consistently outperforms naive (every candidate)" in observations
-    assert f"- {MODEL_B} degrades at temp 1.5 (6.0 -> 4.5)" in observations
-    assert "- a holds its score across temperatures (7.0 to 7.0)" in observations
-    assert f"- {MODEL_B} shows more temperature sensitivity than a" in observations
+    assert (
+        "- expert role consistently outperforms naive (every candidate: 2 candidates, each "
+        "gap's 95% CI excludes 0, 12 pairs)"
+    ) in observations
+    # a drop of 1.5 points on 4 answers a temperature: not told apart from noise
+    assert (
+        f"- {MODEL_B}: no clear change across temperatures (at temp 1.5: 6.0 -> 4.5; change "
+        "95% CI -4.0 to +1.0, n=4 and 4)"
+    ) in observations
+    assert "- a holds its score across temperatures (7.0 to 7.0, n>=4 per temperature)" in (
+        observations
+    )
+    # a cell has 2 runs a temperature: too few for its optimal temperature and sensitivity
+    assert "temperature sensitivity" not in observations
     assert "- 1 cell is flaky at temp 1.5 (runs disagree on PASS/FAIL)" in observations
     # the results file carries the same analysis, and the aggregation the run used
     assert data["run"]["metadata"]["aggregation"] == "mean_with_variance"
@@ -191,8 +205,13 @@ def test_roles_at_one_temperature_show_role_gaps_without_a_chart(
     server: FakeServer, workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, data = run_suite(capsys, write_suite(workdir, server.base_url, temperatures="[0.0]"))
-    assert "a: naive - expert -4.0 (CI -4.0 to -4.0, n=2)" in out
-    assert "- expert role consistently outperforms naive (every candidate)" in out
+    # 2 pairs: a gap with its n, no interval, and no finding
+    assert "a: naive - expert -4.0 (n=2, too few pairs for an interval: at least 5 needed)" in out
+    assert (
+        "- a: too few paired scores to compare naive and expert (gap -4.0, n=2, too few pairs "
+        "for an interval: at least 5 needed)"
+    ) in out
+    assert "outperforms" not in out
     for block in ("Temperature metrics", "Stability chart", "Recommended temperature"):
         assert block not in out
     assert len(data["analysis"]["role_gaps"]) == 2
@@ -227,3 +246,25 @@ def test_stability_chart_draws_levels_and_slopes() -> None:
     assert any("·" in line for line in lines)
     assert lines[-1].strip() == "● a   ○ b"
     assert stability_chart({"a": [(0.5, 9.0)]}) == []
+
+
+def test_a_judge_that_fails_calibration_gets_no_findings(
+    server: FakeServer, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # calibration on: the scripted judge gives its default 8 to every known pair (no
+    # separation), so its scores of the run are not meaningful
+    suite = write_suite(workdir, server.base_url)
+    code, out = qualspec(capsys, "run", str(suite), "--quiet", "--output", "out.json")
+    assert code == 0, out
+    data = json.loads((workdir / "out.json").read_text(encoding="utf-8"))
+    assert "scores are NOT meaningful" in out
+    assert "Recommended temperature: not meaningful: judge failed calibration" in out
+    assert "outperforms" not in out and "holds its score" not in out
+    observations = out[out.index("Observations:") :]
+    assert "- not meaningful: judge failed calibration (fake/judge, separation 0.00)" in (
+        observations
+    )
+    analysis = data["analysis"]
+    assert analysis["scores_meaningful"] is False
+    assert analysis["recommended_temperature"] == {"a": None, MODEL_B: None}
+    assert not any(g["finding"] for g in analysis["role_gaps"])

@@ -12,7 +12,7 @@ import pytest
 from helpers_html import PAYLOAD, PAYLOADS, constructed_run, parse
 from markupsafe import escape
 
-from qualspec.analysis import analyze_run
+from qualspec.analysis import analyze_run, format_recommendation
 from qualspec.report import ResultsFileError, render_html, run_from_dict, run_to_dict, write_html
 from qualspec.store import RunRecord
 
@@ -211,11 +211,13 @@ def test_analysis_section_observations_recommended_temperature_and_role_gaps(
     for sentence in analysis.observations:
         assert str(escape(sentence)) in page
     assert "recommended temperature" in page
-    for cand, t in analysis.recommended_temperature.items():
-        assert f"{cand}: <strong>{'none' if t is None else f'{t:g}'}</strong>" in page
+    for cand, rec in analysis.recommendations.items():  # with its n and interval, or why not
+        assert f"{cand}: <strong>{escape(format_recommendation(rec))}</strong>" in page
     # expert beats naive by 2 points on every pair: the gap and its interval are shown
     assert "naive \u2212 expert" in page and "-2.00" in page
-    assert page.count('<tr class="clear"><td>alpha</td>') == 3  # all scenarios and each one
+    # over all scenarios (8 pairs) a finding; per scenario (4 pairs) too few for an interval
+    assert page.count('<tr class="clear"><td>alpha</td>') == 1
+    assert "none: too few pairs (at least 5)" in page
     # per-cell temperature metrics beside each matrix
     assert page.count('<table class="tmetrics">') == 2 * 2
     assert "optimal temp" in page and "safety ceiling" in page and "sensitivity" in page

@@ -43,6 +43,7 @@ from qualspec.analysis._diff_format import (
     diff_to_dict,
     format_diff,
 )
+from qualspec.analysis._evidence import MIN_GAP_PAIRS, MIN_TEMPERATURE_SCORES, NOT_MEANINGFUL
 from qualspec.analysis._fields import (
     CallCost,
     CostBreakdown,
@@ -66,11 +67,14 @@ from qualspec.analysis._insights import (
 )
 from qualspec.analysis._roles import RoleGap
 from qualspec.analysis._run_analysis import (
+    Recommendation,
     RunAnalysis,
     analysis_to_dict,
     analyze_run,
     candidate_curves,
+    format_recommendation,
     format_temperature,
+    gap_interval,
     stability_ranking,
     worth_analysing,
 )
@@ -128,7 +132,11 @@ __all__ = [
     "GAP_POINTS",
     "Insight",
     "InsightKind",
+    "MIN_GAP_PAIRS",
+    "MIN_TEMPERATURE_SCORES",
+    "NOT_MEANINGFUL",
     "PairedComparison",
+    "Recommendation",
     "RoleGap",
     "RunAnalysis",
     "RunComparison",
@@ -161,8 +169,10 @@ __all__ = [
     "format_comparison",
     "format_diff",
     "format_insights",
+    "format_recommendation",
     "format_trend",
     "format_temperature",
+    "gap_interval",
     "insights_to_dict",
     "judgments_by_response",
     "lexical_similarity",

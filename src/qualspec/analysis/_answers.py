@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
@@ -45,6 +45,10 @@ class Answer:
         safety_failed: True on a safety failure, False when a safety signal held, None
             when the answer has no safety signal.
         criteria: Criterion label -> score (scored criteria only, checks as 0 or 10).
+        scored: Criterion label -> score of the judgments that make ``score`` (checks
+            left out): what a comparison across temperatures narrows to the criteria
+            scored at every temperature.
+        checks_ok: Whether every ``expect:`` check passed (None: no check).
     """
 
     response: ResponseRecord
@@ -52,6 +56,8 @@ class Answer:
     passed: bool | None
     safety_failed: bool | None
     criteria: dict[str, float]
+    scored: dict[str, float] = field(default_factory=dict)
+    checks_ok: bool | None = None
 
 
 def temperature_order(temperature: float | None) -> tuple[int, float]:
@@ -92,6 +98,7 @@ def _answer(
     scores: list[float] = []
     checks: list[bool] = []
     criteria: dict[str, float] = {}
+    scored: dict[str, float] = {}
     safety: list[bool] = []
     for j in judgments:
         if j.score is not None:
@@ -105,6 +112,7 @@ def _answer(
         if j.score is None:
             continue
         scores.append(j.score)
+        scored[criterion_label(j)] = j.score
         if is_safety_criterion(j.criterion):
             safety.append(j.score < threshold)
     score = sum(scores) / len(scores) if scores else None
@@ -117,6 +125,8 @@ def _answer(
         passed=passed,
         safety_failed=any(safety) if safety else None,
         criteria=criteria,
+        scored=scored,
+        checks_ok=all(checks) if checks else None,
     )
 
 

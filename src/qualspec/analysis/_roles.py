@@ -5,7 +5,9 @@ and run index. A gap is the mean over pairs of ``score(role_a) - score(role_b)``
 suite order, ``role_a`` first); its 95% confidence interval is the 2.5th and 97.5th
 percentiles of :data:`BOOTSTRAP_SAMPLES` bootstrap means (pairs resampled with replacement)
 from a generator seeded by the gap's names (the differences sorted first), so the same run
-always gives the same interval.
+always gives the same interval; a gap of fewer than
+:data:`~qualspec.analysis._evidence.MIN_GAP_PAIRS` pairs has no interval, and only a gap
+whose interval excludes 0 is a **finding**.
 The criteria of a gap are the per-criterion gaps over the pairs where both answers scored
 it, largest ``|gap|`` first. One gap per candidate over all scenarios (``scenario=None``),
 and one per scenario when the run has several.
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from qualspec.analysis._answers import Answer
+from qualspec.analysis._evidence import MIN_GAP_PAIRS
 
 __all__ = ["BOOTSTRAP_SAMPLES", "RoleGap", "bootstrap_ci", "role_gaps"]
 
@@ -36,10 +39,14 @@ class RoleGap:
     role_a: str
     role_b: str
     gap: float  # mean score of role_a minus role_b
-    ci_low: float  # 95% bootstrap CI (seeded, reproducible)
-    ci_high: float
+    # 95% bootstrap CI (seeded, reproducible); None with fewer than MIN_GAP_PAIRS pairs
+    ci_low: float | None
+    ci_high: float | None
     n: int  # paired observations
     criteria: tuple[tuple[str, float], ...]  # criteria ordered by |gap|, largest first
+    # a finding: enough pairs, an interval that excludes 0, and a judge that passed
+    # calibration (see qualspec.analysis._evidence)
+    finding: bool = False
 
 
 def bootstrap_ci(
@@ -83,7 +90,10 @@ def _gap(
     if not diffs:
         return None
     # sorted: the interval depends on the values only, not on the order records were stored
-    low, high = bootstrap_ci(sorted(diffs), _seed(candidate, scenario, role_a, role_b))
+    low: float | None = None
+    high: float | None = None
+    if len(diffs) >= MIN_GAP_PAIRS:  # fewer: no interval (one value is not an interval)
+        low, high = bootstrap_ci(sorted(diffs), _seed(candidate, scenario, role_a, role_b))
     per_criterion: dict[str, list[float]] = {}
     for x, y in pairs:
         for name, score in x.criteria.items():
@@ -104,6 +114,7 @@ def _gap(
         ci_high=high,
         n=len(diffs),
         criteria=tuple(criteria),
+        finding=low is not None and high is not None and (low > 0 or high < 0),
     )
 
 

@@ -103,9 +103,11 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from qualspec.engine import check_plan
 
     check_plan(suite, plan, judge=not ns.no_judge)  # unknown providers, missing packages
+    console = Console(highlight=False)
+    for warning in plan.warnings:  # at plan time, before any call (and in a dry run)
+        _say(console, ("warning:", "yellow"), f" {warning}")
     gc.freeze()  # the suite, the plan and what they imported: see below
     cache_ttl = _cache_ttl(ns.cache_ttl)
-    console = Console(highlight=False)
     prices = PriceTable.load(Path(ns.prices) if ns.prices else None)
     if ns.dry_run:
         judge = not ns.no_judge
@@ -154,6 +156,8 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     gc.freeze()
     outcome, db_display, refs = run_sync(main)
     for warning in outcome.warnings:
+        if warning in plan.warnings:  # said before the run
+            continue
         _say(console, ("warning:", "yellow"), f" {warning}")
     # the results file first: whatever happens to the report, the results are kept
     run_id = outcome.record.summary.id

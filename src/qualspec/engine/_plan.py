@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,9 @@ class Plan:
     judge_max_tokens: int | None = None
     # the run's evaluators (``judges:``, or the one criteria judge of ``judge:``)
     judges: tuple[EvaluatorConfig, ...] = ()
+    # one line each, for people: what the plan will not do that the suite seems to ask
+    # (an ``at_temperature`` entry at a temperature the run does not use)
+    warnings: tuple[str, ...] = ()
 
     @property
     def criteria_judges(self) -> int:
@@ -271,6 +274,22 @@ def _criteria(suite: LoadedSuite, scenario: Scenario, temperature: float | None)
     return tuple(dict.fromkeys(out))
 
 
+def _unused_at_temperature(
+    scenarios: Mapping[str, Scenario], chosen: Sequence[str], temps: tuple[float | None, ...]
+) -> Iterator[str]:
+    """A warning per ``at_temperature`` entry whose temperature the run does not use: its
+    criterion is never judged."""
+    used = ", ".join("none sent" if t is None else f"{t:g}" for t in temps)
+    for name in chosen:
+        for entry in scenarios[name].at_temperature:
+            if entry.temperature not in temps:
+                yield (
+                    f"scenario '{name}': at_temperature {entry.temperature:g} is not one of "
+                    f"the run's temperatures ({used}); its criterion "
+                    f"'{entry.criterion}' is never judged"
+                )
+
+
 def expand(
     suite: LoadedSuite,
     *,
@@ -353,6 +372,7 @@ def expand(
         n_inputs=n_inputs,
         judge_max_tokens=int(judge_max) if isinstance(judge_max, int | float) else None,
         judges=judges,
+        warnings=tuple(_unused_at_temperature(by_scenario, chosen_scenarios, temps)),
     )
     for name in chosen_scenarios:  # reference answers of the scenarios graded against one
         reference = by_scenario[name].reference
@@ -478,6 +498,17 @@ def _render(template: str, row: InputRow | None) -> str:
     return render_prompt(template, row.values)
 
 
+def _run_params(params: dict[str, Any], run_index: int) -> dict[str, Any]:
+    """A candidate's parameters for one run index: an integer ``seed`` moves on by the run
+    index (``seed + run_index``), so repeated runs sample differently (the same seed on
+    every run would make them identical and stability read as perfect); the seed sent is
+    part of the call's cache key. Run 0, and every run without a seed, is unchanged."""
+    seed = params.get("seed")
+    if run_index == 0 or not isinstance(seed, int) or isinstance(seed, bool):
+        return params
+    return {**params, "seed": seed + run_index}
+
+
 def _cells(
     scenario: Scenario,
     row: InputRow | None,
@@ -507,12 +538,19 @@ def _cells(
         parts[f"preamble:{role.name}"] = role.preamble
     parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
     params: dict[str, Any] = {k: v for k, v in candidate.params.items() if k != "temperature"}
+    seed = params.get("seed")
+    if runs > 1 and seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise ConfigError(
+            f"candidate '{candidate.name}': params.seed must be a whole number with several "
+            f"runs (it is sent as seed + run index, so the runs differ); got {seed!r}"
+        )
     provider, model = address
     schema = scenario.output_schema.to_json_schema() if scenario.output_schema else None
     out: list[WorkItem] = []
     for temperature in temperatures:
-        key_params = {**params, "temperature": temperature}
         for run_index in range(runs):
+            run_params = _run_params(params, run_index)
+            key_params = {**run_params, "temperature": temperature}
             call = call_key(provider, model, messages, key_params, run_index, schema)
             out.append(
                 WorkItem(
@@ -527,7 +565,7 @@ def _cells(
                     provider=provider,
                     model=model,
                     messages=messages,
-                    params=params,
+                    params=run_params,
                     criteria=criteria[temperature],
                     context=scenario.context,
                     prompt_parts=parts,

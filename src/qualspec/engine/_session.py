@@ -403,7 +403,7 @@ class Session:
         names = {item.provider for item in plan.items}
         names |= {split_address(e.model)[0] for e in evaluators if e.model}
         providers = calls.providers(sorted(names), configs)
-        warnings: list[str] = []
+        warnings: list[str] = list(plan.warnings)
         # what a resumed run's recorded evaluations are checked against (None: judging off)
         current = evaluators if self.options.judge else None
         resumed = bool(resume)

@@ -47,16 +47,6 @@ def _fmt_score(score: float | None) -> str:
     return f"{score:4.1f}/10" if score % 1 else f"{score:2.0f}/10"
 
 
-def _temp_label(requested: float | None, effective: set[float]) -> str:
-    from qualspec.analysis import temperature_label
-
-    label = temperature_label(requested)
-    others = sorted(e for e in effective if e != requested)
-    if others:
-        label += " (eff " + ", ".join(f"{e:g}" for e in others) + ")"
-    return label
-
-
 class _Block:
     """Lines of styled text, printed together."""
 
@@ -155,14 +145,9 @@ def render_run(
             by_cell[cell_key(r)].append(r)
     for records in by_cell.values():
         records.sort(key=lambda rec: rec.run_index)
-    labels: dict[float | None, str] = {}
-    if len(temps) > 1:
-        for t in temps:
-            eff: set[float] = set()
-            for (_cand, temp), values in effective.items():
-                if temp == t:
-                    eff |= values
-            labels[t] = f"Temp {_temp_label(t, eff)}"
+    # a column is one requested temperature; where a candidate's provider ran it at
+    # another (clamped), its own cells say so ("(eff 1)"), not the shared header
+    labels = {t: f"Temp {temperature_label(t)}" for t in temps} if len(temps) > 1 else {}
 
     checks = _checks_by_row(run)
     compared = comparison_blocks(run)
@@ -226,7 +211,17 @@ def render_run(
             if len(temps) > 1:
                 out.flush()
                 console.print(
-                    _table(scenario, input_id, by_role, temps, labels, cells, points, analysis)
+                    _table(
+                        scenario,
+                        input_id,
+                        by_role,
+                        temps,
+                        labels,
+                        cells,
+                        points,
+                        analysis,
+                        effective,
+                    )
                 )
         for parts in compared.get(scenario, ()):
             out.line(*parts)
@@ -269,6 +264,7 @@ def _table(
     cells: dict[CellKey, CellScore],
     points: _Points,
     analysis: RunAnalysis | None,
+    effective: dict[tuple[str, float | None], set[float]],
 ) -> Table:
     from rich.table import Table
     from rich.text import Text
@@ -295,8 +291,23 @@ def _table(
                     )
                 else:
                     row.append(_cell_text(found))
+                if found is not None:
+                    row[-1] = _with_effective(row[-1], t, effective.get((cand, t), set()))
             table.add_row(*row)
     return table
+
+
+def _with_effective(cell: str | Text, requested: float | None, effective: set[float]) -> str | Text:
+    """A cell with the temperature its candidate actually ran at, where that differs from
+    the column's requested one (``9/10 (eff 1)``)."""
+    others = sorted(e for e in effective if e != requested)
+    if not others:
+        return cell
+    from rich.text import Text
+
+    out = cell.copy() if isinstance(cell, Text) else Text(cell)
+    out.append(" (eff " + ", ".join(f"{e:g}" for e in others) + ")", "dim")
+    return out
 
 
 def _short(message: str) -> str:

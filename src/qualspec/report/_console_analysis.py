@@ -140,7 +140,9 @@ def _metrics_table(analysis: RunAnalysis) -> object:
             opt(c.stability, ".2f"),
             "-" if c.flake_temperature is None else _temp(c.flake_temperature),
             "-" if c.safety_ceiling is None else _temp(c.safety_ceiling),
-            "-" if c.optimal_temperature is None else _temp(c.optimal_temperature),
+            "-"
+            if c.optimal_temperature is None
+            else f"{_temp(c.optimal_temperature)} (n={c.compared_n})",
             opt(c.sensitivity, ".2f"),
         ]
         table.add_row(*row)
@@ -156,7 +158,13 @@ def render_analysis(analysis: RunAnalysis, console: Console) -> None:
     temperature and at most one role."""
     from rich.text import Text
 
-    from qualspec.analysis import candidate_curves, stability_ranking
+    from qualspec.analysis import (
+        NOT_MEANINGFUL,
+        candidate_curves,
+        format_recommendation,
+        gap_interval,
+        stability_ranking,
+    )
 
     temps = _several_temperatures(analysis)
     if not temps and not analysis.role_gaps:
@@ -182,18 +190,20 @@ def render_analysis(analysis: RunAnalysis, console: Console) -> None:
         )
         ranking = stability_ranking(analysis)
         if ranking:
-            line(("Temperature stability:", "bold"), " " + " > ".join(c for c, _s in ranking))
-        recommended = analysis.recommended_temperature
-        if len(recommended) == 1:
-            (value,) = recommended.values()
-            shown = "-" if value is None else f"{_temp(value)} (best mean score)"
-            line(("Recommended temperature:", "bold"), f" {shown}")
-        elif recommended:
-            shown = ", ".join(
-                f"{c} {'-' if t is None else _temp(t)}" for c, t in recommended.items()
+            line(
+                ("Temperature stability:", "bold"),
+                " " + " > ".join(f"{c} ({s:.2f})" for c, s in ranking),
             )
-            line(("Recommended temperature:", "bold"), f" {shown} (best mean score)")
-        chart = stability_chart(candidate_curves(analysis))
+        recommended = analysis.recommendations
+        if not analysis.scores_meaningful:
+            line(("Recommended temperature:", "bold"), f" {NOT_MEANINGFUL}")
+        elif len(recommended) == 1:
+            (rec,) = recommended.values()
+            line(("Recommended temperature:", "bold"), f" {format_recommendation(rec)}")
+        elif recommended:
+            shown = "; ".join(f"{c} {format_recommendation(r)}" for c, r in recommended.items())
+            line(("Recommended temperature:", "bold"), f" {shown}")
+        chart = stability_chart(candidate_curves(analysis)) if analysis.scores_meaningful else []
         if chart:
             line()
             line(("Stability chart", "bold"), " (mean score per temperature)")
@@ -204,14 +214,15 @@ def render_analysis(analysis: RunAnalysis, console: Console) -> None:
         line(
             ("Role gaps", "bold"), " (score of the first role minus the second, 95% bootstrap CI):"
         )
+        if not analysis.scores_meaningful:
+            line(f"  {NOT_MEANINGFUL}: no gap below is a finding")
         for g in analysis.role_gaps:
             where = "" if g.scenario is None else f" [{g.scenario}]"
-            clear = g.ci_low > 0 or g.ci_high < 0
             top = ", ".join(f"{name} {gap:+.1f}" for name, gap in g.criteria[:_MAX_GAP_CRITERIA])
             line(
                 f"  {g.candidate}{where}: {g.role_a} - {g.role_b} ",
-                (f"{g.gap:+.1f}", "bold" if clear else ""),
-                f" (CI {g.ci_low:+.1f} to {g.ci_high:+.1f}, n={g.n})",
+                (f"{g.gap:+.1f}", "bold" if g.finding else ""),
+                f" ({gap_interval(g)})",
                 f"; largest on: {top}" if top else "",
             )
     if analysis.observations:

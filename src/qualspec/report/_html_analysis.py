@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from qualspec.analysis import format_temperature, stability_ranking
+from qualspec.analysis import (
+    MIN_GAP_PAIRS,
+    NOT_MEANINGFUL,
+    format_recommendation,
+    format_temperature,
+    stability_ranking,
+)
 
 if TYPE_CHECKING:
     from qualspec.analysis import CellTemperatureMetrics, RunAnalysis
@@ -67,8 +73,9 @@ def _temp(x: float | None, known: bool) -> str:
     return format_temperature(x) if known else "-"
 
 
-def _metrics(cell: CellTemperatureMetrics) -> CellMetricsView:
-    scored = any(p.mean is not None for p in cell.points)
+def _metrics(cell: CellTemperatureMetrics, meaningful: bool = True) -> CellMetricsView:
+    # "none" says it never fails: not when the scores are not meaningful
+    scored = meaningful and any(p.mean is not None for p in cell.points)
     return CellMetricsView(
         candidate=cell.candidate,
         stability=_num(cell.stability),
@@ -76,7 +83,8 @@ def _metrics(cell: CellTemperatureMetrics) -> CellMetricsView:
         if cell.flake_temperature is None and scored
         else (_temp(cell.flake_temperature, cell.flake_temperature is not None)),
         safety=_temp(cell.safety_ceiling, cell.safety_ceiling is not None),
-        optimal=_temp(cell.optimal_temperature, cell.optimal_temperature is not None),
+        optimal=_temp(cell.optimal_temperature, cell.optimal_temperature is not None)
+        + ("" if cell.optimal_temperature is None else f" (n={cell.compared_n})"),
         sensitivity=_num(cell.sensitivity),
     )
 
@@ -98,7 +106,7 @@ def point_marks(
     metrics: dict[_CellId, CellMetricsView] = {}
     for cell in analysis.cells:
         cid: _CellId = (cell.scenario, cell.input_id, cell.role, cell.candidate)
-        metrics[cid] = _metrics(cell)
+        metrics[cid] = _metrics(cell, analysis.scores_meaningful)
         for p in cell.points:
             found = tuple(m for m, on in (("flaky", p.flaky), ("unstable", p.unstable)) if on)
             note = f"{p.passed} passed, {p.failed} failed"
@@ -117,8 +125,12 @@ def analysis_view(analysis: RunAnalysis) -> AnalysisView:
             scenario=g.scenario if g.scenario is not None else "all scenarios",
             roles=f"{g.role_a} \u2212 {g.role_b}",
             gap=f"{g.gap:+.2f}",
-            interval=f"{g.ci_low:+.2f} to {g.ci_high:+.2f}",
-            clear=g.ci_low > 0 or g.ci_high < 0,
+            interval=(
+                f"{g.ci_low:+.2f} to {g.ci_high:+.2f}"
+                if g.ci_low is not None and g.ci_high is not None
+                else f"none: too few pairs (at least {MIN_GAP_PAIRS})"
+            ),
+            clear=g.finding,
             n=g.n,
             criteria="; ".join(f"{name} {gap:+.1f}" for name, gap in g.criteria[:3]),
         )
@@ -127,8 +139,8 @@ def analysis_view(analysis: RunAnalysis) -> AnalysisView:
     return AnalysisView(
         observations=list(analysis.observations),
         recommended=[
-            (cand, "none" if t is None else format_temperature(t))
-            for cand, t in analysis.recommended_temperature.items()
+            (cand, NOT_MEANINGFUL if not analysis.scores_meaningful else format_recommendation(r))
+            for cand, r in analysis.recommendations.items()
         ],
         ranking=[(cand, f"{s:.2f}") for cand, s in stability_ranking(analysis)],
         similarity_method=analysis.similarity_method,
