@@ -61,7 +61,12 @@ def cmd_runs_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
     with Store.open(ns.db) as store:
         run = store.load_run(ns.run_id)
-    render_run(run, Console(highlight=False), show_responses=ns.show_responses)
+    render_run(
+        run,
+        Console(highlight=False),
+        show_responses=ns.show_responses,
+        verbose=bool(getattr(ns, "verbose", 0)),
+    )
     return 0
 
 
