@@ -14,9 +14,12 @@ those two) reads its PASS/FAIL and its counts from :func:`run_verdicts`, so they
 
   - ``mean_with_variance`` and ``mean``: PASS when the mean score reaches the threshold and
     every ``expect:`` check passed in every run (and, on the 0-10 scale, every field grade
-    reached its threshold). A cell with checks and no score is decided by its checks.
+    reached its threshold). Checks alone decide a cell nothing was to score
+    (``--no-judge``); a cell whose judge could not score any answer has no verdict
+    (UNSCORED) unless a check failed.
   - ``majority``: each run passes when its own score reaches the threshold and its checks
-    pass; the cell passes when more runs passed than failed (a tie fails).
+    pass (a run its judge could not score votes only when a check failed); the cell passes
+    when more runs passed than failed (a tie fails).
 
   A cell with neither a score nor a check has no verdict (errors, unscored, ``--no-judge``).
 * A **candidate row** (scenario, input, role, candidate: the console's nested line, the
@@ -114,6 +117,8 @@ class AnswerVerdict:
         grade_threshold: The highest threshold recorded on those grades.
         checks: Each ``expect:`` check's name -> passed (checks without a verdict left out).
         judged: Whether any evaluator recorded something about it.
+        scorable: Whether a judge or grader (not only checks) recorded something about it:
+            when none of those records has a score, checks alone do not pass the answer.
     """
 
     error: bool
@@ -123,6 +128,7 @@ class AnswerVerdict:
     grade_threshold: float | None
     checks: dict[str, bool] = field(default_factory=dict)
     judged: bool = False
+    scorable: bool = False
 
     def verdict(self, threshold: float | None = None) -> tuple[bool | None, float | None, int]:
         """(passed, score, scale) of the answer alone: its judge score against
@@ -136,6 +142,8 @@ class AnswerVerdict:
             score, scale, limit = None, 10, None
         if score is None and not self.checks:
             return None, None, scale
+        if score is None and self.scorable and all(self.checks.values()):
+            return None, None, scale  # the judge could not score it: checks alone never pass
         ok = score is None or limit is None or score >= limit
         if self.judge_score is not None and self.grade_score is not None:
             ok = ok and (self.grade_threshold is None or self.grade_score >= self.grade_threshold)
@@ -149,7 +157,7 @@ def answer_verdict(judgments: Iterable[JudgmentRecord], *, error: bool = False) 
     grades: list[float] = []
     grade_limits: list[float] = []
     checks: dict[str, bool] = {}
-    judged = False
+    judged = scorable = False
     for j in judgments:
         kind = _kind(j)
         if kind == "comparison":
@@ -159,6 +167,7 @@ def answer_verdict(judgments: Iterable[JudgmentRecord], *, error: bool = False) 
             if j.passed is not None:
                 checks[j.criterion] = checks.get(j.criterion, True) and j.passed
             continue
+        scorable = True
         if j.score is None:
             continue
         if kind == "field_grade":
@@ -177,6 +186,7 @@ def answer_verdict(judgments: Iterable[JudgmentRecord], *, error: bool = False) 
         grade_threshold=max(grade_limits) if grade_limits else None,
         checks=checks,
         judged=judged,
+        scorable=scorable,
     )
 
 
@@ -332,7 +342,8 @@ def _cell(
     default_threshold: float,
     default_grade: float,
 ) -> CellVerdict:
-    scale = 10 if any(a.judge_score is not None for a in answers) else 100
+    judge = any(a.judge_score is not None for a in answers)
+    scale = 100 if not judge and any(a.grade_score is not None for a in answers) else 10
     if scale == 10:
         mains = [a.judge_score for a in answers]
         limits = [a.judge_threshold for a in answers if a.judge_threshold is not None]
@@ -356,6 +367,8 @@ def _cell(
         if main is None and not a.checks and not (scale == 10 and a.grade_score is not None):
             continue
         ok = (main is None or main >= threshold) and all(a.checks.values()) and grade_ok(a)
+        if ok and main is None and a.scorable:
+            continue  # its judge could not score it: passing checks alone are no vote
         votes.append((ok, a, main))
     runs_passed = sum(1 for ok, _, _ in votes if ok)
     reasons: list[str] = []
@@ -380,7 +393,11 @@ def _cell(
     else:
         score_ok = None if score is None else score >= threshold
         has_checks = any(a.checks for a in answers)
-        if score_ok is None and not has_checks and not graded:
+        # checks alone decide a cell nobody was to score (--no-judge), never one whose
+        # judge could not score it (unless a check failed)
+        unscored = score is None and any(a.scorable for a in answers)
+        failing = any(not ok for a in answers for ok in a.checks.values())
+        if (score_ok is None and not has_checks and not graded) or (unscored and not failing):
             passed = None
         else:
             if score is not None and score_ok is False:
