@@ -179,7 +179,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     )
     stats = outcome.stats
     from qualspec.analysis import run_totals
-    from qualspec.report._html_summary import cache_phrase
+    from qualspec.report import cache_phrase
 
     # calls made here; what came from the cache is counted from the stored records, as the
     # results file (cached_responses, cached_judgments) and the HTML report count it

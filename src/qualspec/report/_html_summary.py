@@ -165,6 +165,20 @@ def summary_facts(run: RunRecord, t: RunTotals, verdicts: RunVerdicts, saved: st
     )
     facts.append(Fact("cache", saved))
     judge = meta.get("judge") if isinstance(meta.get("judge"), dict) else None
+    found_evaluators = meta.get("evaluators")
+    evaluators = [e for e in found_evaluators or () if isinstance(e, dict)]
+    graders = [e for e in evaluators if e.get("type") == "field_grader"]
+    if graders and len(graders) == len(evaluators):  # reference-graded: 0-100, not 0-10
+        for grader in graders:
+            limit = grader.get("threshold")
+            facts.append(
+                Fact(
+                    "grader",
+                    str(grader.get("model") or (judge or {}).get("model") or "-"),
+                    f"pass at {fmt_score(limit)}/100" if isinstance(limit, int | float) else "",
+                )
+            )
+        judge = None
     if judge and judge.get("model"):
         threshold = judge.get("threshold")
         facts.append(
