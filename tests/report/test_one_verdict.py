@@ -303,6 +303,7 @@ def test_a_reference_graded_run_is_scored_by_its_field_grades_and_names_its_refe
     assert rows["drifter"][:2] == ("FAIL", "75/100")
     assert "REFERENCE: fake/ref (1 reference answer)" in console
     assert "[ANSWERED]" not in console
+    assert "run at 0" not in console  # the reference's temperature is not the candidates'
     lines = {row["candidate"]: row for row in data["verdicts"]["candidates"]}
     assert set(lines) == {"exact", "drifter"}
     assert lines["drifter"]["scale"] == 100

@@ -150,7 +150,7 @@ def render_run(
         out.line(("Test results: ", "bold"), line)
     effective: dict[tuple[str, float | None], set[float]] = defaultdict(set)
     for r in run.responses:
-        if r.effective_temperature is not None:
+        if r.effective_temperature is not None and r.kind == "candidate":
             effective[(r.candidate, r.temperature)].add(r.effective_temperature)
 
     # scenario -> input -> rows, in the order the cells come (the suite's)
