@@ -121,11 +121,11 @@ def test_cache_serves_identical_reruns_and_can_be_bypassed_and_cleared(
 
     first = run()
     assert server.calls == per_run
-    assert "3 candidate, 3 judge; 0 from cache" in _calls_line(first)
+    assert "3 candidate, 3 judge made; nothing from cache" in _calls_line(first)
 
     second = run()  # a new run, not a resume
     assert server.calls == per_run, "an identical rerun called the server"
-    assert "0 candidate, 0 judge; 6 from cache" in _calls_line(second)
+    assert "0 candidate, 0 judge made; 3 answers and 3 judgments from cache" in _calls_line(second)
     first_id, second_id = run_ids(home)
     with open_store(home) as store:
         one, two = store.load_run(first_id), store.load_run(second_id)

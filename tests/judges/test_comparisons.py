@@ -262,7 +262,7 @@ def test_the_console_shows_a_comparisons_block(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FakeServer(answer=answer_by_model, judge_reply=by_content) as server:
-        code, data = run_suite(tmp_path, server, BOTH)
+        code, data = run_suite(tmp_path, server, BOTH, "--verbose")  # each group
     assert code == 0
     out = capsys.readouterr().out
     block = out[out.index("Comparisons:") :]
@@ -331,7 +331,7 @@ def test_a_group_left_with_one_answer_is_recorded_unscored_not_judged(
 
     with FakeServer(answer=answer, judge_reply=by_content) as server:
         code, data = run_suite(
-            tmp_path, server, "  - {compare: candidates, within: roles}", "--retries", "0"
+            tmp_path, server, "  - {compare: candidates, within: roles}", "--retries", "0", "-v"
         )
         requests = comparison_requests(server)
     assert code == 0

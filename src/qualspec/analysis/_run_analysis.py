@@ -161,8 +161,9 @@ def worth_analysing(record: RunRecord) -> bool:
     The console and HTML reports show the analysis only then; the results file always
     carries it.
     """
-    temps = {r.temperature for r in record.responses}
-    roles = {r.role for r in record.responses if r.role is not None}
+    answers = [r for r in record.responses if r.kind == "candidate"]  # not the references
+    temps = {r.temperature for r in answers}
+    roles = {r.role for r in answers if r.role is not None}
     return len(temps) > 1 or len(roles) > 1
 
 

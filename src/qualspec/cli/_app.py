@@ -116,7 +116,8 @@ def _add_globals(parser: argparse.ArgumentParser, default: object) -> None:
         "-v",
         action="count",
         default=default,
-        help="log retries, budget stops, cache hits and slow commits to stderr (-vv: debug)",
+        help="log retries, budget stops, cache hits and slow commits to stderr (-vv: debug); "
+        "run and runs show: list each comparison group's winner and reason",
     )
 
 

@@ -62,7 +62,13 @@ def cmd_runs_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     with Store.open(ns.db) as store:
         run = store.load_run(ns.run_id)
         refs = prompt_refs(store, run)
-    render_run(run, Console(highlight=False), show_responses=ns.show_responses, prompts=refs)
+    render_run(
+        run,
+        Console(highlight=False),
+        show_responses=ns.show_responses,
+        prompts=refs,
+        verbose=bool(getattr(ns, "verbose", 0)),
+    )
     return 0
 
 

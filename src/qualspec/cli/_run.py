@@ -175,15 +175,25 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
         write_html(outcome.record, ns.html, prices=prices, analysis=analysis)
     render_run(
-        outcome.record, console, show_responses=ns.show_responses, analysis=analysis, prompts=refs
+        outcome.record,
+        console,
+        show_responses=ns.show_responses,
+        analysis=analysis,
+        prompts=refs,
+        verbose=bool(getattr(ns, "verbose", 0)),
     )
     stats = outcome.stats
+    from qualspec.analysis import run_totals
+    from qualspec.report import cache_phrase
+
+    # calls made here; what came from the cache is counted from the stored records, as the
+    # results file (cached_responses, cached_judgments) and the HTML report count it
     _say(
         console,
         ("Calls:", "bold"),
         f" {stats.candidate_calls} candidate, {stats.judge_calls} judge"
         + (f", {stats.reference_calls} reference" if stats.reference_calls else "")
-        + f"; {stats.cached_candidate + stats.cached_judge + stats.cached_reference} from cache"
+        + f" made; {cache_phrase(run_totals(outcome.record))}"
         + (f" (saved ${stats.saved_usd:.4f})" if stats.saved_usd else ""),
     )
     _say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")

@@ -11,6 +11,7 @@ from qualspec.report._console import render_run
 from qualspec.report._export import EXPORT_COLUMNS, ExportFormat, export_rows, export_run
 from qualspec.report._html import render_html, write_html
 from qualspec.report._html_sessions import render_sessions_html, write_sessions_html
+from qualspec.report._html_summary import cache_phrase
 from qualspec.report._results_file import (
     SCHEMA_VERSION,
     PromptRefs,
@@ -30,6 +31,7 @@ __all__ = [
     "ExportFormat",
     "PromptRefs",
     "ResultsFileError",
+    "cache_phrase",
     "default_results_path",
     "export_rows",
     "export_run",

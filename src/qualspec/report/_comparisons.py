@@ -1,5 +1,8 @@
-"""The console's "Comparisons" block of a scenario: each group's winner, scores and reason,
-then the wins per member and how often the two orders disagreed (with ``debias``)."""
+"""The console's "Comparisons" block of a scenario: per comparison, the wins per member
+(of how many groups judged), ties, mean scores, unscored and skipped groups, and how often
+the two orders disagreed (with ``debias``). Each group's winner, scores and reason are
+listed only with ``verbose`` (``qualspec run -v``): a large run has thousands of groups.
+The HTML report and the web app always list them."""
 
 from __future__ import annotations
 
@@ -86,10 +89,11 @@ def _group_order(j: JudgmentRecord, rank: Callable[[str], tuple[int, str]]) -> t
     )
 
 
-def comparison_blocks(run: RunRecord) -> dict[str, list[list[Part]]]:
+def comparison_blocks(run: RunRecord, *, verbose: bool = False) -> dict[str, list[list[Part]]]:
     """Scenario -> the lines of its Comparisons block (scenarios without one are left out).
 
-    Each line is a list of plain strings and ``(text, style)`` pairs.
+    Each line is a list of plain strings and ``(text, style)`` pairs; ``verbose`` adds two
+    lines per group (its winner and scores, the judge's reason).
     """
     from qualspec.judges import comparison_records
 
@@ -112,6 +116,7 @@ def comparison_blocks(run: RunRecord) -> dict[str, list[list[Part]]]:
             responses.get(scenario, []),
             temps=temps,
             runs=runs,
+            verbose=verbose,
         )
         if lines:
             out[scenario] = lines
@@ -132,6 +137,7 @@ def _block(
     *,
     temps: bool = False,
     runs: bool = False,
+    verbose: bool = False,
 ) -> list[list[Part]]:
     from qualspec.judges import comparison_summary, dimension_rank
 
@@ -156,12 +162,19 @@ def _block(
         out.append(
             ["    ", (summary.name, "bold"), f" ({summary.compare} within {summary.within})"]
         )
-        for j in mine:
-            out.extend(_group_lines(j, "      ", temps, runs, member_rank))
+        if verbose:
+            for j in mine:
+                out.extend(_group_lines(j, "      ", temps, runs, member_rank))
         ranked = sorted(summary.wins.items(), key=lambda kv: -kv[1])  # ties: suite order
         wins = ", ".join(f"{member} {n}" for member, n in ranked)
         ties = f"; {summary.ties} tied" if summary.ties else ""
         out.append([f"      wins: {wins or '-'}{ties} (of {summary.scored} judged)"])
+        if summary.mean_scores:
+            means = ", ".join(
+                f"{member} {_score(round(score, 1))}"
+                for member, score in sorted(summary.mean_scores.items(), key=lambda kv: -kv[1])
+            )
+            out.append([f"      mean scores: {means} (n {summary.scored})"])
         if summary.unscored or summary.errors:
             out.append(
                 [
@@ -178,4 +191,18 @@ def _block(
             out.append(
                 [f"      orders disagreed in {summary.disagreed} of {summary.debiased} groups"]
             )
+        if not verbose and mine:
+            out.append(
+                [
+                    (
+                        f"      each group's winner and reason ({_plural(len(mine), 'group')}): "
+                        "--verbose, or the HTML report",
+                        "dim",
+                    )
+                ]
+            )
     return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from qualspec.analysis import CellKey, CellScore, RunAnalysis, TemperaturePoint
+    from qualspec.analysis import (
+        CellKey,
+        CellScore,
+        CellVerdict,
+        RowVerdict,
+        RunAnalysis,
+        RunVerdicts,
+        TemperaturePoint,
+    )
     from qualspec.store import ResponseRecord, RunRecord
 
 __all__ = ["render_run"]
@@ -84,23 +92,34 @@ def render_run(
     show_responses: bool = False,
     analysis: RunAnalysis | None = None,
     prompts: Mapping[int, tuple[str, int]] | None = None,
+    verbose: bool = False,
+    verdicts: RunVerdicts | None = None,
 ) -> None:
     """Print the nested report, temperature tables and totals for ``run``.
 
     ``analysis`` (default: computed here) is shown for a run with several temperatures or
-    roles. ``prompts`` (``qualspec.report.prompt_refs``) names prompt versions.
+    roles. ``prompts`` (``qualspec.report.prompt_refs``) names prompt versions. Each
+    candidate's PASS/FAIL is :func:`qualspec.analysis.run_verdicts`'s (the
+    results file, the HTML report and the web app show the same), with the reason of each
+    FAIL. Comparisons are summed up per comparison; ``verbose`` adds each group's winner
+    and reason. Reference answers (reference-graded scenarios) are named as the reference,
+    not as a candidate.
     """
     from qualspec.analysis import (
         analyze_run,
+        candidate_records,
         cell_key,
         cell_scores,
+        run_verdicts,
         temperature_label,
         temperature_order,
         worth_analysing,
     )
     from qualspec.report._comparisons import comparison_blocks
 
-    cells = cell_scores(run)
+    cells = cell_scores(candidate_records(run))
+    if verdicts is None:
+        verdicts = run_verdicts(run)
     if not worth_analysing(run):
         analysis = None
     elif analysis is None:
@@ -125,7 +144,7 @@ def render_run(
         out.line(("Test results: ", "bold"), line)
     effective: dict[tuple[str, float | None], set[float]] = defaultdict(set)
     for r in run.responses:
-        if r.effective_temperature is not None:
+        if r.effective_temperature is not None and r.kind == "candidate":
             effective[(r.candidate, r.temperature)].add(r.effective_temperature)
 
     # scenario -> input -> rows, in the order the cells come (the suite's)
@@ -150,10 +169,13 @@ def render_run(
     labels = {t: f"Temp {temperature_label(t)}" for t in temps} if len(temps) > 1 else {}
 
     checks = _checks_by_row(run)
-    compared = comparison_blocks(run)
+    compared = comparison_blocks(run, verbose=verbose)
+    references = _references(run)
     for scenario, by_input in by_scenario.items():
         out.line()
         out.line(("SCENARIO:", "bold"), f" {scenario}")
+        if scenario in references:
+            out.line("  ", ("REFERENCE:", "bold"), f" {references[scenario]}")
         for input_id, input_rows in by_input.items():
             indent = "  "
             if input_id is not None:
@@ -170,17 +192,16 @@ def render_run(
                 merged = _merge_temperatures(role_rows)
                 width = max(len(c) for c in merged)
                 for candidate, merged_row in merged.items():
-                    mean, passed, n_unscored, n_errors, n_runs, n_judgments = merged_row
+                    _mean, _passed, n_unscored, n_errors, n_runs, _n = merged_row
+                    row_verdict = verdicts.rows.get((scenario, input_id, role, candidate))
                     notes = []
                     if n_unscored:
                         notes.append(f"{n_unscored} unscored")
                     if n_errors:
                         notes.append(f"{n_errors} of {_plural(n_runs, 'answer')} failed")
-                    note = f"  ({', '.join(notes)})" if notes else ""
                     out.line(
                         f"{row_indent}- {candidate + ':':<{width + 1}} ",
-                        _merged_verdict(mean, passed, n_errors, n_runs, n_judgments),
-                        f" {_fmt_score(mean)}{note}",
+                        *_row_parts(row_verdict, verdicts.aggregation, notes),
                     )
                     for label, (n_ok, n_all, why) in checks.get(
                         (scenario, input_id, role, candidate), {}
@@ -221,6 +242,7 @@ def render_run(
                         points,
                         analysis,
                         effective,
+                        verdicts,
                     )
                 )
         for parts in compared.get(scenario, ()):
@@ -233,7 +255,7 @@ def render_run(
     from qualspec.report._console_fields import render_field_grades
 
     render_field_grades(run, console, prompts=prompts)
-    _render_totals(run, console)
+    _render_totals(run, console, verdicts)
 
 
 def _checks_by_row(run: RunRecord) -> dict[tuple[Any, ...], dict[str, tuple[int, int, str]]]:
@@ -265,6 +287,7 @@ def _table(
     points: _Points,
     analysis: RunAnalysis | None,
     effective: dict[tuple[str, float | None], set[float]],
+    verdicts: RunVerdicts,
 ) -> Table:
     from rich.table import Table
     from rich.text import Text
@@ -282,15 +305,15 @@ def _table(
             row: list[str | Text] = [Text(f"{cand} ({role})" if role is not None else cand)]
             for t in temps:
                 found = cells.get((scenario, input_id, role, cand, t))
+                verdict = verdicts.cells.get((scenario, input_id, role, cand, t))
                 if found is None:
                     row.append("")
                 elif found.mean is not None and analysis is not None:
                     point = points.get((scenario, input_id, role, cand, t))
-                    row.append(
-                        point_cell_text(found.mean, found.passed, point, analysis.aggregation)
-                    )
+                    passed = verdict.passed if verdict is not None else found.passed
+                    row.append(point_cell_text(found.mean, passed, point, analysis.aggregation))
                 else:
-                    row.append(_cell_text(found))
+                    row.append(_cell_text(found, verdict))
                 if found is not None:
                     row[-1] = _with_effective(row[-1], t, effective.get((cand, t), set()))
             table.add_row(*row)
@@ -315,13 +338,20 @@ def _short(message: str) -> str:
     return line if len(line) <= _MAX_ERROR_CHARS else line[: _MAX_ERROR_CHARS - 3] + "..."
 
 
-def _cell_text(cell: CellScore) -> str | Text:
+def _cell_text(cell: CellScore, verdict: CellVerdict | None = None) -> str | Text:
+    passed = cell.passed if verdict is None else verdict.passed
     if cell.mean is None:
-        if cell.n_errors >= cell.n_runs:
+        if verdict is not None and verdict.score is not None:  # field grades (0-100)
+            text = verdict.score_text
+        elif verdict is not None and verdict.passed is not None:  # checks alone decided
+            text = verdict.label
+        elif cell.n_errors >= cell.n_runs:
             return "error"
-        return "answered" if cell.n_judgments == 0 else "unscored"
-    text = _fmt_score(cell.mean).strip()
-    if cell.passed:
+        else:
+            return "answered" if cell.n_judgments == 0 else "unscored"
+    else:
+        text = _fmt_score(cell.mean).strip()
+    if passed or passed is None:
         return text
     from rich.text import Text
 
@@ -350,16 +380,75 @@ def _merge_temperatures(rows: _Entries) -> dict[str, _Merged]:
     return out
 
 
-def _merged_verdict(
-    mean: float | None, passed: bool | None, n_errors: int, n_runs: int, n_judgments: int
-) -> tuple[str, str]:
-    if mean is None and passed is None:
-        if n_errors >= n_runs:
-            return ("[ERROR]", "red")
-        if n_judgments == 0:  # answered, nothing judged (--no-judge)
-            return ("[ANSWERED]", "cyan")
-        return ("[UNSCORED]", "yellow")
-    return ("[PASS]", "green") if passed else ("[FAIL]", "red")
+_LABEL_STYLES = {
+    "PASS": "green",
+    "FAIL": "red",
+    "ERROR": "red",
+    "ANSWERED": "cyan",  # answered, nothing judged (--no-judge)
+    "UNSCORED": "yellow",
+}
+
+
+def _row_parts(
+    verdict: RowVerdict | None, aggregation: str, notes: list[str]
+) -> list[str | tuple[str, str]]:
+    """``[FAIL] 8.1/10 (at 1.5: 6.3/10 < 7)``: the verdict, the score, why it failed, and
+    under ``majority`` how many runs passed."""
+    if verdict is None:
+        return [("[UNSCORED]", "yellow"), f" {_fmt_score(None)}"]
+    label = verdict.label
+    notes = list(notes)
+    if aggregation == "majority" and verdict.voted and verdict.passed is not None:
+        notes.insert(0, f"{verdict.runs_passed} of {_plural(verdict.voted, 'run')} passed")
+    score = _fmt_score(verdict.score) if verdict.scale == 10 else f"{verdict.score_text}"
+    parts: list[str | tuple[str, str]] = [(f"[{label}]", _LABEL_STYLES[label]), f" {score}"]
+    if verdict.reasons:
+        parts.append((f" ({'; '.join(verdict.reasons)})", "red"))
+    if notes:
+        parts.append(f"  ({', '.join(notes)})")
+    return parts
+
+
+def _references(run: RunRecord) -> dict[str, str]:
+    """Scenario -> the reference model that answered it, with its answer count."""
+    found: dict[str, dict[str, list[ResponseRecord]]] = {}
+    for r in run.responses:
+        if r.kind == "reference":
+            found.setdefault(r.scenario, {}).setdefault(f"{r.provider}/{r.model}", []).append(r)
+    out: dict[str, str] = {}
+    for scenario, models in found.items():
+        parts = []
+        for model, records in models.items():
+            notes = [_plural(len(records), "reference answer")]
+            cached = sum(1 for r in records if r.cached)
+            if cached:
+                notes.append(f"{cached} from cache")
+            errors = sum(1 for r in records if r.error is not None)
+            if errors:
+                notes.append(f"{errors} failed")
+            parts.append(f"{model} ({', '.join(notes)})")
+        out[scenario] = ", ".join(parts)
+    return out
+
+
+def verdicts_line(verdicts: RunVerdicts) -> str:
+    """The run's verdicts in one line (empty when nothing has one), as the HTML report
+    and the results file count them.
+
+    Example: ``2 of 3 candidate lines passed (c 1 of 1, flaky 1 of 2); cells: 5 of 6
+    passed; aggregation majority``.
+    """
+    rows_p, rows_f, _ = verdicts.count("rows")
+    if not rows_p + rows_f:
+        return ""
+    cells_p, cells_f, _ = verdicts.count("cells")
+    each = ", ".join(
+        f"{name} {p} of {p + f}" for name, (p, f, _n) in verdicts.candidates.items() if p + f
+    )
+    return (
+        f"{rows_p} of {rows_p + rows_f} candidate lines passed ({each}); "
+        f"cells: {cells_p} of {cells_p + cells_f} passed; aggregation {verdicts.aggregation}"
+    )
 
 
 def test_result_lines(metadata: dict[str, Any]) -> list[str]:
@@ -385,12 +474,15 @@ def test_result_lines(metadata: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _render_totals(run: RunRecord, console: Console) -> None:
+def _render_totals(run: RunRecord, console: Console, verdicts: RunVerdicts) -> None:
     from qualspec.analysis import run_totals
 
     t = run_totals(run)
     out = _Block(console)
     out.line()
+    line = verdicts_line(verdicts)
+    if line:
+        out.line(("Verdicts:", "bold"), f" {line}")
     errors = f" ({_plural(t.errors, 'error')})" if t.errors else ""
     cached = f", {t.cached_responses} from cache" if t.cached_responses else ""
     out.line(("Responses:", "bold"), f" {t.responses}{errors}{cached}")

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 from qualspec.analysis import format_temperature
 
 if TYPE_CHECKING:
-    from qualspec.analysis import CellScore, RunTotals
+    from qualspec.analysis import RunTotals, RunVerdicts
     from qualspec.providers import PriceTable
     from qualspec.store import RunRecord
 
 __all__ = [
     "Fact",
+    "cache_phrase",
     "calibration_lines",
     "fmt_money",
     "fmt_score",
@@ -49,12 +50,27 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def cache_phrase(t: RunTotals) -> str:
+    """What came from the cache, as every report says it (the console's ``Calls:`` line,
+    the HTML report's ``cache``): ``3 answers and 2 judgments from cache``, counted from
+    the stored records (``run_totals``: the results file's ``cached_responses`` and
+    ``cached_judgments``), or ``nothing from cache``."""
+    if not t.cached_responses and not t.cached_judgments:
+        return "nothing from cache"
+    what = f"{plural(t.cached_responses, 'answer')} and {plural(t.cached_judgments, 'judgment')}"
+    return f"{what} from cache"
+
+
 def saved_text(run: RunRecord, prices: PriceTable | None) -> str:
-    """What the cached calls would have cost at current prices."""
+    """What came from the cache (:func:`cache_phrase`) and what those calls would have
+    cost at current prices."""
+    from qualspec.analysis import run_totals
+
+    phrase = cache_phrase(run_totals(run))
     cached_r = [r for r in run.responses if r.cached and r.error is None]
     cached_j = [j for j in run.judgments if j.cached and j.error is None and j.judge_model]
     if not cached_r and not cached_j:
-        return "nothing from cache"
+        return phrase
     if prices is None:
         from qualspec.providers import PriceTable
 
@@ -70,29 +86,36 @@ def saved_text(run: RunRecord, prices: PriceTable | None) -> str:
             total = None
             continue
         total += cost
-    what = f"{plural(len(cached_r), 'answer')} and {plural(len(cached_j), 'judgment')}"
     value = (
         "saved an unknown amount (a model has no price)"
         if total is None
         else (f"saved {fmt_money(total)} at current prices")
     )
-    return f"{what} from cache: {value}"
+    return f"{phrase}: {value}"
 
 
-def summary_facts(
-    run: RunRecord, t: RunTotals, cells: dict[Any, CellScore], saved: str
-) -> list[Fact]:
-    verdicts = [c.passed for c in cells.values() if c.passed is not None]
-    n_pass = sum(1 for v in verdicts if v)
-    rate = f"{100 * n_pass / len(verdicts):.0f}%" if verdicts else "-"
+def summary_facts(run: RunRecord, t: RunTotals, verdicts: RunVerdicts, saved: str) -> list[Fact]:
+    n_pass, n_fail, _ = verdicts.count("cells")
+    rate = f"{100 * n_pass / (n_pass + n_fail):.0f}%" if n_pass + n_fail else "-"
     meta = run.summary.metadata or {}
     found = meta.get("dimensions")
     dims: dict[str, Any] = found if isinstance(found, dict) else {}
+    rows_p, rows_f, rows_n = verdicts.count("rows")
+    each = ", ".join(
+        f"{name} {p} of {p + f}" for name, (p, f, _n) in verdicts.candidates.items() if p + f
+    )
     facts = [
+        Fact(
+            "verdicts",
+            f"{rows_p} of {plural(rows_p + rows_f, 'candidate line')} passed",
+            (f"{each}; " if each else "")
+            + (f"{rows_n} without a verdict; " if rows_n else "")
+            + f"aggregation {verdicts.aggregation}",
+        ),
         Fact(
             "pass rate",
             rate,
-            f"{n_pass} of {plural(len(verdicts), 'cell')} with a verdict passed",
+            f"{n_pass} of {plural(n_pass + n_fail, 'cell')} with a verdict passed",
         ),
         Fact(
             "answers",
@@ -142,6 +165,20 @@ def summary_facts(
     )
     facts.append(Fact("cache", saved))
     judge = meta.get("judge") if isinstance(meta.get("judge"), dict) else None
+    found_evaluators = meta.get("evaluators")
+    evaluators = [e for e in found_evaluators or () if isinstance(e, dict)]
+    graders = [e for e in evaluators if e.get("type") == "field_grader"]
+    if graders and len(graders) == len(evaluators):  # reference-graded: 0-100, not 0-10
+        for grader in graders:
+            limit = grader.get("threshold")
+            facts.append(
+                Fact(
+                    "grader",
+                    str(grader.get("model") or (judge or {}).get("model") or "-"),
+                    f"pass at {fmt_score(limit)}/100" if isinstance(limit, int | float) else "",
+                )
+            )
+        judge = None
     if judge and judge.get("model"):
         threshold = judge.get("threshold")
         facts.append(

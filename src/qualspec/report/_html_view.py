@@ -15,13 +15,18 @@ from typing import TYPE_CHECKING, Any
 from qualspec.analysis import (
     CHECKS_EVALUATOR,
     CellScore,
+    CellVerdict,
+    RowVerdict,
+    answer_verdict,
+    candidate_records,
     cell_scores,
     format_temperature,
+    format_verdict_score,
     judgments_by_response,
-    response_score,
     run_totals,
+    run_verdicts,
 )
-from qualspec.judges import is_comparison, is_field_grade
+from qualspec.judges import is_comparison
 from qualspec.report._html_analysis import (
     AnalysisView,
     CellMetricsView,
@@ -29,6 +34,7 @@ from qualspec.report._html_analysis import (
     point_marks,
 )
 from qualspec.report._html_compare import ComparisonView, comparison_views
+from qualspec.report._html_fields import FieldsView, fields_view
 from qualspec.report._html_summary import (
     Fact,
     calibration_lines,
@@ -65,6 +71,8 @@ class MatrixRow:
     candidate: str
     cells: list[CellView]
     overall: CellView | None
+    verdict: CellView = field(default_factory=lambda: CellView("", "empty"))
+    reasons: str = ""
 
 
 @dataclass(slots=True)
@@ -124,6 +132,8 @@ class ScenarioView:
 
     name: str
     panels: list[RolePanel]
+    reference: str = ""  # the reference model of a reference-graded scenario
+    references: list[ResponseView] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -161,6 +171,8 @@ class ReportView:
     errors: list[ErrorView]
     calibration: list[str] = field(default_factory=list)
     analysis: AnalysisView | None = None
+    fields: FieldsView | None = None
+    aggregation: str = ""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -170,40 +182,69 @@ def _temp_key(t: float | None) -> tuple[int, float]:
     return (0, 0.0) if t is None else (1, t)
 
 
-def _cell_view(cell: CellScore | None) -> CellView:
+def _cell_view(cell: CellScore | None, verdict: CellVerdict | None = None) -> CellView:
     if cell is None:
         return CellView("", "empty")
+    passed = cell.passed if verdict is None else verdict.passed
     notes = [plural(cell.n_runs, "run")]
     if cell.n_errors:
         notes.append(f"{cell.n_errors} failed")
     if cell.n_unscored:
         notes.append(f"{cell.n_unscored} unscored")
-    if cell.threshold is not None:
-        notes.append(f"passes at {fmt_score(cell.threshold)}")
+    threshold = verdict.threshold if verdict is not None else cell.threshold
+    if threshold is not None:
+        notes.append(f"passes at {fmt_score(threshold)}")
+    if verdict is not None and verdict.voted:
+        notes.append(f"{verdict.runs_passed} of {plural(verdict.voted, 'run')} passed")
+    if verdict is not None and verdict.reasons:
+        notes.append("FAIL: " + "; ".join(verdict.reasons))
     title = ", ".join(notes)
     if cell.mean is None:
-        if cell.passed is not None:  # checks alone decided
-            return CellView("PASS" if cell.passed else "FAIL", _verdict_css(cell.passed), title)
+        if verdict is not None and verdict.score is not None:  # field grades, 0-100
+            return CellView(verdict.score_text, _verdict_css(passed), title)
+        if passed is not None:  # checks alone decided
+            return CellView("PASS" if passed else "FAIL", _verdict_css(passed), title)
         if cell.n_errors >= cell.n_runs:
             return CellView("error", "error", title)
         if cell.n_judgments == 0:
             return CellView("answered", "answered", title)
         return CellView("unscored", "unscored", title)
-    return CellView(fmt_score(cell.mean), _verdict_css(cell.passed), title)
+    return CellView(fmt_score(cell.mean), _verdict_css(passed), title)
+
+
+def _row_verdict(verdict: RowVerdict | None, aggregation: str) -> tuple[CellView, str]:
+    """The verdict column of a candidate's row, and why it failed."""
+    if verdict is None:
+        return CellView("", "empty"), ""
+    css = {"PASS": "pass", "FAIL": "fail", "ERROR": "error", "ANSWERED": "answered"}
+    notes = []
+    if aggregation == "majority" and verdict.voted:
+        notes.append(f"{verdict.runs_passed} of {plural(verdict.voted, 'run')} passed")
+    if verdict.cells > 1:
+        notes.append(f"{verdict.cells_passed} of {plural(verdict.cells, 'temperature')} passed")
+    view = CellView(verdict.label, css.get(verdict.label, "unscored"), ", ".join(notes))
+    return view, "; ".join(verdict.reasons)
 
 
 def _verdict_css(passed: bool | None) -> str:
     return "unscored" if passed is None else ("pass" if passed else "fail")
 
 
-def _merge(cells: Iterable[CellScore]) -> CellView:
+def _merge(cells: Iterable[CellScore], verdict: RowVerdict | None = None) -> CellView:
     """A candidate's mean over temperatures (the console's nested line)."""
     cs = list(cells)
     means = [c.mean for c in cs if c.mean is not None]
-    verdicts = [c.passed for c in cs if c.passed is not None]
-    passed = all(verdicts) if verdicts else None
+    if verdict is not None:
+        passed = verdict.passed
+        has_verdict = passed is not None
+    else:
+        verdicts = [c.passed for c in cs if c.passed is not None]
+        passed = all(verdicts) if verdicts else None
+        has_verdict = bool(verdicts)
     if not means:
-        return CellView("-", _verdict_css(passed) if verdicts else "empty")
+        if verdict is not None and verdict.score is not None:  # field grades, 0-100
+            return CellView(verdict.score_text, _verdict_css(passed), "mean over temperatures")
+        return CellView("-", _verdict_css(passed) if has_verdict else "empty")
     return CellView(
         fmt_score(sum(means) / len(means)), _verdict_css(passed), "mean over temperatures"
     )
@@ -247,17 +288,14 @@ def _response_view(
 ) -> ResponseView:
     judged = [j for j in judgments if j.evaluator != CHECKS_EVALUATOR]
     checks = [j for j in judgments if j.evaluator == CHECKS_EVALUATOR]
-    # field grades (0-100, shown on their own lines) stay out of the 0-10 mean
-    scored = [j for j in judged if not is_field_grade(j)]
-    mean = response_score(scored)
-    limits = [j.threshold for j in scored if j.score is not None and j.threshold is not None]
-    limit = max(limits) if limits else threshold
-    passed: bool | None = None if mean is None or limit is None else mean >= limit
-    check_flags = [j.passed for j in checks if j.passed is not None]
-    if check_flags and (mean is not None or not judged):
-        # as for a cell, a failed check fails the answer; checks alone never pass an answer
-        # whose judge could not score it
-        passed = all(check_flags) and passed is not False
+    # the answer's verdict as the reports' (qualspec.analysis.answer_verdict): its judge
+    # score (0-10), else its field grade (0-100) for a reference-graded answer
+    parts = answer_verdict(judgments, error=r.error is not None)
+    passed, mean, scale = parts.verdict(
+        parts.judge_threshold if parts.judge_threshold is not None else threshold
+    )
+    if mean is None and judged and passed:
+        passed = None  # checks alone never pass an answer whose judge could not score it
     if r.error is not None:
         verdict, css = "ERROR", "error"
     elif passed is None:
@@ -282,7 +320,7 @@ def _response_view(
         candidate=r.candidate,
         temperature=format_temperature(r.temperature),
         run=r.run_index + 1,
-        score=fmt_score(mean),
+        score=fmt_score(mean) if scale == 10 else format_verdict_score(mean, scale),
         verdict=verdict,
         css=css,
         text=r.text,
@@ -304,7 +342,8 @@ class _Builder:
 
     def __init__(self, run: RunRecord, analysis: RunAnalysis | None) -> None:
         self.marks, self.metrics = point_marks(analysis) if analysis is not None else ({}, {})
-        self.cells = cell_scores(run)
+        self.cells = cell_scores(candidate_records(run))
+        self.verdicts = run_verdicts(run)
         self.judged = judgments_by_response(run)
         self.temps = sorted({key[4] for key in self.cells}, key=_temp_key)
         self.labels = [format_temperature(t) for t in self.temps]
@@ -313,9 +352,12 @@ class _Builder:
         threshold = meta_judge.get("threshold") if isinstance(meta_judge, dict) else None
         self.threshold = float(threshold) if isinstance(threshold, int | float) else None
         self.responses: dict[tuple[Any, ...], list[ResponseRecord]] = defaultdict(list)
+        self.references: dict[str, list[ResponseRecord]] = defaultdict(list)
         for r in run.responses:
             if r.kind == "candidate":
                 self.responses[(r.scenario, r.input_id, r.role)].append(r)
+            elif r.kind == "reference":
+                self.references[r.scenario].append(r)
         self.n_anchor = 0
 
     def scenarios(self) -> tuple[list[ScenarioView], list[ChartView]]:
@@ -333,7 +375,7 @@ class _Builder:
             for role, by_input in by_role.items():
                 panels.append(self._panel(scenario, role, by_input))
                 series.extend(self._series(role, by_input))
-            views.append(ScenarioView(scenario, panels))
+            views.append(ScenarioView(scenario, panels, *self._references(scenario)))
             if len(self.temps) > 1 and series:
                 title = f"{scenario}: mean score by temperature"
                 charts.append(ChartView(scenario, score_chart(series, title=title), len(series)))
@@ -346,11 +388,17 @@ class _Builder:
             metrics: list[CellMetricsView] = []
             for candidate, by_temp in by_candidate.items():
                 cid = (scenario, input_id, role, candidate)
+                row_verdict = self.verdicts.rows.get(cid)
+                verdict, reasons = _row_verdict(row_verdict, self.verdicts.aggregation)
                 rows.append(
                     MatrixRow(
                         candidate=candidate,
                         cells=[self._cell(cid, by_temp.get(t), t) for t in self.temps],
-                        overall=_merge(by_temp.values()) if len(self.temps) > 1 else None,
+                        overall=(
+                            _merge(by_temp.values(), row_verdict) if len(self.temps) > 1 else None
+                        ),
+                        verdict=verdict,
+                        reasons=reasons,
                     )
                 )
                 if cid in self.metrics and len(self.temps) > 1:
@@ -372,7 +420,7 @@ class _Builder:
     def _cell(
         self, cid: tuple[str, str | None, str | None, str], cell: CellScore | None, t: Any
     ) -> CellView:
-        view = _cell_view(cell)
+        view = _cell_view(cell, self.verdicts.cells.get((*cid, t)))
         found = self.marks.get((cid, t))
         if found is not None and view.css != "empty":
             view.marks = found[0]
@@ -383,6 +431,20 @@ class _Builder:
         self.n_anchor += 1
         own = [j for j in self.judged.get(r.key, []) if not is_comparison(j)]
         return _response_view(r, own, f"r{self.n_anchor}", self.threshold)
+
+    def _references(self, scenario: str) -> tuple[str, list[ResponseView]]:
+        """The reference model(s) of a scenario, and its reference answers."""
+        records = sorted(
+            self.references.get(scenario, []), key=lambda r: (str(r.input_id), r.run_index)
+        )
+        models = ", ".join(dict.fromkeys(f"{r.provider}/{r.model}" for r in records))
+        views = []
+        for r in records:
+            view = self._answer(r)
+            view.candidate = "reference" + (f" · input {r.input_id}" if r.input_id else "")
+            view.verdict, view.css, view.score = "REFERENCE", "answered", "-"
+            views.append(view)
+        return models, views
 
     @staticmethod
     def _series(role: str | None, by_input: _Tree) -> list[Series]:
@@ -426,6 +488,9 @@ def build_view(
     """
     builder = _Builder(run, analysis)
     scenarios, charts = builder.scenarios()
+    from qualspec.analysis import field_analysis
+
+    found = field_analysis(run)
     s = run.summary
     return ReportView(
         suite=s.suite_name,
@@ -433,7 +498,7 @@ def build_view(
         status=s.status,
         started=s.started_at.strftime("%Y-%m-%d %H:%M:%S"),
         finished=s.finished_at.strftime("%Y-%m-%d %H:%M:%S") if s.finished_at else "-",
-        facts=summary_facts(run, run_totals(run), builder.cells, saved_text(run, prices)),
+        facts=summary_facts(run, run_totals(run), builder.verdicts, saved_text(run, prices)),
         roles=builder.roles,
         scenarios=scenarios,
         charts=charts,
@@ -441,6 +506,8 @@ def build_view(
         errors=_errors(run),
         calibration=calibration_lines(run),
         analysis=analysis_view(analysis) if analysis is not None else None,
+        fields=fields_view(found, run) if found is not None else None,
+        aggregation=builder.verdicts.aggregation,
     )
 
 

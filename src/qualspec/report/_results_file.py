@@ -12,6 +12,7 @@ Layout (``schema_version`` "1.1"; 1.1 added ``kind`` to responses and ``evaluato
       "summary": {"counts": {...}, "mean_score", "cost_usd": {...}, "tokens": {...}},
       "analysis": {"cells", "role_gaps", "observations", "recommended_temperature",
                    "similarity_method", "aggregation"},
+      "verdicts": {"aggregation", "totals", "by_candidate", "candidates", "cells"},
       "responses": [{...every ResponseRecord field..., "prompts": {...},
                      "judgments": [{..., "prompt": {...}}, ...]}, ...],
       "unattached_judgments": [...],     # only when a judgment's response is missing
@@ -38,6 +39,9 @@ group of answers judged side by side) are ``unattached_judgments`` (their subjec
 group, not one response); they are counted as ``comparisons``, not among the judgments, and
 ``summary.comparisons`` sums each comparison up (wins per member and per group, ties, mean
 scores, unscored and skipped groups, and with debias how often the two orders disagreed).
+``verdicts`` is derived too (:func:`qualspec.analysis.verdicts_to_dict`): every cell's and
+every candidate line's PASS/FAIL under the run's aggregation, with its counts and the
+reasons of each FAIL, the same verdicts the console and the HTML report print.
 ``analysis`` is derived too: the temperature and role analysis of
 :func:`qualspec.analysis.analyze_run` (as :func:`~qualspec.analysis.analysis_to_dict` writes
 it), added within 1.1 as a field 1.x readers ignore, as is each response's ``call_key``
@@ -69,6 +73,8 @@ from qualspec.analysis import (
     field_analysis_to_dict,
     judgments_by_response,
     run_totals,
+    run_verdicts,
+    verdicts_to_dict,
 )
 from qualspec.errors import SchemaVersionError, StoreError
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
@@ -248,6 +254,7 @@ def run_to_dict(
         "run": _summary_fields(s),
         "summary": _summary_dict(run),
         "analysis": analysis_to_dict(analysis if analysis is not None else analyze_run(run)),
+        "verdicts": verdicts_to_dict(run_verdicts(run)),
         "responses": responses,
     }
     unattached = [_judgment_dict(j, prompts) for j in run.judgments if j.response_key not in keys]

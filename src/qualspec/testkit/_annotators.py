@@ -78,6 +78,39 @@ class Annotator:
         return {"aspect": self.aspect}
 
 
+def _texts(owner: str, param: str, value: Any) -> list[str]:
+    """A string or a sequence of strings as a list, each non-empty; TypeError/ValueError
+    naming ``owner(param=...)`` otherwise (at construction, not deep in a run)."""
+    if isinstance(value, str):
+        items: list[Any] = [value]
+    elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
+        items = list(value)
+    else:
+        raise TypeError(
+            f"{owner}: {param} must be a string or a list of strings, got {type(value).__name__}"
+        )
+    if not items:
+        raise ValueError(f"{owner}: {param} is empty: give at least one")
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{owner}: each of {param} must be a string, got {type(item).__name__} ({item!r})"
+            )
+        if not item.strip():
+            raise ValueError(f"{owner}: {param} has an empty string: remove it or fill it in")
+    return items
+
+
+def _threshold(owner: str, value: Any, top: float = 10.0) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{owner}: threshold must be a number, got {type(value).__name__}")
+    if not 0 <= value <= top:
+        raise ValueError(f"{owner}: threshold must be between 0 and {top:g}, got {value:g}")
+    return float(value)
+
+
 def _check(name: str, value: Any, text: str, details: dict[str, Any] | None = None) -> Verdict:
     from qualspec.engine import Verdict
     from qualspec.judges import run_check
@@ -97,7 +130,14 @@ class RegexAnnotator(Annotator):
         import re
 
         super().__init__()
-        self.pattern = re.compile(pattern, flags)
+        if not isinstance(pattern, str | re.Pattern):
+            raise TypeError(
+                f"RegexAnnotator: pattern must be a string, got {type(pattern).__name__}"
+            )
+        try:
+            self.pattern = re.compile(pattern, flags)
+        except re.error as exc:
+            raise ValueError(f"RegexAnnotator: invalid pattern {pattern!r}: {exc}") from None
         self.aspect = f"regex {pattern}"
 
     def annotate(self, text: str) -> Verdict:
@@ -116,11 +156,12 @@ class KeywordAnnotator(Annotator):
     Example: ``KeywordAnnotator(["nurse", "doctor"])``.
     """
 
-    def __init__(self, keywords: Sequence[str]) -> None:
+    def __init__(self, keywords: str | Sequence[str]) -> None:
         super().__init__()
         if not keywords:
             raise ValueError("KeywordAnnotator needs at least one keyword")
-        self.keywords = list(keywords)
+        # one keyword given as a string is one keyword, not its letters
+        self.keywords = _texts("KeywordAnnotator", "keywords", keywords)
         self.aspect = "keywords " + ", ".join(self.keywords)
 
     def annotate(self, text: str) -> Verdict:
@@ -163,6 +204,10 @@ class RefusalAnnotator(Annotator):
 
     def __init__(self, expected: bool | None = None) -> None:
         super().__init__()
+        if expected is not None and not isinstance(expected, bool):
+            raise TypeError(
+                f"RefusalAnnotator: expected must be True, False or None, got {expected!r}"
+            )
         self.expected = expected
 
     def annotate(self, text: str) -> Verdict:
@@ -185,6 +230,11 @@ class JSONSchemaAnnotator(Annotator):
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         super().__init__()
+        if not isinstance(schema, Mapping):
+            raise TypeError(
+                f"JSONSchemaAnnotator: schema must be a mapping (a JSON Schema object), got "
+                f"{type(schema).__name__}"
+            )
         self.schema = dict(schema)
         self.aspect = "json_schema"
 
@@ -210,7 +260,7 @@ class SimilarityAnnotator(Annotator):
         if method not in ("lexical", "embeddings"):
             raise ValueError(f"unknown similarity {method!r}: use lexical or embeddings")
         self.method = method
-        self.threshold = threshold
+        self.threshold = _threshold("SimilarityAnnotator", threshold)
 
     def group_of(self, item: WorkItem) -> str | None:
         """The responses of one item from one SUT at one temperature and run."""
@@ -244,12 +294,19 @@ class LLMJudgeAnnotator(Annotator):
     """A judge model's 0-10 score of each response on ``criteria`` (with its reasoning),
     asked for as structured output and parsed strictly: the criteria judge of suites.
 
-    Example: ``LLMJudgeAnnotator("Answers in a neutral tone", model="openai/gpt-4o-mini")``.
+    ``criteria`` is one criterion, or a list of them judged together: one call and one
+    score per response, on every criterion at once (listed one per line to the judge), so
+    that the annotator still gives one annotation per response. For a score per criterion,
+    give one annotator per criterion. Every parameter is checked here: a wrong type or
+    value raises ``TypeError``/``ValueError`` at once, never in the middle of a run.
+
+    Example: ``LLMJudgeAnnotator("Answers in a neutral tone", model="openai/gpt-4o-mini")``,
+    ``LLMJudgeAnnotator(["names Paris", "is one sentence"])``.
     """
 
     def __init__(
         self,
-        criteria: str,
+        criteria: str | Sequence[str],
         *,
         model: str | None = None,
         threshold: float | None = None,
@@ -259,10 +316,32 @@ class LLMJudgeAnnotator(Annotator):
         from qualspec.spec import DEFAULT_JUDGE_MODEL, DEFAULT_THRESHOLD
 
         super().__init__()
-        self.criteria = criteria
-        self.aspect = criteria
+        owner = "LLMJudgeAnnotator"
+        items = _texts(owner, "criteria", criteria)
+        if model is not None:
+            if not isinstance(model, str):
+                raise TypeError(
+                    f"{owner}: model must be a 'provider/model' string, got {type(model).__name__}"
+                )
+            from qualspec.errors import ConfigError
+            from qualspec.providers import split_address
+
+            try:
+                split_address(model)
+            except ConfigError as exc:
+                raise ValueError(f"{owner}: model: {exc}") from None
+        if params is not None and not isinstance(params, Mapping):
+            raise TypeError(
+                f"{owner}: params must be a mapping (e.g. {{'max_tokens': 200}}), got "
+                f"{type(params).__name__}"
+            )
+        self.criteria: str | list[str] = items[0] if isinstance(criteria, str) else items
+        # the criterion the judge reads: one, or the list one per line
+        self._criterion = items[0] if len(items) == 1 else "\n".join(f"- {c}" for c in items)
+        self.aspect = items[0] if len(items) == 1 else "; ".join(items)
         self.model = model or DEFAULT_JUDGE_MODEL
-        self.threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+        limit = _threshold(owner, threshold)
+        self.threshold = DEFAULT_THRESHOLD if limit is None else limit
         self.judge = CriteriaJudge(
             name="criteria", model=self.model, threshold=self.threshold, params=params
         )
@@ -273,7 +352,7 @@ class LLMJudgeAnnotator(Annotator):
 
     async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict:
         """Judge the response on the criteria."""
-        return await self.judge.evaluate(subject, self.criteria, ctx)
+        return await self.judge.evaluate(subject, self._criterion, ctx)
 
     def describe(self) -> dict[str, Any]:
         """The criteria and the judge."""

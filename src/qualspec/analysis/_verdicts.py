@@ -1,0 +1,550 @@
+"""The verdicts of a run, computed once: per answer, per cell, per candidate row, per run.
+
+Every report (the console, the results JSON, the HTML report and the web app, which shows
+those two) reads its PASS/FAIL and its counts from :func:`run_verdicts`, so they agree.
+
+* An **answer** (one response) has a *judge score* (mean of its scored 0-10 criteria), a
+  *field grade* (mean of its scored field grades, 0-100, against a reference) and its
+  ``expect:`` checks (pass or fail each). Comparison records are not part of it.
+* A **cell** (scenario, input, role, candidate, temperature) is scored on the judge's
+  0-10 scale when any of its answers has a judge score, else on the field grade's 0-100
+  scale (a reference-graded run); its threshold is the highest one recorded on those
+  records (else the run's judge threshold, 7, or the grader's, 80). Its verdict follows the
+  run's ``aggregation``:
+
+  - ``mean_with_variance`` and ``mean``: PASS when the mean score reaches the threshold and
+    every ``expect:`` check passed in every run (and, on the 0-10 scale, every field grade
+    reached its threshold). Checks alone decide a cell nothing was to score
+    (``--no-judge``); a cell whose judge could not score any answer has no verdict
+    (UNSCORED) unless a check failed.
+  - ``majority``: each run passes when its own score reaches the threshold and its checks
+    pass (a run its judge could not score votes only when a check failed); the cell passes
+    when more runs passed than failed (a tie fails).
+
+  A cell with neither a score nor a check has no verdict (errors, unscored, ``--no-judge``).
+* A **candidate row** (scenario, input, role, candidate: the console's nested line, the
+  HTML matrix's verdict column) passes when every temperature of it with a verdict passes;
+  its score is the mean of its cells' scores.
+* Every FAIL carries its **reasons**: which score is below which threshold
+  (``6.3/10 < 7``), which check failed in how many runs (``check 'mentions_x' failed in 1
+  of 3``), and under ``majority`` how many runs failed; a row's reasons name the
+  temperature of each failing cell (``at 1.5: 6.3/10 < 7``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from qualspec.analysis._aggregate import (
+    CHECKS_EVALUATOR,
+    CellKey,
+    cell_key,
+    suite_order,
+    temperature_label,
+)
+from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
+
+__all__ = [
+    "AnswerVerdict",
+    "CellVerdict",
+    "RowKey",
+    "RowVerdict",
+    "RunVerdicts",
+    "answer_verdict",
+    "candidate_records",
+    "format_verdict_score",
+    "run_verdicts",
+    "verdicts_to_dict",
+]
+
+RowKey = tuple[str, str | None, str | None, str]
+"""(scenario, input_id, role, candidate): a candidate's line, over its temperatures."""
+
+_AGGREGATIONS = ("mean_with_variance", "mean", "majority")
+_DEFAULT_AGGREGATION = "mean_with_variance"
+_DEFAULT_THRESHOLD = 7.0
+_DEFAULT_GRADE_THRESHOLD = 80.0
+
+
+def _kind(judgment: JudgmentRecord) -> str | None:
+    details = judgment.details
+    if isinstance(details, Mapping):
+        found = details.get("type")
+        return found if isinstance(found, str) else None
+    return None
+
+
+def format_verdict_score(score: float | None, scale: int | None) -> str:
+    """A score as reports print it beside a verdict: ``8.1/10``, ``10/10``, ``92.1/100``,
+    ``-`` (none)."""
+    if score is None:
+        return "-"
+    text = f"{score:.1f}" if score % 1 else f"{score:.0f}"
+    return f"{text}/{scale or 10}"
+
+
+def _below(score: float, threshold: float, scale: int) -> str:
+    """``6.3/10 < 7``, with enough decimals that the score never reads as the threshold."""
+    text = f"{score:.1f}" if score % 1 else f"{score:.0f}"
+    digits = 1
+    while float(text) >= threshold and digits < 6:  # 6.96 is not "7.0/10 < 7"
+        digits += 1
+        text = f"{score:.{digits}f}"
+    return f"{text}/{scale} < {threshold:g}"
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    items = list(values)
+    return sum(items) / len(items) if items else None
+
+
+def _in(n: int, total: int) -> str:
+    return "" if total == 1 else f" in {n} of {total}"
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerVerdict:
+    """One answer's parts: judge score, field grade and checks (see the module docstring).
+
+    Attributes:
+        error: The answer is an error (nothing judged).
+        judge_score: Mean of its scored 0-10 criteria; None when none was scored.
+        judge_threshold: The highest threshold recorded on those criteria.
+        grade_score: Mean of its scored field grades (0-100); None when none.
+        grade_threshold: The highest threshold recorded on those grades.
+        checks: Each ``expect:`` check's name -> passed (checks without a verdict left out).
+        judged: Whether any evaluator recorded something about it.
+        scorable: Whether a judge or grader (not only checks) recorded something about it:
+            when none of those records has a score, checks alone do not pass the answer.
+    """
+
+    error: bool
+    judge_score: float | None
+    judge_threshold: float | None
+    grade_score: float | None
+    grade_threshold: float | None
+    checks: dict[str, bool] = field(default_factory=dict)
+    judged: bool = False
+    scorable: bool = False
+
+    def verdict(self, threshold: float | None = None) -> tuple[bool | None, float | None, int]:
+        """(passed, score, scale) of the answer alone: its judge score against
+        ``threshold`` (default its own), else its field grade; checks must all pass."""
+        if self.judge_score is not None:
+            score, scale = self.judge_score, 10
+            limit = threshold if threshold is not None else self.judge_threshold
+        elif self.grade_score is not None:
+            score, scale, limit = self.grade_score, 100, self.grade_threshold
+        else:
+            score, scale, limit = None, 10, None
+        if score is None and not self.checks:
+            return None, None, scale
+        if score is None and self.scorable and all(self.checks.values()):
+            return None, None, scale  # the judge could not score it: checks alone never pass
+        ok = score is None or limit is None or score >= limit
+        if self.judge_score is not None and self.grade_score is not None:
+            ok = ok and (self.grade_threshold is None or self.grade_score >= self.grade_threshold)
+        return ok and all(self.checks.values()), score, scale
+
+
+def answer_verdict(judgments: Iterable[JudgmentRecord], *, error: bool = False) -> AnswerVerdict:
+    """The parts of one answer's verdict from its records (comparisons ignored)."""
+    judge: list[float] = []
+    judge_limits: list[float] = []
+    grades: list[float] = []
+    grade_limits: list[float] = []
+    checks: dict[str, bool] = {}
+    judged = scorable = False
+    for j in judgments:
+        kind = _kind(j)
+        if kind == "comparison":
+            continue
+        judged = True
+        if j.evaluator == CHECKS_EVALUATOR:
+            if j.passed is not None:
+                checks[j.criterion] = checks.get(j.criterion, True) and j.passed
+            continue
+        scorable = True
+        if j.score is None:
+            continue
+        if kind == "field_grade":
+            grades.append(j.score)
+            if j.threshold is not None:
+                grade_limits.append(j.threshold)
+        else:
+            judge.append(j.score)
+            if j.threshold is not None:
+                judge_limits.append(j.threshold)
+    return AnswerVerdict(
+        error=error,
+        judge_score=_mean(judge),
+        judge_threshold=max(judge_limits) if judge_limits else None,
+        grade_score=_mean(grades),
+        grade_threshold=max(grade_limits) if grade_limits else None,
+        checks=checks,
+        judged=judged,
+        scorable=scorable,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CellVerdict:
+    """The verdict of one cell over its runs (see the module docstring).
+
+    Attributes:
+        passed: PASS/FAIL under the run's aggregation; None without a verdict.
+        score: Mean score over the runs that have one (on ``scale``); None when none.
+        scale: 10 (judge scores) or 100 (field grades).
+        threshold: The threshold the score is held to.
+        runs: Answers in the cell (errors included); ``errors`` of them are errors.
+        voted: Runs with a verdict of their own; ``runs_passed`` of them passed.
+        reasons: Why it failed (empty unless ``passed`` is False).
+    """
+
+    passed: bool | None
+    score: float | None
+    scale: int
+    threshold: float | None
+    runs: int
+    errors: int
+    voted: int
+    runs_passed: int
+    judged: int
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def runs_failed(self) -> int:
+        """Runs whose own verdict is FAIL."""
+        return self.voted - self.runs_passed
+
+    @property
+    def label(self) -> str:
+        """``PASS``, ``FAIL``, or ``ERROR`` / ``UNSCORED`` / ``ANSWERED`` without a verdict."""
+        if self.passed is not None:
+            return "PASS" if self.passed else "FAIL"
+        if self.runs and self.errors >= self.runs:
+            return "ERROR"
+        return "UNSCORED" if self.judged else "ANSWERED"
+
+    @property
+    def score_text(self) -> str:
+        """``8.1/10``, ``92.1/100`` or ``-``."""
+        return format_verdict_score(self.score, self.scale)
+
+
+@dataclass(frozen=True, slots=True)
+class RowVerdict:
+    """A candidate's verdict over the temperatures of one (scenario, input, role).
+
+    Attributes:
+        passed: PASS when every temperature with a verdict passed; None when none has one.
+        score: Mean of the cells' scores (on ``scale``).
+        cells: Cells (temperatures); ``cells_passed`` and ``cells_failed`` have a verdict.
+        runs, errors, voted, runs_passed: The cells' counts, summed.
+        reasons: Each failing temperature's reasons (named by temperature when there are
+            several).
+    """
+
+    passed: bool | None
+    score: float | None
+    scale: int
+    threshold: float | None
+    cells: int
+    cells_passed: int
+    cells_failed: int
+    runs: int
+    errors: int
+    voted: int
+    runs_passed: int
+    judged: int
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def runs_failed(self) -> int:
+        """Runs whose own verdict is FAIL."""
+        return self.voted - self.runs_passed
+
+    @property
+    def label(self) -> str:
+        """``PASS``, ``FAIL``, or ``ERROR`` / ``UNSCORED`` / ``ANSWERED``."""
+        if self.passed is not None:
+            return "PASS" if self.passed else "FAIL"
+        if self.runs and self.errors >= self.runs:
+            return "ERROR"
+        return "UNSCORED" if self.judged else "ANSWERED"
+
+    @property
+    def score_text(self) -> str:
+        """``8.1/10``, ``92.1/100`` or ``-``."""
+        return format_verdict_score(self.score, self.scale)
+
+
+@dataclass(frozen=True, slots=True)
+class RunVerdicts:
+    """Every verdict of a run, in suite order.
+
+    ``candidates`` counts, per candidate over the whole run, its rows (scenario, input,
+    role) that passed, failed, or have no verdict.
+    """
+
+    aggregation: str
+    cells: dict[CellKey, CellVerdict]
+    rows: dict[RowKey, RowVerdict]
+
+    def count(self, what: str = "cells") -> tuple[int, int, int]:
+        """(passed, failed, without a verdict) of the ``cells`` or the ``rows``."""
+        items: Iterable[CellVerdict | RowVerdict] = (
+            self.cells.values() if what == "cells" else self.rows.values()
+        )
+        found = [v.passed for v in items]
+        return (
+            sum(1 for p in found if p is True),
+            sum(1 for p in found if p is False),
+            sum(1 for p in found if p is None),
+        )
+
+    @property
+    def candidates(self) -> dict[str, tuple[int, int, int]]:
+        """Candidate -> (rows passed, failed, without a verdict), in suite order."""
+        out: dict[str, list[int]] = {}
+        for key, row in self.rows.items():
+            tally = out.setdefault(key[3], [0, 0, 0])
+            tally[0 if row.passed is True else 1 if row.passed is False else 2] += 1
+        return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+
+def candidate_records(run: RunRecord) -> RunRecord:
+    """The run with its candidates' answers only (reference answers left out)."""
+    if all(r.kind == "candidate" for r in run.responses):
+        return run
+    return dataclasses.replace(run, responses=[r for r in run.responses if r.kind == "candidate"])
+
+
+def _settings(run: RunRecord) -> tuple[str, float, float]:
+    meta = run.summary.metadata or {}
+    found = meta.get("aggregation")
+    aggregation = found if found in _AGGREGATIONS else _DEFAULT_AGGREGATION
+    judge = meta.get("judge")
+    limit = judge.get("threshold") if isinstance(judge, Mapping) else None
+    threshold = float(limit) if isinstance(limit, int | float) else _DEFAULT_THRESHOLD
+    grader = meta.get("grader")
+    glimit = grader.get("threshold") if isinstance(grader, Mapping) else None
+    grade = float(glimit) if isinstance(glimit, int | float) else _DEFAULT_GRADE_THRESHOLD
+    return aggregation, threshold, grade
+
+
+def _cell(
+    answers: Sequence[AnswerVerdict],
+    aggregation: str,
+    default_threshold: float,
+    default_grade: float,
+) -> CellVerdict:
+    judge = any(a.judge_score is not None for a in answers)
+    scale = 100 if not judge and any(a.grade_score is not None for a in answers) else 10
+    if scale == 10:
+        mains = [a.judge_score for a in answers]
+        limits = [a.judge_threshold for a in answers if a.judge_threshold is not None]
+        threshold = max(limits) if limits else default_threshold
+    else:
+        mains = [a.grade_score for a in answers]
+        limits = [a.grade_threshold for a in answers if a.grade_threshold is not None]
+        threshold = max(limits) if limits else default_grade
+    scored = [m for m in mains if m is not None]
+    score = _mean(scored)
+    check_names = list(dict.fromkeys(n for a in answers for n in a.checks))
+    # on the judge's scale, a field grade is one more requirement (like a check)
+    graded = [a for a in answers if scale == 10 and a.grade_score is not None]
+
+    def grade_ok(a: AnswerVerdict) -> bool:
+        limit = a.grade_threshold if a.grade_threshold is not None else default_grade
+        return a.grade_score is None or a.grade_score >= limit
+
+    votes: list[tuple[bool, AnswerVerdict, float | None]] = []
+    for a, main in zip(answers, mains, strict=True):
+        if main is None and not a.checks and not (scale == 10 and a.grade_score is not None):
+            continue
+        ok = (main is None or main >= threshold) and all(a.checks.values()) and grade_ok(a)
+        if ok and main is None and a.scorable:
+            continue  # its judge could not score it: passing checks alone are no vote
+        votes.append((ok, a, main))
+    runs_passed = sum(1 for ok, _, _ in votes if ok)
+    reasons: list[str] = []
+    passed: bool | None
+    if aggregation == "majority":
+        passed = None if not votes else runs_passed > len(votes) - runs_passed
+        if passed is False:
+            failed = [(a, main) for ok, a, main in votes if not ok]
+            parts = []
+            below = sum(1 for _, main in failed if main is not None and main < threshold)
+            if below:
+                parts.append(f"{below} scored below {threshold:g}")
+            for name in check_names:
+                n = sum(1 for a, _ in failed if a.checks.get(name) is False)
+                if n:
+                    parts.append(f"check '{name}' failed in {n}")
+            n_grades = sum(1 for a, _ in failed if not grade_ok(a))
+            if n_grades:
+                parts.append(f"field grade below its threshold in {n_grades}")
+            detail = f" ({', '.join(parts)})" if parts else ""
+            reasons.append(f"majority: {len(failed)} of {len(votes)} runs failed{detail}")
+    else:
+        score_ok = None if score is None else score >= threshold
+        has_checks = any(a.checks for a in answers)
+        # checks alone decide a cell nobody was to score (--no-judge), never one whose
+        # judge could not score it (unless a check failed)
+        unscored = score is None and any(a.scorable for a in answers)
+        failing = any(not ok for a in answers for ok in a.checks.values())
+        if (score_ok is None and not has_checks and not graded) or (unscored and not failing):
+            passed = None
+        else:
+            if score is not None and score_ok is False:
+                reasons.append(_below(score, threshold, scale))
+            for name in check_names:
+                ran = [a.checks[name] for a in answers if name in a.checks]
+                n = sum(1 for ok in ran if not ok)
+                if n:
+                    reasons.append(f"check '{name}' failed{_in(n, len(ran))}")
+            n_grades = sum(1 for a in graded if not grade_ok(a))
+            if n_grades:
+                reasons.append(f"field grade below its threshold{_in(n_grades, len(graded))}")
+            passed = not reasons
+    return CellVerdict(
+        passed=passed,
+        score=score,
+        scale=scale,
+        threshold=threshold,
+        runs=len(answers),
+        errors=sum(1 for a in answers if a.error),
+        voted=len(votes),
+        runs_passed=runs_passed,
+        judged=sum(1 for a in answers if a.judged),
+        reasons=tuple(reasons) if passed is False else (),
+    )
+
+
+def _row(cells: Sequence[tuple[CellKey, CellVerdict]]) -> RowVerdict:
+    several = len(cells) > 1
+    scales = {c.scale for _, c in cells if c.score is not None}
+    scale = 10 if 10 in scales or not scales else 100
+    scores = [c.score for _, c in cells if c.score is not None and c.scale == scale]
+    limits = [c.threshold for _, c in cells if c.threshold is not None and c.scale == scale]
+    verdicts = [c.passed for _, c in cells if c.passed is not None]
+    reasons: list[str] = []
+    for key, c in cells:
+        if c.passed is False:
+            prefix = f"at {temperature_label(key[4])}: " if several else ""
+            reasons.extend(prefix + r for r in c.reasons)
+    passed = all(verdicts) if verdicts else None
+    return RowVerdict(
+        passed=passed,
+        score=_mean(scores),
+        scale=scale,
+        threshold=max(limits) if limits else None,
+        cells=len(cells),
+        cells_passed=sum(1 for v in verdicts if v),
+        cells_failed=sum(1 for v in verdicts if not v),
+        runs=sum(c.runs for _, c in cells),
+        errors=sum(c.errors for _, c in cells),
+        voted=sum(c.voted for _, c in cells),
+        runs_passed=sum(c.runs_passed for _, c in cells),
+        judged=sum(c.judged for _, c in cells),
+        reasons=tuple(reasons) if passed is False else (),
+    )
+
+
+def run_verdicts(run: RunRecord, *, aggregation: str | None = None) -> RunVerdicts:
+    """Every verdict of ``run`` (see the module docstring); reference answers left out.
+
+    Args:
+        run: The run as stored.
+        aggregation: ``mean_with_variance``, ``mean`` or ``majority``; default the run's
+            recorded aggregation.
+
+    Example:
+        >>> v = run_verdicts(run)
+        >>> for (scenario, input_id, role, candidate), row in v.rows.items():
+        ...     print(candidate, row.label, row.score_text, "; ".join(row.reasons))
+    """
+    recorded, threshold, grade = _settings(run)
+    how = aggregation or recorded
+    if how not in _AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {how!r}: use one of {', '.join(_AGGREGATIONS)}")
+    by_response: dict[str, list[JudgmentRecord]] = {}
+    for j in run.judgments:
+        by_response.setdefault(j.response_key, []).append(j)
+    grouped: dict[CellKey, list[ResponseRecord]] = {}
+    for r in run.responses:
+        if r.kind == "candidate":
+            grouped.setdefault(cell_key(r), []).append(r)
+    cells: dict[CellKey, CellVerdict] = {}
+    for key in sorted(grouped, key=suite_order(run)):
+        answers = [
+            answer_verdict(by_response.get(r.key, ()), error=r.error is not None)
+            for r in sorted(grouped[key], key=lambda rec: rec.run_index)
+        ]
+        cells[key] = _cell(answers, how, threshold, grade)
+    by_row: dict[RowKey, list[tuple[CellKey, CellVerdict]]] = {}
+    for key, cell in cells.items():
+        by_row.setdefault(key[:4], []).append((key, cell))
+    rows = {key: _row(found) for key, found in by_row.items()}
+    return RunVerdicts(aggregation=how, cells=cells, rows=rows)
+
+
+def _verdict_fields(v: CellVerdict | RowVerdict) -> dict[str, Any]:
+    return {
+        "verdict": None if v.passed is None else ("pass" if v.passed else "fail"),
+        "label": v.label,
+        "score": v.score,
+        "scale": v.scale,
+        "threshold": v.threshold,
+        "runs": v.runs,
+        "errors": v.errors,
+        "runs_voted": v.voted,
+        "runs_passed": v.runs_passed,
+        "runs_failed": v.runs_failed,
+        "reasons": list(v.reasons),
+    }
+
+
+def verdicts_to_dict(verdicts: RunVerdicts) -> dict[str, Any]:
+    """The verdicts as plain JSON data (the results file's ``verdicts``)."""
+    cells_p, cells_f, cells_n = verdicts.count("cells")
+    rows_p, rows_f, rows_n = verdicts.count("rows")
+    return {
+        "aggregation": verdicts.aggregation,
+        "totals": {
+            "cells": {"passed": cells_p, "failed": cells_f, "no_verdict": cells_n},
+            "candidates": {"passed": rows_p, "failed": rows_f, "no_verdict": rows_n},
+        },
+        "by_candidate": {
+            name: {"passed": p, "failed": f, "no_verdict": n}
+            for name, (p, f, n) in verdicts.candidates.items()
+        },
+        "candidates": [
+            {
+                "scenario": s,
+                "input_id": i,
+                "role": r,
+                "candidate": c,
+                "cells": row.cells,
+                "cells_passed": row.cells_passed,
+                "cells_failed": row.cells_failed,
+                **_verdict_fields(row),
+            }
+            for (s, i, r, c), row in verdicts.rows.items()
+        ],
+        "cells": [
+            {
+                "scenario": s,
+                "input_id": i,
+                "role": r,
+                "candidate": c,
+                "temperature": t,
+                **_verdict_fields(cell),
+            }
+            for (s, i, r, c, t), cell in verdicts.cells.items()
+        ],
+    }
