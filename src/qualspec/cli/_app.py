@@ -216,8 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         type=_cache_ttl,
         metavar="KIND=SECONDS",
-        help="cache lifetime per kind (candidate, judge; 'none' = forever), repeatable; "
-        "default: candidate and judge answers never expire",
+        help="cache lifetime per kind (candidate, judge, reference; 'none' = forever), "
+        "repeatable; judged by each entry's age when it is read, so it applies to entries "
+        "already cached; default: candidate and judge answers never expire, reference "
+        "answers after 86400 s (24 h)",
     )
     run.add_argument("--max-cost", type=_positive_float, metavar="USD", help="stop at this cost")
     run.add_argument("--prices", metavar="PATH", help="JSON price table overriding the built-in")
