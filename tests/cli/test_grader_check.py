@@ -250,8 +250,8 @@ def test_a_field_that_spreads_is_flagged_even_where_the_mean_does_not_move(
     assert "Consistent" not in text
     assert "INCONSISTENT: 1 of 1 items spread more than 5 points" in text
     row = next(line for line in out.splitlines() if "field_grader)" in line)
-    assert "85, 85, 85" in row and "0.0" in row and "name 10.0" in row and "FLAGGED" in row
+    assert "85, 85, 85" in row and "0.0" in row and "industry 10.0" in row and "FLAGGED" in row
     with Store.open() as store:
         recorded = store.get_run(run_id).metadata["grader_check"]
     assert recorded["flagged"] == 1 and recorded["largest_field_spread"] == 10.0
-    assert "field name spreads 10.0" in recorded["flagged_items"][0]
+    assert "field industry spreads 10.0" in recorded["flagged_items"][0]

@@ -94,7 +94,7 @@ class GradeSpread:
         """The field that spreads most and its spread (None: no field spreads)."""
         if not self.field_spreads:
             return None
-        name = max(self.field_spreads, key=lambda k: self.field_spreads[k])
+        name = min(self.field_spreads, key=lambda k: (-self.field_spreads[k], k))  # ties: a-z
         return name, self.field_spreads[name]
 
     def line(self) -> str:

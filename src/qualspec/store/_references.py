@@ -305,6 +305,17 @@ def _newer(row: Any, best: Any) -> bool:
 
 def _output_schema(metadata: Any, scenario: str) -> Any:
     """The scenario's ``output_schema`` as the run recorded it (metadata
-    ``output_schemas``: scenario -> schema), or None."""
-    schemas = (metadata or {}).get("output_schemas")
-    return schemas.get(scenario) if isinstance(schemas, dict) else None
+    ``output_schemas``: scenario -> schema), else, for a run recorded before runs kept
+    their schemas, the fields its field grader graded (``{"fields": [...]}``), or None."""
+    meta = metadata if isinstance(metadata, dict) else {}
+    schemas = meta.get("output_schemas")
+    if isinstance(schemas, dict) and schemas.get(scenario) is not None:
+        return schemas.get(scenario)
+    for evaluator in meta.get("evaluators") or ():
+        if not isinstance(evaluator, dict) or evaluator.get("type") != "field_grader":
+            continue
+        fields = ((evaluator.get("options") or {}).get("fields") or {}).get(scenario)
+        if isinstance(fields, list) and fields:
+            names = [f.get("name") if isinstance(f, dict) else f for f in fields]
+            return {"fields": [{"name": n} for n in names if isinstance(n, str)]}
+    return None
