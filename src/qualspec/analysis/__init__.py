@@ -28,6 +28,7 @@ from qualspec.analysis._compare_format import (
     COMPARE_SCHEMA_VERSION,
     compare_to_dict,
     format_comparison,
+    verdict_text,
 )
 from qualspec.analysis._diff import (
     STATUSES,
@@ -51,6 +52,11 @@ from qualspec.analysis._fields import (
     field_analysis,
     field_analysis_to_dict,
     suite_costs,
+)
+from qualspec.analysis._reference_changes import (
+    ReferenceChange,
+    ReferenceChanges,
+    reference_changes,
 )
 from qualspec.analysis._insights import (
     GAP_POINTS,
@@ -111,6 +117,8 @@ __all__ = [
     "Insight",
     "InsightKind",
     "PairedComparison",
+    "ReferenceChange",
+    "ReferenceChanges",
     "RoleGap",
     "RunAnalysis",
     "RunComparison",
@@ -148,6 +156,7 @@ __all__ = [
     "lexical_similarity",
     "mean_pairwise_similarity",
     "permutation_p_value",
+    "reference_changes",
     "response_score",
     "run_insights",
     "run_totals",
@@ -158,5 +167,6 @@ __all__ = [
     "temperature_label",
     "temperature_order",
     "unit_values",
+    "verdict_text",
     "worth_analysing",
 ]

@@ -8,6 +8,7 @@ decided without a call, and an answer decided entirely by rules costs none).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -250,7 +251,14 @@ class FieldGrader:
             "reference_call_key": ref_call,
             "reference_status": status,
         }
-        reference, flag = read_reference(override if override is not None else ref_text, rules)
+        graded_text = override if override is not None else ref_text
+        # what was graded against, so that two runs can tell when they graded against
+        # different references (``qualspec compare``, ``qualspec insights``)
+        details["reference_sha256"] = (
+            None if graded_text is None else hashlib.sha256(graded_text.encode()).hexdigest()
+        )
+        details["reference_override"] = override is not None
+        reference, flag = read_reference(graded_text, rules)
         if reference is None:
             bad = flag == "malformed_reference"
             why = "the reference answer is " + ("not a JSON object" if bad else "empty")
