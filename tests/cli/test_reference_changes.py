@@ -61,7 +61,7 @@ def _suite(tmp_path: Path, server: FakeServer, prompt: str) -> Path:
         "name: profiles\n"
         "candidates: [{name: bot, model: fake/bot}]\n"
         "scenarios:\n"
-        f"  - name: profile\n    prompt: \"{prompt} {{{{ company }}}}\"\n"
+        f'  - name: profile\n    prompt: "{prompt} {{{{ company }}}}"\n'
         f"    inputs: [{', '.join(f'{{id: {c}, company: {c}}}' for c in COMPANIES)}]\n"
         "    reference: {model: fake/ref}\n"
         "    output_schema: {fields: [{name: name}, {name: industry}]}\n"
@@ -106,8 +106,10 @@ def test_a_changed_reference_prompt_is_warned_about_in_compare_insights_and_refe
     code, out, err = _cli(capsys, "compare", v1, v2)
     assert code == 0, out + err
     text = " ".join(out.split())
-    assert "WARNING: reference changed for 2 inputs (of 2 graded in both runs; 2 asked with a " \
+    assert (
+        "WARNING: reference changed for 2 inputs (of 2 graded in both runs; 2 asked with a "
         "different prompt or model): profile/acme, profile/globex" in text
+    )
     assert "1 had a person's review that does not apply to the new reference" in text
     code, out, _ = _cli(capsys, "compare", v1, v2, "--format", "json")
     changes = json.loads(out)["reference_changes"]
@@ -125,8 +127,10 @@ def test_a_changed_reference_prompt_is_warned_about_in_compare_insights_and_refe
     assert code == 0
     text = " ".join(out.split())
     assert f"Reference changed for 2 inputs since run {v1}" in text
-    assert "profile/acme: asked with a different prompt or model; the review (validated) " \
+    assert (
+        "profile/acme: asked with a different prompt or model; the review (validated) "
         "does not apply any more" in text
+    )
     code, out, _ = _cli(capsys, "insights", v1)  # no earlier run: nothing to warn about
     assert code == 0 and "Reference changed" not in out
 
@@ -160,7 +164,9 @@ def test_a_verdict_never_says_no_change_beside_an_interval_that_excludes_0() -> 
     text = " ".join(format_comparison(comparison).split())
     assert "no detectable change" not in text
     assert "Verdict: inconclusive (B-A +10.20 of 100" in text
-    assert "the permutation test does not reject no change (p >= 0.05), and the test decides" in text
+    assert (
+        "the permutation test does not reject no change (p >= 0.05), and the test decides" in text
+    )
     assert "with 5 pairs p cannot go below 0.0625: compare more inputs" in text
     data = json.loads(format_comparison(comparison, "json"))
     assert data["overall"]["verdict_text"].startswith("inconclusive")

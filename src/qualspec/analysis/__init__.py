@@ -53,11 +53,6 @@ from qualspec.analysis._fields import (
     field_analysis_to_dict,
     suite_costs,
 )
-from qualspec.analysis._reference_changes import (
-    ReferenceChange,
-    ReferenceChanges,
-    reference_changes,
-)
 from qualspec.analysis._insights import (
     GAP_POINTS,
     Insight,
@@ -66,6 +61,11 @@ from qualspec.analysis._insights import (
     format_insights,
     insights_to_dict,
     run_insights,
+)
+from qualspec.analysis._reference_changes import (
+    ReferenceChange,
+    ReferenceChanges,
+    reference_changes,
 )
 from qualspec.analysis._roles import RoleGap
 from qualspec.analysis._run_analysis import (

@@ -392,7 +392,11 @@ def _reference_changed(run: RunRecord, baseline: RunRecord | None) -> list[Insig
         f"compared with run {baseline.summary.id}: {warning}",
         *(
             f"{c.input}: "
-            + ("asked with a different prompt or model" if c.reason == "prompt" else "a different answer")
+            + (
+                "asked with a different prompt or model"
+                if c.reason == "prompt"
+                else "a different answer"
+            )
             + (f"; the review ({c.status_a}) does not apply any more" if c.review_lost else "")
             for c in changes.changes[:10]
         ),

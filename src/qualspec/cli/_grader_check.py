@@ -99,10 +99,10 @@ def _print(result: GraderCheck, model: str) -> None:
         print(f"  {result.skipped} items skipped: their answer or work item is not in the plan")
     fields = result.source == "field_grades"
     head = ("item", "recorded", "re-grades", "spread", "std")
-    rows = [(*head, "widest field", "") if fields else (*head, "")]
+    rows: list[tuple[str, ...]] = [(*head, "widest field", "") if fields else (*head, "")]
     for item in sorted(result.items, key=lambda i: -i.worst):
         widest = item.widest_field
-        cells = (
+        cells: tuple[str, ...] = (
             item.label,
             score_text(item.original) if item.original is not None else "-",
             ", ".join(score_text(s) for s in item.scores),

@@ -128,7 +128,9 @@ def _schema_record(schema: Any) -> dict[str, Any]:
     (name, and type where declared)."""
     if schema.json_schema is not None:
         return dict(schema.json_schema)
-    return {"fields": [f.model_dump(include={"name", "type"}, exclude_none=True) for f in schema.fields]}
+    return {
+        "fields": [f.model_dump(include={"name", "type"}, exclude_none=True) for f in schema.fields]
+    }
 
 
 def _input_order(plan: Plan) -> dict[str, list[str]]:

@@ -574,8 +574,7 @@ class Session:
         (``qualspec judge-check --grader``) when the store holds one, else the first
         :data:`~qualspec.judges.DEFAULT_FIELD_PAIRS` measured now (then cached)."""
         from qualspec.errors import BudgetExceededError
-        from qualspec.judges import DEFAULT_FIELD_PAIRS, cached_grader_calibration
-        from qualspec.judges import calibrate_grader
+        from qualspec.judges import DEFAULT_FIELD_PAIRS, cached_grader_calibration, calibrate_grader
 
         found = await asyncio.to_thread(cached_grader_calibration, self.store, grader)
         if found is None:

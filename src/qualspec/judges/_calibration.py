@@ -113,15 +113,19 @@ class Calibration:
                 f"{'graded' if grader else 'scored'} none of the {self.n_pairs} known "
                 f"pairs{why}"
             )
-        better = "the equal-meaning value was graded higher than the wrong one" if grader else (
-            "the better answer scored higher"
+        better = (
+            "the equal-meaning value was graded higher than the wrong one"
+            if grader
+            else ("the better answer scored higher")
         )
         how = (
             f"{better} in {self.n_separated} of {self.n_pairs} known pairs (separation "
             f"{self.separation:.2f}"
         )
         if self.meaningful:
-            return f"{self.role} {self.judge}: {what} are meaningful: {how} >= {self.threshold:.2f})"
+            return (
+                f"{self.role} {self.judge}: {what} are meaningful: {how} >= {self.threshold:.2f})"
+            )
         advice = (
             "use a stronger grader (grader: {model: ...} in the suite, or --judge)"
             if grader

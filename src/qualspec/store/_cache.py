@@ -59,7 +59,7 @@ def cache_get_many(
     return out
 
 
-def _fresh(row: Mapping[str, Any], ttl: Mapping[str, float | None], moment: datetime) -> bool:
+def _fresh(row: Any, ttl: Mapping[str, float | None], moment: datetime) -> bool:
     """Whether a cache row may be read at ``moment`` (see ``cache_get_many``)."""
     kind = row["kind"]
     if kind in ttl:
