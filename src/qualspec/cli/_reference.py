@@ -44,10 +44,7 @@ def _status(answer: ReferenceAnswer) -> str:
     now = answer.current_status()
     other = answer.other_review
     if review.updated_at is None and other is not None:
-        return (
-            f"{now} (the reference under another prompt version, {other.call_key[:_SHORT]}, "
-            f"was {other.status}: that review does not apply to this one)"
-        )
+        return f"{now} (another prompt's {other.call_key[:_SHORT]} was {other.status})"
     if now != review.status:
         return f"{now} (was {review.status}: the answer changed since)"
     return now
