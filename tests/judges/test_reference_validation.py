@@ -266,3 +266,21 @@ def test_which_match_kinds_and_accuracies_contradict(
     assert isinstance(got, str) == contradicts, got
     if contradicts:
         assert isinstance(got, str) and "contradictory grade" in got
+
+
+def test_a_run_recorded_before_runs_kept_their_schemas_is_checked_by_its_graded_fields(
+    served: tuple[FakeServer, Script], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, _ = served
+    outcome = _run(server, tmp_path)
+    with Store.open(_db(tmp_path)) as store:  # as an older qualspec recorded it
+        store.update_run_metadata(outcome.run_id, {"output_schemas": None})
+        (answer,) = store.reference_answers()
+    assert answer.output_schema == {"fields": [{"name": "name"}, {"name": "industry"}]}
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps({"industry": "SaaS"}))
+    code, _, err = _cli(
+        capsys, "reference", "override", answer.call_key, "--file", str(partial),
+        "--db", _db(tmp_path),
+    )  # fmt: skip
+    assert code == 2 and "field 'name' is missing" in err
