@@ -53,8 +53,9 @@ _GRADER_MATCHES = ("exact", "semantic", "partial", "none")
 _MAX_VALUE_CHARS = 1500
 _TOKENS_PER_FIELD = 80
 LOW_CONFIDENCE = 0.5
-CONTRADICTORY = "contradictory grade"
 """A grade the grader gives with less confidence flags the answer ``low_confidence``."""
+CONTRADICTORY = "contradictory grade"
+"""How a grade whose match type contradicts its accuracy is reported (``MATCH_BANDS``)."""
 
 
 def field_grade_schema(names: Sequence[str]) -> dict[str, Any]:
