@@ -88,7 +88,7 @@ def _configs(run: RunRecord, plan: Plan) -> list[EvaluatorConfig]:
 
 
 def _print(result: GraderCheck, model: str) -> None:
-    from qualspec.judges._grader_check import score_text
+    from qualspec.judges import score_text
 
     what = "field grades, 0-100" if result.source == "field_grades" else "criteria, 0-10"
     print(

@@ -77,6 +77,7 @@ from qualspec.judges._grader_check import (
     GradeSpread,
     grader_check,
     grader_check_items,
+    score_text,
 )
 from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
 from qualspec.judges._session_context import SessionContext
@@ -147,6 +148,7 @@ __all__ = [
     "read_structured",
     "reference_for_grading",
     "rule_grade",
+    "score_text",
     "simple_mean",
     "run_check",
     "summarize",
