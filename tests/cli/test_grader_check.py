@@ -98,7 +98,7 @@ def test_criteria_judgments_are_re_asked_and_the_inconsistent_one_is_flagged(
         paris = next(line for line in out.splitlines() if "Names Paris" in line)
         assert "8, 8, 8" in paris and "FLAGGED" not in paris
         assert "INCONSISTENT: 1 of 2 items spread more than 0.5 points" in text
-        assert "largest spread 3.00" in text
+        assert "largest spread 3.0" in text
 
         # recorded on the run, for insights
         with Store.open() as store:
@@ -116,7 +116,7 @@ def test_criteria_judgments_are_re_asked_and_the_inconsistent_one_is_flagged(
     text = " ".join(out.split())
     assert "The grader is inconsistent" in text
     assert "1 of 2 items spread more than 0.5 over 3 re-grades" in text
-    assert "bot capital 'Is polite' (criteria): 6, 9, 7 (spread 3.0)" in text
+    assert "bot capital 'Is polite' (criteria): recorded 8; 6, 9, 7 (spread 3.0)" in text
 
     # a wider limit: the same re-grades (from the cache), nothing flagged; the latest
     # check is the one recorded, so insights no longer report inconsistent grading
@@ -202,3 +202,56 @@ def test_an_evaluator_that_raises_leaves_that_re_grade_unscored(
     assert code == 0, out + err
     assert "90, unscored, 90" in out
     assert "unscored re-grades: 1" in " ".join(out.split())
+
+
+FIELD_JUDGING = (
+    "judges: [{type: 'helpers_field_grader:create', name: field_grader, model: fake/grader}]"
+)
+
+
+def test_the_recorded_grade_is_part_of_the_spread_and_scores_print_rounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 17 item 5: recorded 45.0, re-graded 41.4 / 37.1 / 37.1: the re-grades alone
+    # spread 4.3 (within 5), but the grade the run recorded is 7.9 away from them
+    def reply(text: str, n: int) -> str:
+        name = [50, 42.8571, 34.2857][min(n, 2)]
+        return json.dumps({"fields": {"name": name, "industry": 40}})
+
+    with FakeServer(judge_reply=VaryingJudge(reply)) as server:
+        run_id = _run_id(capsys, _suite(tmp_path, server, FIELD_JUDGING))
+        code, out, err = _cli(capsys, "grader-check", run_id)
+    assert code == 0, out + err
+    row = next(line for line in out.splitlines() if "field_grader)" in line)
+    assert "41.4, 37.1, 37.1" in row and "42.857" not in out and "41.42" not in out
+    assert " 45 " in row and "7.9" in row and "FLAGGED" in row
+    assert "INCONSISTENT: 1 of 1 items" in " ".join(out.split())
+    with FakeServer(judge_reply=VaryingJudge(reply)) as server:
+        code, out, _ = _cli(capsys, "grader-check", run_id, "--format", "json")
+    (item,) = json.loads(out)["items_detail"]
+    assert item["original"] == 45.0 and item["flagged"] is True
+    assert item["spread"] == pytest.approx(45.0 - 37.14285)
+    assert item["field_spreads"]["name"] == pytest.approx(50 - 34.2857)
+
+
+def test_a_field_that_spreads_is_flagged_even_where_the_mean_does_not_move(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # every grade of the answer is 85, but its fields move 10 points between re-grades
+    def reply(text: str, n: int) -> str:
+        name = [90, 95, 85, 90][min(n, 3)]
+        return json.dumps({"fields": {"name": name, "industry": 170 - name}})
+
+    with FakeServer(judge_reply=VaryingJudge(reply)) as server:
+        run_id = _run_id(capsys, _suite(tmp_path, server, FIELD_JUDGING))
+        code, out, err = _cli(capsys, "grader-check", run_id)
+    assert code == 0, out + err
+    text = " ".join(out.split())
+    assert "Consistent" not in text
+    assert "INCONSISTENT: 1 of 1 items spread more than 5 points" in text
+    row = next(line for line in out.splitlines() if "field_grader)" in line)
+    assert "85, 85, 85" in row and "0.0" in row and "industry 10.0" in row and "FLAGGED" in row
+    with Store.open() as store:
+        recorded = store.get_run(run_id).metadata["grader_check"]
+    assert recorded["flagged"] == 1 and recorded["largest_field_spread"] == 10.0
+    assert "field industry spreads 10.0" in recorded["flagged_items"][0]

@@ -107,16 +107,49 @@ def test_reference_answers_expire_after_24_hours_on_the_cache_clock(
     grades = [j for j in third.record.judgments if j.evaluator == "field_grader"]
     assert [j.score for j in grades] == [100.0, 100.0]
 
-    # a TTL of one's own (--cache-ttl reference=3600) applies to the answers it caches
+    # a TTL of one's own (--cache-ttl reference=3600) judges the answers by their age
     clock.now += timedelta(days=2)
-    _run(evaluation, tmp_path, clock, cache_ttl={"reference": 3600.0})
+    hour = {"reference": 3600.0}
+    _run(evaluation, tmp_path, clock, cache_ttl=hour)
     assert ref.calls == 6
     clock.now += timedelta(minutes=59)
-    _run(evaluation, tmp_path, clock)
+    _run(evaluation, tmp_path, clock, cache_ttl=hour)
     assert ref.calls == 6
     clock.now += timedelta(minutes=2)
-    _run(evaluation, tmp_path, clock)
+    _run(evaluation, tmp_path, clock, cache_ttl=hour)
     assert ref.calls == 8
+
+
+def test_the_current_ttl_applies_to_reference_answers_already_cached(
+    servers: tuple[FakeServer, FakeServer], tmp_path: Path
+) -> None:
+    # issue 17 item 11: the lifetime was fixed when an answer was written, so a shorter
+    # --cache-ttl reference=N given later did not expire answers cached with 24 h
+    main_server, ref = servers
+    evaluation = _evaluation(main_server, ref)
+    clock = Clock()
+    _run(evaluation, tmp_path, clock)  # cached with the default 24 h
+    assert ref.calls == 2
+    clock.now += timedelta(hours=2)
+    again = _run(evaluation, tmp_path, clock, cache_ttl={"reference": 3600.0})
+    assert ref.calls == 4 and again.stats.reference_calls == 2  # 2 h old > 1 h: asked again
+    assert again.stats.cached_candidate == 2  # the other kinds untouched
+    # and a longer TTL keeps answers cached with a shorter one
+    clock.now += timedelta(hours=5)
+    longer = _run(evaluation, tmp_path, clock, cache_ttl={"reference": 86400.0 * 7})
+    assert ref.calls == 4 and longer.stats.cached_reference == 2
+    # "none" (forever) too
+    clock.now += timedelta(days=30)
+    forever = _run(evaluation, tmp_path, clock, cache_ttl={"reference": None})
+    assert ref.calls == 4 and forever.stats.cached_reference == 2
+
+
+def test_help_lists_every_cache_ttl_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli(["run", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--cache-ttl KIND=SECONDS" in text
+    assert "(candidate, judge, reference; 'none' = forever)" in text
+    assert "applies to entries already cached" in text
 
 
 def test_refresh_reference_asks_the_references_again_and_overwrites_their_cache(

@@ -28,6 +28,7 @@ from qualspec.analysis._compare_format import (
     COMPARE_SCHEMA_VERSION,
     compare_to_dict,
     format_comparison,
+    verdict_text,
 )
 from qualspec.analysis._diff import (
     STATUSES,
@@ -64,6 +65,11 @@ from qualspec.analysis._insights import (
     format_insights,
     insights_to_dict,
     run_insights,
+)
+from qualspec.analysis._reference_changes import (
+    ReferenceChange,
+    ReferenceChanges,
+    reference_changes,
 )
 from qualspec.analysis._roles import RoleGap
 from qualspec.analysis._run_analysis import (
@@ -151,6 +157,8 @@ __all__ = [
     "NOT_MEANINGFUL",
     "PairedComparison",
     "Recommendation",
+    "ReferenceChange",
+    "ReferenceChanges",
     "RoleGap",
     "RowKey",
     "RowVerdict",
@@ -198,6 +206,7 @@ __all__ = [
     "lexical_similarity",
     "mean_pairwise_similarity",
     "permutation_p_value",
+    "reference_changes",
     "response_score",
     "run_insights",
     "run_totals",
@@ -211,6 +220,7 @@ __all__ = [
     "temperature_order",
     "trend_to_dict",
     "unit_values",
+    "verdict_text",
     "verdicts_to_dict",
     "worth_analysing",
 ]

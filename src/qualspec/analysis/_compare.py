@@ -15,6 +15,11 @@ criterion), per input and per candidate. ``has_regression`` is the overall verdi
 ``regressed``: what ``qualspec compare --fail-on-regression`` exits 1 on (the breakdowns
 are many tests at once, so a single one of them regressing by chance is likely; they are
 reported, not enforced).
+
+Field grades are only comparable against the same references: ``references``
+(:func:`~qualspec.analysis.reference_changes`) lists the inputs the two runs graded
+against different references (another prompt version or model asked, another answer, an
+override), and the report warns "reference changed for N inputs".
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Literal
 
 from qualspec.analysis._aggregate import CHECKS_EVALUATOR
 from qualspec.analysis._answers import criterion_label
+from qualspec.analysis._reference_changes import ReferenceChanges, reference_changes
 from qualspec.analysis._stats import PairedComparison, compare_paired, stat_seed
 from qualspec.store import JudgmentRecord, RunRecord
 
@@ -122,6 +128,8 @@ class RunComparison:
         by_input: Per input (``scenario/input``, or the scenario for one without inputs).
         by_candidate: Per candidate.
         only_a: Units of A without a partner in B; ``only_b`` the reverse.
+        references: The inputs graded against different references (field grades only;
+            None for criteria).
     """
 
     run_a: str
@@ -136,6 +144,7 @@ class RunComparison:
     by_candidate: list[ScopedComparison] = field(default_factory=list)
     only_a: int = 0
     only_b: int = 0
+    references: ReferenceChanges | None = None
 
     @property
     def aspect_name(self) -> str:
@@ -209,4 +218,5 @@ def compare_runs(a: RunRecord, b: RunRecord) -> RunComparison:
         by_candidate=_scoped(pairs, lambda k: k[0], (*ids, "candidate")),
         only_a=sum(1 for k in units_a if k not in units_b),
         only_b=sum(1 for k in units_b if k not in units_a),
+        references=reference_changes(a, b) if source == "field_grades" else None,
     )

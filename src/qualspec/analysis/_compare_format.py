@@ -10,9 +10,9 @@ from qualspec.analysis._diff_format import DiffFormat
 from qualspec.analysis._stats import PairedComparison
 from qualspec.errors import ConfigError
 
-__all__ = ["COMPARE_SCHEMA_VERSION", "compare_to_dict", "format_comparison"]
+__all__ = ["COMPARE_SCHEMA_VERSION", "compare_to_dict", "format_comparison", "verdict_text"]
 
-COMPARE_SCHEMA_VERSION = "1.0"
+COMPARE_SCHEMA_VERSION = "1.1"
 """``schema_version`` of the JSON comparison (major.minor; readers refuse a newer major)."""
 
 _HEADER = ("", "n", "A", "B", "B-A", "95% CI", "p", "effect (dz)", "verdict")
@@ -27,6 +27,44 @@ def _dz(result: PairedComparison) -> str:
     return f"{result.effect} ({size})"
 
 
+def _disagree(r: PairedComparison) -> bool:
+    """The interval excludes 0 but the test does not reject "no change"."""
+    return r.verdict == "no detectable change" and (r.ci_low > 0 or r.ci_high < 0)
+
+
+def verdict_text(r: PairedComparison) -> str:
+    """The verdict as a table shows it: ``inconclusive (CI excludes 0, p >= 0.05)`` where
+    the bootstrap interval and the permutation test disagree.
+
+    The **permutation test decides** (a change needs ``p < alpha`` and an interval that
+    excludes 0): with few pairs the percentile bootstrap's interval is too narrow to trust
+    alone, while the exact test's p is exact. So an interval that excludes 0 with
+    ``p >= alpha`` is not a change, and it is not "no detectable change" either: it reads
+    ``inconclusive``.
+    """
+    if _disagree(r):
+        return f"inconclusive (CI excludes 0, p >= {r.alpha:g})"
+    return r.verdict
+
+
+def _verdict_line(c: RunComparison, o: PairedComparison) -> str:
+    numbers = (
+        f"B-A {o.difference:+.2f} of {c.scale}, 95% CI [{o.ci_low:+.2f}, {o.ci_high:+.2f}], "
+        f"p {_p(o.p_value)}, {o.n} pairs"
+    )
+    regression = f"regression: {'yes' if c.has_regression else 'no'}"
+    if not _disagree(o):
+        return f"Verdict: {o.verdict} ({numbers}); {regression}"
+    floor = ""
+    if o.exact and 2 / 2**o.n >= o.alpha:
+        floor = f"; with {o.n} pairs p cannot go below {2 / 2**o.n:.3g}: compare more inputs"
+    return (
+        f"Verdict: inconclusive ({numbers}): the interval excludes 0 but the permutation "
+        f"test does not reject no change (p >= {o.alpha:g}), and the test decides, so no "
+        f"significant change is claimed{floor}; {regression}"
+    )
+
+
 def _row(name: str, r: PairedComparison, digits: int) -> tuple[str, ...]:
     return (
         name,
@@ -37,7 +75,7 @@ def _row(name: str, r: PairedComparison, digits: int) -> tuple[str, ...]:
         f"[{r.ci_low:+.{digits}f}, {r.ci_high:+.{digits}f}]",
         _p(r.p_value),
         _dz(r),
-        r.verdict,
+        verdict_text(r),
     )
 
 
@@ -63,15 +101,13 @@ def _footer(c: RunComparison) -> list[str]:
         lines.append(
             f"Unpaired: {c.only_a} only in A, {c.only_b} only in B (left out of every test)."
         )
+    warning = c.references.warning() if c.references is not None else None
+    if warning is not None:
+        lines.append(f"WARNING: {warning}")
     if c.overall is None:
         lines.append("Verdict: nothing to compare: no unit was scored in both runs.")
     else:
-        o = c.overall
-        lines.append(
-            f"Verdict: {o.verdict} (B-A {o.difference:+.2f} of {c.scale}, 95% CI "
-            f"[{o.ci_low:+.2f}, {o.ci_high:+.2f}], p {_p(o.p_value)}, {o.n} pairs); "
-            f"regression: {'yes' if c.has_regression else 'no'}"
-        )
+        lines.append(_verdict_line(c, c.overall))
     return lines
 
 
@@ -133,6 +169,7 @@ def _result(r: PairedComparison) -> dict[str, Any]:
         "effect_size": r.effect_size,
         "effect": r.effect,
         "verdict": r.verdict,
+        "verdict_text": verdict_text(r),
         "alpha": r.alpha,
     }
 
@@ -143,9 +180,12 @@ def compare_to_dict(c: RunComparison) -> dict[str, Any]:
     Returns:
         ``{"schema_version", "run_a", "run_b", "suite_a", "suite_b", "source", "scale",
         "has_regression", "overall", "by_field" (or "by_criterion"), "by_input",
-        "by_candidate", "only_a", "only_b"}``; each breakdown a list of
-        ``{"name", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high", "p_value",
-        "exact", "effect_size", "effect", "verdict", "alpha"}``.
+        "by_candidate", "only_a", "only_b", "reference_changes"}``; each breakdown a list
+        of ``{"name", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high",
+        "p_value", "exact", "effect_size", "effect", "verdict", "verdict_text", "alpha"}``;
+        ``reference_changes`` (field grades; else None) is ``{"inputs", "compared",
+        "review_lost", "changes": [{"input", "reason", "review_lost", "status_a",
+        "status_b"}]}``.
     """
 
     def scoped(items: list[ScopedComparison]) -> list[dict[str, Any]]:
@@ -166,6 +206,7 @@ def compare_to_dict(c: RunComparison) -> dict[str, Any]:
         "by_candidate": scoped(c.by_candidate),
         "only_a": c.only_a,
         "only_b": c.only_b,
+        "reference_changes": None if c.references is None else c.references.to_dict(),
     }
 
 

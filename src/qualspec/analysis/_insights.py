@@ -24,6 +24,11 @@ the run's own scale; "points" below are of 100 (field grades) and scale to 10 (c
 ``inconsistent_grading``
     a recorded ``qualspec grader-check`` of the run flagged items whose scores spread more
     than its limit: the grading prompt is too subjective.
+``reference_changed``
+    given a ``baseline`` run (``qualspec insights`` takes the previous run of the same
+    suite), the inputs the two runs graded against different references
+    (:func:`~qualspec.analysis.reference_changes`): "reference changed for N inputs", and
+    how many of them lost a person's review to a prompt change.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ InsightKind = Literal[
     "hard_input",
     "output_format",
     "inconsistent_grading",
+    "reference_changed",
 ]
 GAP_POINTS = 10.0
 """How far (points of 100) a candidate or input must be below the others to be cited."""
@@ -373,8 +379,47 @@ def _inconsistent(run: RunRecord) -> list[Insight]:
     ]
 
 
-def run_insights(run: RunRecord) -> RunInsights:
-    """The recommendations for ``run`` (see the module docstring), most severe first.
+def _reference_changed(run: RunRecord, baseline: RunRecord | None) -> list[Insight]:
+    from qualspec.analysis._reference_changes import reference_changes
+
+    if baseline is None or baseline.summary.id == run.summary.id:
+        return []
+    changes = reference_changes(baseline, run)
+    warning = changes.warning()
+    if warning is None:
+        return []
+    evidence = [
+        f"compared with run {baseline.summary.id}: {warning}",
+        *(
+            f"{c.input}: "
+            + (
+                "asked with a different prompt or model"
+                if c.reason == "prompt"
+                else "a different answer"
+            )
+            + (f"; the review ({c.status_a}) does not apply any more" if c.review_lost else "")
+            for c in changes.changes[:10]
+        ),
+    ]
+    return [
+        Insight(
+            kind="reference_changed",
+            severity="high",
+            finding=f"Reference changed for {len(changes.changes)} "
+            f"input{'' if len(changes.changes) == 1 else 's'} since run "
+            f"{baseline.summary.id}: scores on them are not comparable with that run's.",
+            action="Review the new reference answers (qualspec reference list) before "
+            "reading a change in accuracy as the candidates'; a person's review of the old "
+            "reference does not carry over to a new prompt version.",
+            evidence=tuple(evidence),
+            data={"baseline": baseline.summary.id, **changes.to_dict()},
+        )
+    ]
+
+
+def run_insights(run: RunRecord, baseline: RunRecord | None = None) -> RunInsights:
+    """The recommendations for ``run`` (see the module docstring), most severe first;
+    ``baseline`` (an earlier run of the suite) adds ``reference_changed``.
 
     Example:
         >>> for insight in run_insights(store.load_run(run_id)).insights:
@@ -399,6 +444,7 @@ def run_insights(run: RunRecord) -> RunInsights:
     found += _model_fields(units, _thresholds(run, source), scale, noun)
     found += _hard_inputs(units, scale, noun)
     found += _inconsistent(run)
+    found += _reference_changed(run, baseline)
     found.sort(key=lambda i: 0 if i.severity == "high" else 1)  # stable: pattern order kept
     return RunInsights(
         run_id=run.summary.id,

@@ -217,8 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         type=_cache_ttl,
         metavar="KIND=SECONDS",
-        help="cache lifetime per kind (candidate, judge; 'none' = forever), repeatable; "
-        "default: candidate and judge answers never expire",
+        help="cache lifetime per kind (candidate, judge, reference; 'none' = forever), "
+        "repeatable; judged by each entry's age when it is read, so it applies to entries "
+        "already cached; default: candidate and judge answers never expire, reference "
+        "answers after 86400 s (24 h)",
     )
     run.add_argument("--max-cost", type=_positive_float, metavar="USD", help="stop at this cost")
     run.add_argument("--prices", metavar="PATH", help="JSON price table overriding the built-in")
@@ -415,10 +417,20 @@ def build_parser() -> argparse.ArgumentParser:
     for command in ref_commands:
         _add_db(command)
     jc = sub.add_parser(
-        "judge-check", help="calibrate a judge on known good and bad answers (separation)"
+        "judge-check",
+        help="calibrate a judge on known good and bad answers, or a field grader on known "
+        "field values (--grader): separation",
     )
-    jc.add_argument(
+    who = jc.add_mutually_exclusive_group()
+    who.add_argument(
         "--judge", default=None, metavar="PROVIDER/MODEL", help="the judge (default local/smollm2)"
+    )
+    who.add_argument(
+        "--grader",
+        default=None,
+        metavar="PROVIDER/MODEL",
+        help="calibrate this reference field grader instead: equal-meaning values against "
+        "clearly wrong ones",
     )
     jc.add_argument(
         "--repeats", type=_positive_int, default=1, metavar="N", help="score each answer N times"

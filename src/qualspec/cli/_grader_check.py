@@ -88,6 +88,8 @@ def _configs(run: RunRecord, plan: Plan) -> list[EvaluatorConfig]:
 
 
 def _print(result: GraderCheck, model: str) -> None:
+    from qualspec.judges import score_text
+
     what = "field grades, 0-100" if result.source == "field_grades" else "criteria, 0-10"
     print(
         f"Grader check: run {result.run_id} ({what}); {result.repeats} re-grades of "
@@ -95,38 +97,53 @@ def _print(result: GraderCheck, model: str) -> None:
     )
     if result.skipped:
         print(f"  {result.skipped} items skipped: their answer or work item is not in the plan")
-    rows = [("item", "recorded", "re-grades", "spread", "std", "")]
-    for item in sorted(result.items, key=lambda i: -(i.spread or 0.0)):
-        rows.append(
-            (
-                item.label,
-                "-" if item.original is None else f"{item.original:g}",
-                ", ".join("unscored" if s is None else f"{s:g}" for s in item.scores),
-                "-" if item.spread is None else f"{item.spread:.1f}",
-                "-" if item.std is None else f"{item.std:.2f}",
-                "FLAGGED" if item.flagged else "",
-            )
+    fields = result.source == "field_grades"
+    head = ("item", "recorded", "re-grades", "spread", "std")
+    rows: list[tuple[str, ...]] = [(*head, "widest field", "") if fields else (*head, "")]
+    for item in sorted(result.items, key=lambda i: -i.worst):
+        widest = item.widest_field
+        cells: tuple[str, ...] = (
+            item.label,
+            score_text(item.original) if item.original is not None else "-",
+            ", ".join(score_text(s) for s in item.scores),
+            "-" if item.spread is None else f"{item.spread:.1f}",
+            "-" if item.std is None else f"{item.std:.2f}",
         )
+        if fields:
+            cells = (*cells, "-" if widest is None else f"{widest[0]} {widest[1]:.1f}")
+        rows.append((*cells, "FLAGGED" if item.flagged else ""))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
     def num(value: float | None) -> str:
-        return "-" if value is None else f"{value:.2f}"
+        return "-" if value is None else f"{value:.1f}"
 
     flagged = len(result.flagged)
-    print(
-        f"Overall: mean spread {num(result.mean_spread)}, mean std {num(result.mean_std)}, "
-        f"largest spread {num(result.largest_spread)}; unscored re-grades: {result.unscored}"
+    largest_field = (
+        f", largest field spread {num(result.largest_field_spread)}"
+        if result.largest_field_spread is not None
+        else ""
     )
+    print(
+        f"Overall: mean spread {num(result.mean_spread)}, mean std "
+        f"{'-' if result.mean_std is None else f'{result.mean_std:.2f}'}, largest spread "
+        f"{num(result.largest_spread)}{largest_field}; unscored re-grades: {result.unscored} "
+        "(spreads include the recorded grade)"
+    )
+    scope = "item or field" if fields else "item"
     if flagged:
         print(
             f"INCONSISTENT: {flagged} of {len(result.items)} items spread more than "
-            f"{result.max_spread:g} points: make the grading prompt less subjective, lower "
-            "the grader's temperature"
+            f"{result.max_spread:g} points (the item or one of its fields, the recorded grade "
+            "included): make the grading prompt less subjective, lower the grader's "
+            "temperature"
         )
     else:
-        print(f"Consistent: every item within {result.max_spread:g} points over its re-grades")
+        print(
+            f"Consistent: every {scope} within {result.max_spread:g} points over the "
+            "recorded grade and its re-grades"
+        )
 
 
 def cmd_grader_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:

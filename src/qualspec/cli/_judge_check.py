@@ -17,6 +17,8 @@ def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from qualspec.providers import split_address
     from qualspec.spec import DEFAULT_JUDGE_MODEL, EvaluatorConfig
 
+    if getattr(ns, "grader", None):
+        return _grader_check(ns)
     model = ns.judge or DEFAULT_JUDGE_MODEL
     split_address(model)  # a malformed address is one line, exit 2
     judge = CriteriaJudge.from_config(EvaluatorConfig(type="criteria", model=model, mode=ns.mode))
@@ -43,6 +45,46 @@ def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     print(
         f"Separation: {result.separation:.2f} (threshold {SEPARATION_THRESHOLD:.2f})   "
         f"mean gap: {gap}   spread on repeats: {spread}   unscored: {result.n_unscored}"
+    )
+    print(result.verdict)
+    return 0
+
+
+def _grader_check(ns: argparse.Namespace) -> int:
+    """``judge-check --grader MODEL``: the field grader on the known field pairs."""
+    from qualspec.engine import Session, run_sync
+    from qualspec.judges import SEPARATION_THRESHOLD, Calibration, FieldGrader, calibrate_grader
+    from qualspec.providers import split_address
+
+    model = str(ns.grader)
+    split_address(model)  # a malformed address is one line, exit 2
+    grader = FieldGrader(name="field_grader", model=model, fields={})
+
+    async def main() -> Calibration:
+        async with Session(db=ns.db) as session:
+            session.calls.providers([split_address(model)[0]])  # an unknown provider: exit 2
+            return await calibrate_grader(session, grader, pairs=ns.pairs, repeats=ns.repeats)
+
+    result = run_sync(main)
+    if ns.json:
+        sys.stdout.write(json.dumps(result.summary() | {"by_domain": result.by_domain()}) + "\n")
+        return 0
+    print(
+        f"Grader calibration: {model} ({result.n_pairs} known field pairs, "
+        f"{result.repeats} repeat(s)): an equal-meaning value against a wrong one"
+    )
+    print(f"  {'pair':<26}{'equal meaning':>14}{'wrong':>8}")
+    for pair in result.pairs:
+        good = ", ".join("-" if v is None else f"{v:g}" for v in pair.good)
+        bad = ", ".join("-" if v is None else f"{v:g}" for v in pair.bad)
+        mark = "" if pair.separated else "  NOT SEPARATED"
+        print(f"  {pair.id:<26}{good:>14}{bad:>8}{mark}")
+    gap = "n/a" if result.mean_gap is None else f"{result.mean_gap:+.1f}"
+    spread = "n/a (use --repeats 2+)" if result.spread is None else f"{result.spread:.2f}"
+    print(
+        f"Separation: {result.separation:.2f} (threshold {SEPARATION_THRESHOLD:.2f})   "
+        f"mean gap: {gap} of 100   spread on repeats: {spread}   ungraded: "
+        f"{result.n_unscored}"
     )
     print(result.verdict)
     return 0

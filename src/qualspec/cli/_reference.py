@@ -38,9 +38,13 @@ def _model(answer: ReferenceAnswer) -> str:
 
 
 def _status(answer: ReferenceAnswer) -> str:
-    """The status that applies to the answer now, saying so when the answer changed."""
+    """The status that applies to the answer now, saying so when the answer changed or
+    when a review of the same input's reference under another prompt does not apply."""
     review = answer.review
-    now = review.status_for(answer.text)
+    now = answer.current_status()
+    other = answer.other_review
+    if review.updated_at is None and other is not None:
+        return f"{now} (another prompt's {other.call_key[:_SHORT]} was {other.status})"
     if now != review.status:
         return f"{now} (was {review.status}: the answer changed since)"
     return now

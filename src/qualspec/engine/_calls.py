@@ -610,7 +610,9 @@ class CallEngine:
         """Bulk read of cache entries (one query)."""
         if not self._reads_enabled() or not keys:
             return {}
-        return self.store.cache_get_many(keys, self.now())
+        # the lifetime asked for now judges each entry by its age (not the one it was
+        # written with)
+        return self.store.cache_get_many(keys, self.now(), self.options.cache_ttl)
 
     async def cache_get(self, kind: str, key: str) -> CacheEntry | None:
         """A cache entry, from this session's memory or the store.
@@ -632,7 +634,11 @@ class CallEngine:
                     self._kinds_in_store = await asyncio.to_thread(self.store.cache_kinds)
         if kind not in self._kinds_in_store:
             return None
-        found = (await asyncio.to_thread(self.store.cache_get_many, [key], self.now())).get(key)
+        found = (
+            await asyncio.to_thread(
+                self.store.cache_get_many, [key], self.now(), self.options.cache_ttl
+            )
+        ).get(key)
         if found is not None:
             log.debug("cache hit (%s)", kind)
         return found

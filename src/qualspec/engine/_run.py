@@ -109,9 +109,28 @@ def metadata(
         "aggregation": evaluation.aggregation,
         "pid": os.getpid(),
     }
+    schemas = {
+        s.name: _schema_record(s.output_schema)
+        for s in evaluation.scenarios
+        if s.output_schema is not None and s.name in plan.scenarios
+    }
+    if schemas:
+        # what each scenario's answers (and reference answers) were asked to be: a
+        # person's override of a reference is checked against it (``reference override``)
+        meta["output_schemas"] = schemas
     if resumed:
         meta["resumed"] = True
     return meta
+
+
+def _schema_record(schema: Any) -> dict[str, Any]:
+    """A scenario's ``output_schema`` as written: its JSON Schema, else its field list
+    (name, and type where declared)."""
+    if schema.json_schema is not None:
+        return dict(schema.json_schema)
+    return {
+        "fields": [f.model_dump(include={"name", "type"}, exclude_none=True) for f in schema.fields]
+    }
 
 
 def _input_order(plan: Plan) -> dict[str, list[str]]:

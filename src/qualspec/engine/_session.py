@@ -532,12 +532,24 @@ class Session:
         Nothing with ``options.calibrate`` off. The calls are the session's (cost, budget).
         """
         from qualspec.errors import BudgetExceededError
-        from qualspec.judges import DEFAULT_PAIRS, CriteriaJudge, cached_calibration, calibrate
+        from qualspec.judges import (
+            DEFAULT_PAIRS,
+            CriteriaJudge,
+            FieldGrader,
+            cached_calibration,
+            calibrate,
+        )
 
         out: dict[str, dict[str, Any]] = {}
         if not self.options.calibrate:
             return out
         for config, evaluator in zip(plan.judges, evaluators, strict=False):
+            if isinstance(evaluator, FieldGrader) and evaluator.model is not None:
+                # the reference field grader: equal-meaning values against wrong ones
+                measured = await self._grader_calibration(evaluator, suite_providers, warnings)
+                if measured is not None:
+                    out[evaluator.name] = measured
+                continue
             if not isinstance(evaluator, CriteriaJudge) or evaluator.model is None:
                 continue
             found = await asyncio.to_thread(cached_calibration, self.store, evaluator)
@@ -551,6 +563,29 @@ class Session:
             if found is not None:
                 out[evaluator.name] = found.summary()
         return out
+
+    async def _grader_calibration(
+        self,
+        grader: Any,
+        suite_providers: Mapping[str, ProviderConfig],
+        warnings: list[str],
+    ) -> dict[str, Any] | None:
+        """A field grader's separation on known field pairs: the whole set's measurement
+        (``qualspec judge-check --grader``) when the store holds one, else the first
+        :data:`~qualspec.judges.DEFAULT_FIELD_PAIRS` measured now (then cached)."""
+        from qualspec.errors import BudgetExceededError
+        from qualspec.judges import DEFAULT_FIELD_PAIRS, cached_grader_calibration, calibrate_grader
+
+        found = await asyncio.to_thread(cached_grader_calibration, self.store, grader)
+        if found is None:
+            try:
+                found = await calibrate_grader(
+                    self, grader, pairs=DEFAULT_FIELD_PAIRS, providers=suite_providers
+                )
+            except BudgetExceededError as exc:
+                warnings.append(f"grader {grader.model}: not calibrated: {exc}")
+                return None
+        return found.summary()
 
     async def _finish(
         self,

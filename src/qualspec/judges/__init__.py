@@ -65,12 +65,19 @@ from qualspec.judges._field_rules import (
     simple_mean,
     weighted_mean,
 )
+from qualspec.judges._grader_calibration import (
+    DEFAULT_FIELD_PAIRS,
+    cached_grader_calibration,
+    calibrate_grader,
+    field_calibration_pairs,
+)
 from qualspec.judges._grader_check import (
     SPREAD_SHARE,
     GraderCheck,
     GradeSpread,
     grader_check,
     grader_check_items,
+    score_text,
 )
 from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
 from qualspec.judges._session_context import SessionContext
@@ -85,6 +92,7 @@ __all__ = [
     "ComparativeJudge",
     "ComparisonSummary",
     "CriteriaJudge",
+    "DEFAULT_FIELD_PAIRS",
     "DEFAULT_MAX_RESPONSE_CHARS",
     "DEFAULT_PAIRS",
     "FIELD_GRADER",
@@ -112,7 +120,9 @@ __all__ = [
     "build_field_messages",
     "build_judge_messages",
     "cached_calibration",
+    "cached_grader_calibration",
     "calibrate",
+    "calibrate_grader",
     "calibration_pairs",
     "comparison_labels",
     "comparison_order",
@@ -121,6 +131,7 @@ __all__ = [
     "comparison_seed",
     "comparison_summary",
     "dimension_rank",
+    "field_calibration_pairs",
     "field_grade_schema",
     "field_pass_rate",
     "grader_check",
@@ -137,6 +148,7 @@ __all__ = [
     "read_structured",
     "reference_for_grading",
     "rule_grade",
+    "score_text",
     "simple_mean",
     "run_check",
     "summarize",

@@ -87,6 +87,9 @@ class Calibration:
     n_errors: int = 0
     """Answers left unscored by a failed call (such a measurement is not cached)."""
     first_error: str | None = None
+    role: str = "judge"
+    """What was measured: ``judge`` (a criteria judge, scores 0-10) or ``grader`` (a field
+    grader, accuracies 0-100: see ``qualspec.judges.calibrate_grader``)."""
 
     @property
     def meaningful(self) -> bool:
@@ -101,21 +104,36 @@ class Calibration:
     @property
     def verdict(self) -> str:
         """One line for people, e.g. ``judge local/smollm2: scores are NOT meaningful: ...``."""
+        grader = self.role == "grader"
+        what = "grades" if grader else "scores"
         if self.n_unscored >= 2 * self.n_pairs * self.repeats:
             why = f" (first error: {self.first_error})" if self.first_error else ""
             return (
-                f"judge {self.judge}: scores are NOT meaningful: it scored none of the "
-                f"{self.n_pairs} known pairs{why}"
+                f"{self.role} {self.judge}: {what} are NOT meaningful: it "
+                f"{'graded' if grader else 'scored'} none of the {self.n_pairs} known "
+                f"pairs{why}"
             )
+        better = (
+            "the equal-meaning value was graded higher than the wrong one"
+            if grader
+            else ("the better answer scored higher")
+        )
         how = (
-            f"the better answer scored higher in {self.n_separated} of {self.n_pairs} known "
-            f"pairs (separation {self.separation:.2f}"
+            f"{better} in {self.n_separated} of {self.n_pairs} known pairs (separation "
+            f"{self.separation:.2f}"
         )
         if self.meaningful:
-            return f"judge {self.judge}: scores are meaningful: {how} >= {self.threshold:.2f})"
+            return (
+                f"{self.role} {self.judge}: {what} are meaningful: {how} >= {self.threshold:.2f})"
+            )
+        advice = (
+            "use a stronger grader (grader: {model: ...} in the suite, or --judge)"
+            if grader
+            else "use a stronger judge (--judge) and rely on expect: checks"
+        )
         return (
-            f"judge {self.judge}: scores are NOT meaningful: {how} < {self.threshold:.2f}); "
-            "use a stronger judge (--judge) and rely on expect: checks"
+            f"{self.role} {self.judge}: {what} are NOT meaningful: {how} < "
+            f"{self.threshold:.2f}); {advice}"
         )
 
     def by_domain(self) -> dict[str, tuple[int, int]]:
@@ -139,6 +157,7 @@ class Calibration:
             "meaningful": self.meaningful,
             "verdict": self.verdict,
             "measured_at": self.measured_at,
+            "role": self.role,
         }
 
     def to_json(self) -> str:

@@ -8,6 +8,7 @@ decided without a call, and an answer decided entirely by rules costs none).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from qualspec.judges._criteria import _sections, truncate_text
 from qualspec.judges._criteria_judge import candidate_view, verdict_object
 from qualspec.judges._field_rules import (
+    MATCH_BANDS,
     FieldGrade,
     FieldRule,
     band,
@@ -52,6 +54,8 @@ _MAX_VALUE_CHARS = 1500
 _TOKENS_PER_FIELD = 80
 LOW_CONFIDENCE = 0.5
 """A grade the grader gives with less confidence flags the answer ``low_confidence``."""
+CONTRADICTORY = "contradictory grade"
+"""How a grade whose match type contradicts its accuracy is reported (``MATCH_BANDS``)."""
 
 
 def field_grade_schema(names: Sequence[str]) -> dict[str, Any]:
@@ -92,8 +96,11 @@ def read_field_grades(
     """Each field's grade from a grader's reply, or why it cannot be read.
 
     Strict: a field needs an ``accuracy`` number 0-100 and a ``match`` of exact, semantic,
-    partial or none (``accuracy_score``/``match_type`` are read too); ``confidence`` is
-    kept only when it is a number 0-1. Nothing is guessed.
+    partial or none (``accuracy_score``/``match_type`` are read too) that agree with each
+    other (``MATCH_BANDS``: ``exact`` with accuracy 0 is a contradiction, not a grade);
+    ``confidence`` is kept only when it is a number 0-1: another value (85, "high") is not
+    guessed at, the grade is kept without it and flagged ``confidence_out_of_range``.
+    Nothing is guessed.
 
     Example:
         >>> out = read_field_grades('{"fields": {"a": {"accuracy": 85, "match": "semantic",'
@@ -120,13 +127,26 @@ def read_field_grades(
         if match not in _GRADER_MATCHES:
             out[name] = f"field {name}: match is not one of {', '.join(_GRADER_MATCHES)}"
             continue
+        low, high = MATCH_BANDS[str(match)]
+        if not low <= accuracy <= high:
+            out[name] = (
+                f"field {name}: {CONTRADICTORY} (match {match} with accuracy {accuracy:g}; "
+                f"{match} means an accuracy {low:g}-{high:g})"
+            )
+            continue
         why = entry.get("explanation")
+        raw_confidence = entry.get("confidence")
+        confidence = _number(raw_confidence, 0, 1)
+        flag = None
+        if raw_confidence is not None and confidence is None:
+            flag = "confidence_out_of_range"
         out[name] = FieldGrade(
             accuracy=accuracy,
             match=str(match),
             explanation=why.strip()[:500] if isinstance(why, str) else "",
-            confidence=_number(entry.get("confidence"), 0, 1),
+            confidence=confidence,
             decided_by="grader",
+            flag=flag,
         )
     return out
 
@@ -232,7 +252,14 @@ class FieldGrader:
             "reference_call_key": ref_call,
             "reference_status": status,
         }
-        reference, flag = read_reference(override if override is not None else ref_text, rules)
+        graded_text = override if override is not None else ref_text
+        # what was graded against, so that two runs can tell when they graded against
+        # different references (``qualspec compare``, ``qualspec insights``)
+        details["reference_sha256"] = (
+            None if graded_text is None else hashlib.sha256(graded_text.encode()).hexdigest()
+        )
+        details["reference_override"] = override is not None
+        reference, flag = read_reference(graded_text, rules)
         if reference is None:
             bad = flag == "malformed_reference"
             why = "the reference answer is " + ("not a JSON object" if bad else "empty")
@@ -254,7 +281,8 @@ class FieldGrader:
                 grades[rule.name] = decided
         todo = [r.name for r in rules if r.name not in grades]
         if not todo:
-            return self._verdict(rules, grades, [], details)
+            ruled = list(dict.fromkeys(g.flag for g in grades.values() if g.flag))
+            return self._verdict(rules, grades, ruled, details)
         found, raw, error = await self._ask(item, todo, reference, answer, ctx)
         flags: list[str] = []
         unread: list[str] = []
@@ -264,8 +292,13 @@ class FieldGrader:
                 grades[name] = got
             else:
                 why = f"grader call failed: {error}" if error else (got or "no grade")
-                grades[name] = FieldGrade(None, "error", why, None, "grader")
+                contradictory = isinstance(got, str) and CONTRADICTORY in got
+                flag = "contradictory_grade" if contradictory and not error else None
+                grades[name] = FieldGrade(None, "error", why, None, "grader", flag)
                 unread.append(name)
+        for grade in grades.values():  # what a rule or the grader found wrong, once each
+            if grade.flag is not None and grade.flag not in flags:
+                flags.append(grade.flag)
         if any(
             g.decided_by == "grader" and g.confidence is not None and g.confidence < LOW_CONFIDENCE
             for g in grades.values()
@@ -318,9 +351,12 @@ class FieldGrader:
         from qualspec.engine import Verdict
 
         threshold = self.threshold if self.threshold is not None else 80.0
-        # an answer with a field not graded is unscored: its means would be made up
-        complete = all(g.accuracy is not None for g in grades.values())
+        # an answer with a field not graded is unscored: its means would be made up; a
+        # field the reference has no value for is not graded and not counted
+        complete = all(g.accuracy is not None or g.match == "no_reference" for g in grades.values())
         weighted = weighted_mean(grades, rules) if complete else None
+        if complete and weighted is None and reason is None:
+            reason = "no field could be graded: the reference has no value for any of them"
         by_rule = {r.name: r for r in rules}
         details = {
             **details,
@@ -333,6 +369,7 @@ class FieldGrader:
                     "critical": by_rule[name].critical,
                     "weight": by_rule[name].weight,
                     "decided_by": g.decided_by,
+                    **({"flag": g.flag} if g.flag else {}),
                 }
                 for name, g in grades.items()
             },

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BANDS",
     "FIELD_MATCHES",
+    "MATCH_BANDS",
     "FieldGrade",
     "FieldRule",
     "band",
@@ -31,9 +32,23 @@ __all__ = [
     "weighted_mean",
 ]
 
-FIELD_MATCHES = ("exact", "semantic", "partial", "none", "missing", "error")
-"""Match types of a graded field: the grader's four, and ``missing`` (the answer lacks the
-field) and ``error`` (it could not be graded)."""
+FIELD_MATCHES = ("exact", "semantic", "partial", "none", "missing", "error", "no_reference")
+"""Match types of a graded field: the grader's four, ``missing`` (the answer lacks the
+field), ``error`` (it could not be graded) and ``no_reference`` (the reference has no value
+for a field the answer fills: not graded, left out of the means, the answer flagged
+``empty_reference_field``)."""
+
+MATCH_BANDS: dict[str, tuple[float, float]] = {
+    "exact": (90.0, 100.0),
+    "semantic": (40.0, 100.0),
+    "partial": (10.0, 89.0),
+    "none": (0.0, 39.0),
+}
+"""The accuracies each of the grader's match kinds may come with. The grading prompt asks
+100 for ``exact``, 70-99 for ``semantic``, 20-69 for ``partial`` and 0-19 for ``none``;
+a grade outside these wider bands contradicts itself (``exact`` with accuracy 0, ``semantic``
+with 1) and is not taken: the field is asked again, and left unscored (the answer flagged
+``contradictory_grade``) when the grader insists."""
 
 BANDS = (
     (90.0, "Excellent"),
@@ -63,6 +78,7 @@ class FieldGrade:
     explanation: str
     confidence: float | None
     decided_by: str  # "rule" | "grader"
+    flag: str | None = None  # what is wrong with the grade, for the answer's flags
 
 
 def is_field_grade(judgment: Any) -> bool:
@@ -185,7 +201,9 @@ def rule_grade(reference: Any, answer: Any, *, present: bool) -> FieldGrade | No
     """The grade of a field when a rule decides it, else None (the grader decides).
 
     Both empty: 100 (exact). The answer lacks the field or leaves it empty while the
-    reference has a value: 0 (missing). The same value (ignoring case, spacing and number
+    reference has a value: 0 (missing). The reference has no value but the answer has one:
+    not graded (``no_reference``, accuracy None, flag ``empty_reference_field``): there is
+    no ground truth to grade it against. The same value (ignoring case, spacing and number
     formatting): 100 (exact).
 
     Example:
@@ -199,6 +217,15 @@ def rule_grade(reference: Any, answer: Any, *, present: bool) -> FieldGrade | No
     if is_empty(reference) and (not present or is_empty(answer)):
         return FieldGrade(
             100.0, "exact", "both the reference and the answer are empty", 1.0, "rule"
+        )
+    if is_empty(reference):
+        return FieldGrade(
+            None,
+            "no_reference",
+            "the reference has no value for this field: not graded (review the reference)",
+            None,
+            "rule",
+            "empty_reference_field",
         )
     if not present:
         return FieldGrade(0.0, "missing", "the answer has no such field", 1.0, "rule")

@@ -9,12 +9,14 @@ Repeat ``r`` asks with ``attempt`` offset by ``1000 * (r + 1)``, so the cache ne
 a repeat with the original grade (nor one repeat with another); running the check again
 reads the repeats back from the cache.
 
-Per item: the re-grades' scores, their **spread** (max - min) and population standard
-deviation; an item is **flagged** when its spread exceeds ``max_spread`` (default 5% of the
-scale: 5 points of 100 for field grades, 0.5 of 10 for criteria; the seed's "within 5%
-across 3 runs"). For a field grade the largest per-field spread is kept too. A re-grade
-that could not be scored (a failed call, unreadable output) is left out of the spread and
-counted.
+Per item: the re-grades' scores, their **spread** (max - min, the grade recorded in the
+run included: a grader that gave 45 and then 41.4, 37.1, 37.1 spreads 7.9, not 4.3) and
+population standard deviation (over the same values); an item is **flagged** when its
+spread exceeds ``max_spread`` (default 5% of the scale: 5 points of 100 for field grades,
+0.5 of 10 for criteria; the seed's "within 5% across 3 runs"), or, for a field grade, when
+any one field's spread (its recorded accuracy included) does: a field that moves 10 points
+is inconsistent grading even where the answer's mean hides it. A re-grade that could not
+be scored (a failed call, unreadable output) is left out of the spread and counted.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "GraderCheck",
     "grader_check",
     "grader_check_items",
+    "score_text",
 ]
 
 log = logging.getLogger("qualspec.judges")
@@ -61,10 +64,12 @@ class GradeSpread:
         label: ``candidate scenario/input`` (and the criterion) for people.
         original: The score recorded in the run.
         scores: The re-grades' scores (None: unscored), in repeat order.
-        spread: Max minus min of the scored re-grades (None: fewer than one scored).
+        spread: Max minus min of the recorded score and the scored re-grades (None:
+            none of them scored).
         std: Their population standard deviation.
-        field_spreads: Per field, max minus min (field grades only).
-        flagged: ``spread > max_spread``.
+        field_spreads: Per field, max minus min, its recorded accuracy included (field
+            grades only).
+        flagged: ``spread > max_spread``, or a field's spread is.
     """
 
     evaluator: str
@@ -78,11 +83,36 @@ class GradeSpread:
     field_spreads: Mapping[str, float] = field(default_factory=dict)
     flagged: bool = False
 
+    @property
+    def worst(self) -> float:
+        """The larger of the item's spread and its widest field's (0: none)."""
+        widest = self.widest_field
+        return max(self.spread or 0.0, widest[1] if widest else 0.0)
+
+    @property
+    def widest_field(self) -> tuple[str, float] | None:
+        """The field that spreads most and its spread (None: no field spreads)."""
+        if not self.field_spreads:
+            return None
+        name = min(self.field_spreads, key=lambda k: (-self.field_spreads[k], k))  # ties: a-z
+        return name, self.field_spreads[name]
+
     def line(self) -> str:
-        """One line for people: ``label: 80, 92, 85 (spread 12.0)``."""
-        shown = ", ".join("unscored" if s is None else f"{s:g}" for s in self.scores)
+        """One line for people: ``label: recorded 80; 92, 85 (spread 12.0)``, and the field
+        that spreads most when one does."""
+        shown = ", ".join(score_text(s) for s in self.scores)
         spread = "-" if self.spread is None else f"{self.spread:.1f}"
-        return f"{self.label}: {shown} (spread {spread})"
+        recorded = "" if self.original is None else f"recorded {score_text(self.original)}; "
+        text = f"{self.label}: {recorded}{shown} (spread {spread}"
+        widest = self.widest_field
+        if widest is not None and widest[1] > 0:
+            text += f"; field {widest[0]} spreads {widest[1]:.1f}"
+        return text + ")"
+
+
+def score_text(value: float | None) -> str:
+    """A score for people: one decimal at most (61.4286 -> 61.4, 8.0 -> 8)."""
+    return "unscored" if value is None else f"{round(value, 1):g}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +130,7 @@ class GraderCheck:
     @property
     def flagged(self) -> list[GradeSpread]:
         """Items spreading more than ``max_spread``, largest spread first."""
-        return sorted((i for i in self.items if i.flagged), key=lambda i: -(i.spread or 0.0))
+        return sorted((i for i in self.items if i.flagged), key=lambda i: -i.worst)
 
     @property
     def unscored(self) -> int:
@@ -129,6 +159,12 @@ class GraderCheck:
         return max(spreads) if spreads else None
 
     @property
+    def largest_field_spread(self) -> float | None:
+        """The largest spread of any one field (field grades only)."""
+        spreads = [v for i in self.items for v in i.field_spreads.values()]
+        return max(spreads) if spreads else None
+
+    @property
     def consistent(self) -> bool:
         """No item flagged."""
         return not self.flagged
@@ -149,6 +185,7 @@ class GraderCheck:
             "mean_spread": rounded(self.mean_spread),
             "mean_std": rounded(self.mean_std),
             "largest_spread": rounded(self.largest_spread),
+            "largest_field_spread": rounded(self.largest_field_spread),
             "unscored": self.unscored,
             "skipped": self.skipped,
             "flagged_items": [i.line() for i in self.flagged[:20]],
@@ -285,12 +322,23 @@ async def grader_check(
     out: list[GradeSpread] = []
     for n, (j, _) in enumerate(todo):
         scores = tuple(rounds[r][n][0] for r in range(repeats))
-        spread, std = _spread([s for s in scores if s is not None])
+        # the grade the run recorded is one of the grades: its distance to the re-grades
+        # is the inconsistency a user met
+        recorded = [] if j.score is None else [j.score]
+        spread, std = _spread(recorded + [s for s in scores if s is not None])
         per_field: dict[str, list[float]] = {}
-        for r in range(repeats):
-            for name, value in (rounds[r][n][1] or {}).items():
-                if value is not None and source == "field_grades":
-                    per_field.setdefault(name, []).append(value)
+        if source == "field_grades":
+            for name, value in (j.scores or {}).items():
+                if isinstance(value, int | float):
+                    per_field.setdefault(name, []).append(float(value))
+            for r in range(repeats):
+                for name, value in (rounds[r][n][1] or {}).items():
+                    if value is not None:
+                        per_field.setdefault(name, []).append(value)
+        field_spreads = {k: max(v) - min(v) for k, v in per_field.items()}
+        over = (spread is not None and spread > limit + 1e-9) or any(
+            v > limit + 1e-9 for v in field_spreads.values()
+        )
         out.append(
             GradeSpread(
                 evaluator=j.evaluator,
@@ -301,8 +349,8 @@ async def grader_check(
                 scores=scores,
                 spread=spread,
                 std=std,
-                field_spreads={k: max(v) - min(v) for k, v in per_field.items()},
-                flagged=spread is not None and spread > limit + 1e-9,
+                field_spreads=field_spreads,
+                flagged=over,
             )
         )
     return GraderCheck(

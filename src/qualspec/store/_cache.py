@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Text, case, cast, delete, func, or_, select
+from sqlalchemy import Text, case, cast, delete, func, select
 from sqlalchemy.types import LargeBinary
 
 from qualspec.store._db import Database
@@ -30,23 +30,46 @@ def _chunks(keys: Sequence[str]) -> Iterable[Sequence[str]]:
 
 
 def cache_get_many(
-    db: Database, keys: Iterable[str], now: datetime | None = None
+    db: Database,
+    keys: Iterable[str],
+    now: datetime | None = None,
+    ttl: Mapping[str, float | None] | None = None,
 ) -> dict[str, CacheEntry]:
-    """The unexpired entries among ``keys`` (missing keys are simply absent)."""
+    """The unexpired entries among ``keys`` (missing keys are simply absent).
+
+    ``ttl`` (kind -> seconds, None: forever) is the lifetime the reader wants now: an
+    entry of a kind it names is fresh while its age (``now - created_at``) is under that
+    TTL, whatever lifetime it was written with, so ``--cache-ttl reference=3600`` applies
+    to the answers cached yesterday too. An entry of a kind ``ttl`` does not name (or with
+    no ``ttl`` at all) keeps the expiry it was written with (``expires_at``).
+    """
     wanted = list(dict.fromkeys(keys))
     if not wanted:
         return {}
     moment = now or now_utc()
+    lifetimes = dict(ttl or {})
     c = cache_entries.c
     out: dict[str, CacheEntry] = {}
     with db.read() as conn:
         for chunk in _chunks(wanted):
-            query = select(cache_entries).where(
-                c.key.in_(chunk), or_(c.expires_at.is_(None), c.expires_at > moment)
-            )
+            query = select(cache_entries).where(c.key.in_(chunk))
             for row in conn.execute(query).mappings():
-                out[row["key"]] = CacheEntry(**{name: row[name] for name in _FIELDS})
+                if _fresh(row, lifetimes, moment):
+                    out[row["key"]] = CacheEntry(**{name: row[name] for name in _FIELDS})
     return out
+
+
+def _fresh(row: Any, ttl: Mapping[str, float | None], moment: datetime) -> bool:
+    """Whether a cache row may be read at ``moment`` (see ``cache_get_many``)."""
+    kind = row["kind"]
+    if kind in ttl:
+        seconds = ttl[kind]
+        created = row["created_at"]
+        if seconds is None or created is None:
+            return True
+        return bool(moment - created < timedelta(seconds=seconds))
+    expires = row["expires_at"]
+    return expires is None or bool(expires > moment)
 
 
 def _is_error(entry: CacheEntry) -> bool:

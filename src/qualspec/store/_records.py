@@ -303,6 +303,10 @@ class ReferenceAnswer:
     ``review.override_text``); ``created_at`` when it was first recorded; ``latest_run``
     the newest run that used it, of ``runs`` runs in all; ``output_schema`` the
     scenario's output schema as that run recorded it (None when it recorded none).
+    ``other_review`` is, for a reference nobody has reviewed, the latest review of a
+    reference of the same scenario and input asked differently (another prompt version
+    or model): reviews are kept per call key, so it does not apply to this one, which
+    then reads ``needs_review`` (see ``current_status``).
     """
 
     call_key: str
@@ -317,3 +321,12 @@ class ReferenceAnswer:
     runs: int
     review: ReferenceReview
     output_schema: Any = None
+    other_review: ReferenceReview | None = None
+
+    def current_status(self) -> str:
+        """The status that applies to this answer now: its review's (``status_for``), or
+        ``needs_review`` when it has none but the same input's reference under another
+        prompt version was reviewed (that review does not carry over)."""
+        if self.review.updated_at is None and self.other_review is not None:
+            return "needs_review"
+        return self.review.status_for(self.text)

@@ -266,30 +266,60 @@ def reference_answers(
             if best is None or _newer(row, best):
                 latest[row.call_key] = row
         reviews = _reviews(conn, list(latest))
+        others = _other_reviews(conn, {k: row for k, row in latest.items() if k not in reviews})
     out = []
     for key, row in latest.items():
         if run_id is not None and key not in in_run:
             continue
         review = reviews.get(key) or ReferenceReview(call_key=key, status=UNVALIDATED)
-        if status is not None and review.status_for(row.text) != status:
-            continue
-        out.append(
-            ReferenceAnswer(
-                call_key=key,
-                provider=row.provider,
-                model=row.model,
-                scenario=row.scenario,
-                input_id=row.input_id,
-                text=row.text,
-                error=row.error,
-                created_at=first_seen[key],
-                latest_run=row.run_id,
-                runs=len(runs_of[key]),
-                review=review,
-                output_schema=_output_schema(row.metadata, row.scenario),
-            )
+        answer = ReferenceAnswer(
+            call_key=key,
+            provider=row.provider,
+            model=row.model,
+            scenario=row.scenario,
+            input_id=row.input_id,
+            text=row.text,
+            error=row.error,
+            created_at=first_seen[key],
+            latest_run=row.run_id,
+            runs=len(runs_of[key]),
+            review=review,
+            output_schema=_output_schema(row.metadata, row.scenario),
+            other_review=others.get(key),
         )
+        if status is not None and answer.current_status() != status:
+            continue
+        out.append(answer)
     out.sort(key=lambda a: (a.created_at, a.call_key), reverse=True)
+    return out
+
+
+def _other_reviews(conn: Any, unreviewed: dict[str, Any]) -> dict[str, ReferenceReview]:
+    """For each unreviewed reference (call key -> its row), the latest review of another
+    reference of the same scenario and input (asked with another prompt or model)."""
+    if not unreviewed:
+        return {}
+    r = responses.c
+    scenarios = sorted({row.scenario for row in unreviewed.values()})
+    query = (
+        select(r.call_key, r.scenario, r.input_id)
+        .where(r.kind == "reference", r.call_key.is_not(None), r.scenario.in_(scenarios))
+        .distinct()
+    )
+    siblings: dict[tuple[str, str | None], set[str]] = {}
+    for row in conn.execute(query):
+        siblings.setdefault((row.scenario, row.input_id), set()).add(str(row.call_key))
+    wanted = {k for keys in siblings.values() for k in keys} - set(unreviewed)
+    reviews = _reviews(conn, sorted(wanted)) if wanted else {}
+    out: dict[str, ReferenceReview] = {}
+    for key, row in unreviewed.items():
+        found = [
+            reviews[k]
+            for k in siblings.get((row.scenario, row.input_id), ())
+            if k != key and k in reviews and reviews[k].status != UNVALIDATED
+        ]
+        if found:
+            out[key] = max(found, key=lambda v: (v.updated_at is not None, v.updated_at))
     return out
 
 
@@ -305,6 +335,17 @@ def _newer(row: Any, best: Any) -> bool:
 
 def _output_schema(metadata: Any, scenario: str) -> Any:
     """The scenario's ``output_schema`` as the run recorded it (metadata
-    ``output_schemas``: scenario -> schema), or None."""
-    schemas = (metadata or {}).get("output_schemas")
-    return schemas.get(scenario) if isinstance(schemas, dict) else None
+    ``output_schemas``: scenario -> schema), else, for a run recorded before runs kept
+    their schemas, the fields its field grader graded (``{"fields": [...]}``), or None."""
+    meta = metadata if isinstance(metadata, dict) else {}
+    schemas = meta.get("output_schemas")
+    if isinstance(schemas, dict) and schemas.get(scenario) is not None:
+        return schemas.get(scenario)
+    for evaluator in meta.get("evaluators") or ():
+        if not isinstance(evaluator, dict) or evaluator.get("type") != "field_grader":
+            continue
+        fields = ((evaluator.get("options") or {}).get("fields") or {}).get(scenario)
+        if isinstance(fields, list) and fields:
+            names = [f.get("name") if isinstance(f, dict) else f for f in fields]
+            return {"fields": [{"name": n} for n in names if isinstance(n, str)]}
+    return None

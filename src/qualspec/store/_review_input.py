@@ -52,6 +52,10 @@ def schema_problem(value: Any, schema: Any, where: str = "the answer") -> str | 
             name = entry.get("name") if isinstance(entry, dict) else entry
             if isinstance(name, str) and name not in value:
                 return f"field '{name}' is missing: add it (null when there is no value)"
+            kind = entry.get("type") if isinstance(entry, dict) else None
+            if isinstance(name, str) and isinstance(kind, str) and value[name] is not None:
+                if not _is(value[name], kind):
+                    return f"field '{name}' must be {kind} (or null), not {_json_type(value[name])}"
         return None
     kind = schema.get("type")
     kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []

@@ -235,10 +235,15 @@ class Store:
     # ------------------------------------------------------------------ cache
 
     def cache_get_many(
-        self, keys: Iterable[str], now: datetime | None = None
+        self,
+        keys: Iterable[str],
+        now: datetime | None = None,
+        ttl: Mapping[str, float | None] | None = None,
     ) -> dict[str, CacheEntry]:
-        """The unexpired cache entries among ``keys``, by key."""
-        return _cache.cache_get_many(self._db, keys, now)
+        """The unexpired cache entries among ``keys``, by key; ``ttl`` (kind -> seconds,
+        None: forever) judges the kinds it names by their age now, not by the lifetime
+        they were written with."""
+        return _cache.cache_get_many(self._db, keys, now, ttl)
 
     def cache_put_many(self, entries: Sequence[CacheEntry]) -> None:
         """Store (or replace) cache entries; entries that are errors are skipped."""

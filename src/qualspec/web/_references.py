@@ -101,7 +101,7 @@ def _row(answer: ReferenceAnswer) -> dict[str, Any]:
         "scenario": answer.scenario,
         "input_id": answer.input_id,
         "model": f"{answer.provider}/{answer.model}",
-        "status": review.status_for(answer.text),
+        "status": answer.current_status(),
         "overridden": review.override_text is not None,
         "notes": review.validation_notes,
         "latest_run": answer.latest_run,

@@ -1,0 +1,183 @@
+"""Field-grader calibration: does the grader tell an equal-meaning value from a wrong one?
+
+The criteria judge's calibration (:mod:`._calibration`) for the reference field grader. A
+built-in set of known field pairs (``data/field_calibration_pairs.json``: for one field,
+the reference value, an answer value of the same meaning in other words, and a clearly
+wrong one, over several domains) is graded by the grader through the session, like any
+call (limits, retries, cache, cost, store), with its own prompt (``grade_fields``) and its
+strict reading (a contradictory grade, ``exact`` with accuracy 0, is no grade). Each value
+is graded in a call of its own: two calls per pair.
+
+The result is a :class:`~qualspec.judges.Calibration` with ``role="grader"``:
+**separation** is the share of pairs where the equal-meaning value got a strictly higher
+accuracy than the wrong one. A grader that gives every field the same grade separates
+nothing (0.00) and fails; below :data:`~qualspec.judges.SEPARATION_THRESHOLD` its grades
+are not meaningful. Measured once per (grader model, prompt, parameters, pair set), then
+cached in the store; a run with a field grader measures the first
+:data:`DEFAULT_FIELD_PAIRS` pairs before it starts (unless ``--no-calibration``), and
+``qualspec judge-check --grader MODEL`` measures the whole set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from qualspec.judges._calibration import CACHE_KIND, Calibration, PairScores, _subject
+
+if TYPE_CHECKING:
+    from qualspec.engine import Session
+    from qualspec.judges._field_grader import FieldGrader
+    from qualspec.spec import ProviderConfig
+    from qualspec.store import Store
+
+__all__ = [
+    "DEFAULT_FIELD_PAIRS",
+    "cached_grader_calibration",
+    "calibrate_grader",
+    "field_calibration_pairs",
+]
+
+DEFAULT_FIELD_PAIRS = 4
+"""Pairs a run measures its field grader on before it starts (8 grader calls, once)."""
+
+
+def field_calibration_pairs(limit: int | None = None) -> list[dict[str, str]]:
+    """The built-in known field pairs; with ``limit``, the first taken across domains.
+
+    Example:
+        >>> len(field_calibration_pairs()) >= 10, len(field_calibration_pairs(4))
+        (True, 4)
+    """
+    text = resources.files("qualspec.data").joinpath("field_calibration_pairs.json").read_text()
+    pairs: list[dict[str, str]] = json.loads(text)["pairs"]
+    if limit is None or limit >= len(pairs):
+        return pairs
+    by_domain: dict[str, list[dict[str, str]]] = {}
+    for pair in pairs:
+        by_domain.setdefault(pair["domain"], []).append(pair)
+    picked: list[dict[str, str]] = []
+    while len(picked) < limit:  # round robin over domains
+        for group in by_domain.values():
+            if group and len(picked) < limit:
+                picked.append(group.pop(0))
+    return picked
+
+
+def _cache_key(grader: FieldGrader, pairs: Sequence[Mapping[str, str]], repeats: int) -> str:
+    _, prompt = grader.prompt()
+    text = json.dumps(
+        [grader.model, prompt, grader.params, list(pairs), repeats, "field-grader"],
+        sort_keys=True,
+    )
+    return "fcal-" + hashlib.sha256(text.encode()).hexdigest()[:27]
+
+
+def cached_grader_calibration(
+    store: Store, grader: FieldGrader, *, pairs: int | None = None, repeats: int = 1
+) -> Calibration | None:
+    """A calibration measured before for this grader, prompt, parameters and pair set."""
+    key = _cache_key(grader, field_calibration_pairs(pairs), repeats)
+    entry = store.cache_get_many([key]).get(key)
+    if entry is None or not entry.text:
+        return None
+    return Calibration.from_json(entry.text)
+
+
+async def calibrate_grader(
+    session: Session,
+    grader: FieldGrader,
+    *,
+    pairs: int | None = None,
+    repeats: int = 1,
+    providers: Mapping[str, ProviderConfig] | None = None,
+) -> Calibration:
+    """Have ``grader`` grade the known field pairs (the first ``pairs`` across domains, or
+    all), ``repeats`` times each; cached in the store once measured.
+
+    Example::
+
+        async with Session() as session:
+            grader = FieldGrader(name="g", model="openai/gpt-4o-mini", fields={})
+            print((await calibrate_grader(session, grader)).verdict)
+    """
+    from qualspec.judges._field_rules import FieldGrade
+    from qualspec.judges._session_context import SessionContext
+    from qualspec.store import CacheEntry
+
+    chosen = field_calibration_pairs(pairs)
+    store = session.store
+    key = _cache_key(grader, chosen, repeats)
+    entry = (await asyncio.to_thread(store.cache_get_many, [key])).get(key)
+    if entry is not None and entry.text:
+        return Calibration.from_json(entry.text)
+    errors: list[str] = []
+
+    async def grade(value: str, pair: Mapping[str, str], repeat: int) -> float | None:
+        item = _subject(pair["question"], value, pair["field"]).items[0]
+        name = pair["field"]
+        # a repeat is a fresh call (its own cache key), a re-ask within it too
+        context = SessionContext(
+            session, attempt_offset=100 * repeat, kind=CACHE_KIND, providers=providers
+        )
+        found, _raw, error = await grader._ask(
+            item, [name], {name: pair["reference"]}, {name: value}, context
+        )
+        if error is not None:
+            errors.append(" ".join(error.split())[:160])
+            return None
+        got = found.get(name)
+        return got.accuracy if isinstance(got, FieldGrade) else None
+
+    results: list[PairScores] = []
+    for pair in chosen:
+        good = [await grade(pair["good"], pair, r) for r in range(repeats)]
+        bad = [await grade(pair["bad"], pair, r) for r in range(repeats)]
+        results.append(PairScores(pair["id"], pair["domain"], good, bad))
+    gaps = [g for g in (p.gap for p in results) if g is not None]
+    spreads = [
+        statistics.pstdev(s)
+        for p in results
+        for scores in (p.good, p.bad)
+        if len(s := [v for v in scores if v is not None]) > 1
+    ]
+    _, prompt = grader.prompt()
+    result = Calibration(
+        judge=grader.model or "",
+        prompt_hash=hashlib.sha256(prompt.encode()).hexdigest()[:16],
+        n_pairs=len(results),
+        repeats=repeats,
+        separation=sum(p.separated for p in results) / len(results) if results else 0.0,
+        mean_gap=sum(gaps) / len(gaps) if gaps else None,
+        spread=(sum(spreads) / len(spreads)) if spreads else (0.0 if repeats > 1 else None),
+        n_unscored=sum(v is None for p in results for v in (*p.good, *p.bad)),
+        pairs=results,
+        measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        n_errors=len(errors),
+        first_error=errors[0] if errors else None,
+        role="grader",
+    )
+    if not errors:  # a failed call is no property of the grader: measured again next time
+        now = datetime.now(UTC)
+        cached = CacheEntry(
+            key=key,
+            kind=CACHE_KIND,
+            provider="qualspec",
+            model=result.judge,
+            text=result.to_json(),
+            finish_reason=None,
+            input_tokens=None,
+            output_tokens=None,
+            effective_temperature=None,
+            structured=None,
+            created_at=now,
+            expires_at=None,
+        )
+        await asyncio.to_thread(store.cache_put_many, [cached])
+    return result

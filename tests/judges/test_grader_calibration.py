@@ -1,0 +1,154 @@
+"""Field-grader calibration (issue 17 item 20): `judge-check --grader` grades known field
+pairs (an equal-meaning value and a clearly wrong one); a grader that gives every field the
+same grade is reported as not meaningful; a reference-graded run measures its grader once
+before it starts, records it and warns."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qualspec.cli import main
+from qualspec.judges import DEFAULT_FIELD_PAIRS, field_calibration_pairs, read_reference
+from qualspec.testing import FakeServer
+
+GOOD = {p["good"] for p in field_calibration_pairs()}
+BAD = {p["bad"] for p in field_calibration_pairs()}
+_BLOCK = re.compile(r"- (\w+):\n  reference <<<(.*?)>>>\n  answer <<<(.*?)>>>", re.DOTALL)
+KEY_ENV = "FAKE_GRADER_CAL_KEY"
+
+
+class Grader:
+    """A grader that knows the pairs (``knowing``) or gives every field 80 (``constant``);
+    a reference model and a candidate that answer the same profile."""
+
+    def __init__(self, knowing: bool) -> None:
+        self.knowing = knowing
+        self.grader_calls = 0
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        text = body["messages"][-1]["content"]
+        if body["model"] != "grader":
+            return json.dumps({"name": "Acme", "industry": "SaaS"})
+        self.grader_calls += 1
+        fields = {}
+        for name, _ref, answer in _BLOCK.findall(text):
+            if not self.knowing:
+                grade = (80, "semantic")
+            elif answer in GOOD:
+                grade = (90, "semantic")
+            elif answer in BAD:
+                grade = (5, "none")
+            else:
+                grade = (70, "semantic")
+            fields[name] = {
+                "accuracy": grade[0],
+                "match": grade[1],
+                "explanation": "graded",
+                "confidence": 0.9,
+            }
+        return json.dumps({"fields": fields})
+
+
+@pytest.fixture(autouse=True)
+def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(KEY_ENV, "sk-grader-cal")
+    monkeypatch.setenv("COLUMNS", "300")
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    captured = capsys.readouterr()
+    code = exc.value.code
+    return (code if isinstance(code, int) else 1), captured.out, captured.err
+
+
+def test_the_pairs_are_decided_by_the_grader_not_by_a_rule() -> None:
+    pairs = field_calibration_pairs()
+    assert len(pairs) >= 10 and len({p["domain"] for p in pairs}) >= 3
+    for pair in pairs:
+        for value in (pair["good"], pair["bad"]):
+            assert value.strip().casefold() != pair["reference"].strip().casefold()
+        assert read_reference(json.dumps({pair["field"]: pair["reference"]}))[1] is None
+
+
+@pytest.mark.parametrize(
+    ("knowing", "separation", "verdict"),
+    [
+        (True, 1.0, "grader openai/grader: grades are meaningful"),
+        (False, 0.0, "grader openai/grader: grades are NOT meaningful"),
+    ],
+)
+def test_judge_check_grader_separates_known_field_pairs(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    knowing: bool,
+    separation: float,
+    verdict: str,
+) -> None:
+    grader = Grader(knowing)
+    with FakeServer(judge_reply=grader) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-grader-cal")
+        code, out, err = _cli(capsys, "judge-check", "--grader", "openai/grader", "--json")
+        assert code == 0, out + err
+        data = json.loads(out)
+        n = len(field_calibration_pairs())
+        assert data["role"] == "grader" and data["n_pairs"] == n
+        assert data["separation"] == separation
+        assert data["verdict"].startswith(verdict)
+        assert grader.grader_calls == 2 * n  # one call per value
+        # the table for people, from the cache: no call
+        code, out, err = _cli(capsys, "judge-check", "--grader", "openai/grader")
+        assert code == 0 and grader.grader_calls == 2 * n
+    text = " ".join(out.split())
+    assert f"Grader calibration: openai/grader ({n} known field pairs" in text
+    assert f"Separation: {separation:.2f} (threshold 0.80)" in text
+    assert verdict in text
+    assert ("NOT SEPARATED" in text) == (not knowing)
+
+
+def test_a_reference_graded_run_calibrates_its_grader_first_and_warns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grader = Grader(knowing=False)  # every field 80: separates nothing
+    with FakeServer(judge_reply=grader) as server:
+        suite = tmp_path / "suite.yaml"
+        suite.write_text(
+            "name: graded\n"
+            "candidates: [{name: bot, model: fake/bot}]\n"
+            "scenarios:\n"
+            "  - name: profile\n"
+            '    prompt: "Profile of Acme as JSON"\n'
+            "    reference: {model: fake/ref}\n"
+            "    output_schema: {fields: [{name: name}, {name: industry}]}\n"
+            "grader: {model: fake/grader}\n"
+            "providers:\n"
+            f'  fake: {{type: openai, base_url: "{server.base_url}", api_key_env: {KEY_ENV}}}\n'
+        )
+        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "-o", "out.json")
+        assert code == 0, out + err
+        assert grader.grader_calls == 2 * DEFAULT_FIELD_PAIRS  # every field decided by rule
+        text = " ".join((out + err).split())
+        assert "grader fake/grader: grades are NOT meaningful" in text
+        data = json.loads((tmp_path / "out.json").read_text())
+        measured = data["run"]["metadata"]["judge_calibration"]["field_grader"]
+        assert measured["role"] == "grader" and measured["separation"] == 0.0
+        assert measured["n_pairs"] == DEFAULT_FIELD_PAIRS and measured["meaningful"] is False
+        # measured once: the next run reads it from the store
+        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "-o", "again.json")
+        assert code == 0 and grader.grader_calls == 2 * DEFAULT_FIELD_PAIRS
+        # --no-calibration: not measured, not recorded
+        code, out, err = _cli(
+            capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "off.json"
+        )
+        assert code == 0
+        off = json.loads((tmp_path / "off.json").read_text())["run"]["metadata"]
+        assert "judge_calibration" not in off
