@@ -78,9 +78,10 @@ def redact(obj: Any) -> Any:
     survive). A key with a space in it, and the keys of ``candidates``, ``roles``,
     ``scenarios``, ``inputs`` and ``dimensions`` mappings, are names people gave, never
     read as settings. A string that is an HTTP credential (``Bearer <token>``, ``Basic
-    <base64 of user:password>``, ``Authorization: ...``) is replaced whole; "basic
-    greeting" or "bearer of news" are not credentials. In every other string, URL
-    passwords and keys are masked (:func:`~qualspec.store.display_url`). Lists, tuples and
+    <base64 of user:password>``, ``Authorization: ...``) is replaced whole, and such a
+    credential inside a longer string is masked; "basic greeting" or "bearer of news" are
+    not credentials. In every string, URL passwords and keys are masked
+    (:func:`~qualspec.store.display_url`). Lists, tuples and
     nested mappings are walked recursively.
 
     Args:
@@ -109,7 +110,9 @@ def _redact(obj: Any, *, named: bool) -> Any:
         return [_redact(v, named=False) for v in obj]
     if isinstance(obj, str):
         found = _CREDENTIAL.match(obj)
-        return REDACTED if found and _is_credential(found) else display_url(obj)
+        if found and _is_credential(found):
+            return REDACTED
+        return display_url(_AUTH_HEADER.sub(_auth_header, obj))  # "... Bearer <token> ..."
     return obj
 
 
