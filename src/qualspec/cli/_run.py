@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import gc
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from qualspec.engine import Estimate, Plan
-    from qualspec.engine._estimate import Calibrated
+    from qualspec.judges import CriteriaJudge
     from qualspec.spec import LoadedSuite
     from qualspec.store import RunRecord
 
@@ -317,20 +317,29 @@ class _LazyProgress:
 
 
 @contextlib.contextmanager
-def _calibration_cache(db: str | None, calibrate: bool) -> Iterator[Calibrated | None]:
+def _calibration_cache(
+    db: str | None, calibrate: bool
+) -> Iterator[Callable[[CriteriaJudge, int], bool] | None]:
     """Whether a judge's calibration is cached (then a run makes none), for the dry run.
 
     Read from the store when there is one; a dry run creates no database (a store that
-    does not exist yet holds nothing: every calibration is counted). Without
-    ``calibrate`` nothing is opened.
+    does not exist yet, or cannot be reached, holds nothing: every calibration is
+    counted). Without ``calibrate`` nothing is opened.
     """
-    if not calibrate or not _store_exists(db):
+    from qualspec.errors import StoreError
+    from qualspec.store import Store, database_exists
+
+    if not calibrate or not database_exists(db):
         yield None
         return
-    from qualspec.judges import CriteriaJudge, cached_calibration
-    from qualspec.store import Store
+    from qualspec.judges import cached_calibration
 
-    with Store.open(db) as store:
+    try:
+        opened = Store.open(db)
+    except StoreError:
+        yield None
+        return
+    with opened as store:
 
         def calibrated(judge: CriteriaJudge, pairs: int) -> bool:
             # as the run looks: the full set (qualspec judge-check), then these pairs
@@ -340,24 +349,6 @@ def _calibration_cache(db: str | None, calibrate: bool) -> Iterator[Calibrated |
             )
 
         yield calibrated
-
-
-def _store_exists(db: str | None) -> bool:
-    """Whether the database exists (a SQLite file; any server), without creating one."""
-    import os
-
-    from qualspec.store._url import DEFAULT_HOME
-
-    url = db or os.environ.get("QUALSPEC_DATABASE_URL")
-    if url:
-        return not url.startswith("sqlite") or _sqlite_file_exists(url)
-    home = Path(os.environ.get("QUALSPEC_HOME") or DEFAULT_HOME)
-    return (home / "qualspec.db").is_file()
-
-
-def _sqlite_file_exists(url: str) -> bool:
-    path = url.split(":///", 1)[1] if ":///" in url else ""
-    return bool(path) and path != ":memory:" and Path(path).is_file()
 
 
 def _print_dry_run(
