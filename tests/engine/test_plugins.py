@@ -89,8 +89,8 @@ def test_the_example_plugin_installs_and_runs_through_its_entry_point(
     result = run_cli(["run", str(suite), "--quiet"], cwd=tmp_path, env=env)
     assert result.returncode == 0, describe(result)
     with open_store(home) as store:
-        # the run itself (its judge's calibration calls are in a "(session)" run of their own)
-        (run_id,) = [r.id for r in store.list_runs() if r.suite_name != "(session)"]
+        # the run itself (its judge's calibration calls are in a run of their own)
+        (run_id,) = [r.id for r in store.list_runs() if r.suite_name == "plugin-test"]
         record = store.load_run(run_id)
     groups = [j for j in record.judgments if j.evaluator == "consistency"]
     assert len(groups) == 2  # one per input row, each over 2 temperatures x 2 runs

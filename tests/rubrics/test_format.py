@@ -12,6 +12,7 @@ from qualspec.errors import ConfigError
 from qualspec.rubrics import (
     ChatSession,
     ToolCall,
+    ToolResult,
     Turn,
     fit_to_context,
     format_session,
@@ -20,6 +21,7 @@ from qualspec.rubrics import (
     session_metrics,
     summarize_input,
 )
+from qualspec.store import redact_text
 
 ALPHA = f"""=== Chat Session ===
 Session ID: {ALPHA_ID}
@@ -236,3 +238,49 @@ def test_long_sessions_are_cut_with_a_visible_marker() -> None:
     assert "characters of the session cut here to fit the model's context" in cut
     assert cut.startswith("=== Chat Session ===") and cut.endswith("Total Turns: 50")
     assert fit_to_context(full, len(full)) == full
+
+
+# ---------------------------------------------------------------- issue 17, item 18
+
+ANTHROPIC_KEY = "sk-ant-api03-cQkXgboR4xNqZ7w0pL9sT2vY5uB8eD1fH4jK6mN3rA0cE9gI2lO5"
+
+
+def _session_with(result: str, **params: str) -> ChatSession:
+    call = ToolCall("t1", "Bash", dict(params) or {"command": "cat .env"})
+    return ChatSession(
+        session_id="s",
+        turns=[Turn(user="go", tool_calls=[call], tool_results=[ToolResult("t1", "Bash", result)])],
+    )
+
+
+@pytest.mark.parametrize("start", [470, 476, 490, 496])
+def test_a_key_across_the_result_cut_is_hidden_whole(start: int) -> None:
+    # the key starts before the 500-character cut and ends after it
+    result = "x" * (start - 1) + " " + ANTHROPIC_KEY + " " + "z" * 100
+    text = format_session(_session_with(result))
+    (line,) = [x for x in text.splitlines() if x.startswith("- Bash: x")]
+    assert "sk-ant" not in text and "cQkXgbo" not in text, line[-60:]
+    assert " ***" in line and line.endswith("... (truncated)"), line[-60:]
+
+
+def test_a_key_across_the_input_cut_is_hidden_whole() -> None:
+    # the 120-character cut of an input value would leave "sk-proj-" and 11 characters
+    command = "echo " + "y" * 95 + " sk-proj-" + "a" * 40
+    text = format_session(_session_with("ok", command=command))
+    (line,) = [x for x in text.splitlines() if x.startswith("- Bash: command=")]
+    assert "sk-proj" not in line and "aaaaaa" not in line, line
+    assert line.endswith('y ***"'), line  # shorter than the cut once hidden
+    long = "export OPENAI_API_KEY=" + "b" * 30 + " && echo " + "y" * 150
+    text = format_session(_session_with("ok", command=long))
+    (line,) = [x for x in text.splitlines() if x.startswith("- Bash: command=")]
+    assert "OPENAI_API_KEY=*** && echo yyy" in line and line.endswith('..."'), line
+
+
+def test_a_value_hidden_by_its_name_keeps_the_cut_marker() -> None:
+    result = "x" * 480 + " password: " + "p" * 40 + " " + "z" * 600
+    text = format_session(_session_with(result))
+    (line,) = [x for x in text.splitlines() if x.startswith("- Bash: x")]
+    assert "password: ***" in line and "ppp" not in line
+    assert line.endswith("... (truncated)"), line[-60:]
+    # a name-hidden value that a cut ends in keeps the marker too
+    assert redact_text("token=" + "q" * 30 + "... (truncated)") == "token=***... (truncated)"

@@ -204,3 +204,18 @@ def test_cli_errors_never_print_a_url_password(
     captured = capsys.readouterr()
     assert "canary" not in captured.err + captured.out
     assert "password=***" in captured.err or ":***@" in captured.err
+
+
+def test_database_exists_creates_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from qualspec.store import database_exists
+
+    monkeypatch.delenv("QUALSPEC_DATABASE_URL", raising=False)
+    monkeypatch.setenv("QUALSPEC_HOME", str(tmp_path / "home"))
+    assert not database_exists()
+    assert not (tmp_path / "home").exists()  # not even the folder
+    file = tmp_path / "q.db"
+    assert not database_exists(f"sqlite:///{file}") and not file.exists()
+    assert not database_exists("sqlite:///:memory:")
+    Store.open(f"sqlite:///{file}").close()
+    assert database_exists(f"sqlite:///{file}")
+    assert database_exists("postgresql://u@127.0.0.1:1/x")  # a server's: taken to exist

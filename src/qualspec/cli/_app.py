@@ -90,6 +90,37 @@ def _cache_ttl(text: str) -> str:
     return text
 
 
+# What a user may type after -o expecting a format: -o always takes a file path.
+_FORMAT_NAMES = frozenset({"json", "jsonl", "csv", "text", "txt", "markdown", "md", "html", "yaml"})
+
+
+def _add_output(parser: argparse.ArgumentParser, *flags: str, hint: str, help: str) -> None:
+    """An ``-o PATH`` flag: a file path, never a format name.
+
+    ``-o json`` used to write a file named ``json``; :func:`dispatch` refuses it in one
+    line with ``hint`` (how the command chooses its format). A file of that name is still
+    ``-o ./json``.
+    """
+    dest = flags[0].lstrip("-").replace("-", "_")
+    parser.add_argument(*flags, "-o", dest=dest, metavar="PATH", help=help)
+    parser.set_defaults(output_flag=(dest, hint))
+
+
+def _format_as_path(ns: argparse.Namespace) -> str | None:
+    """The one-line refusal of ``-o json`` (a format given where a path is), or None."""
+    flag = getattr(ns, "output_flag", None)
+    if flag is None:
+        return None
+    dest, hint = flag
+    text = getattr(ns, dest, None)
+    if not isinstance(text, str) or text.strip().lower() not in _FORMAT_NAMES:
+        return None
+    return (
+        f"qualspec: error: -o {text}: a format, not a file: -o takes a path; {hint} "
+        f"(a file named {text}: -o ./{text})"
+    )
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
@@ -184,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="retries after a failed attempt (default 3)",
     )
-    run.add_argument("--output", "-o", metavar="PATH", help="results JSON path")
+    _add_output(run, "--output", hint="the results file is always JSON", help="results JSON path")
     run.add_argument(
         "--html",
         metavar="PATH",
@@ -265,7 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
     re_ = runs_sub.add_parser("export", help="write a run as json, jsonl or csv")
     re_.add_argument("run_id", metavar="RUN")
     re_.add_argument("--format", choices=["json", "jsonl", "csv"], default="json")
-    re_.add_argument("--output", "-o", metavar="PATH", help="file (default: standard output)")
+    _add_output(
+        re_,
+        "--output",
+        hint="choose the format with --format json|jsonl|csv",
+        help="file (default: standard output)",
+    )
     re_.add_argument(
         "--include-superseded",
         action="store_true",
@@ -661,12 +697,24 @@ def _add_rubrics(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> li
         metavar="PATH",
         help='scores per session: JSON {"<session id>": score} or CSV session_id,score',
     )
-    ex.add_argument("--out", "-o", metavar="PATH", help="write the JSON here (default stdout)")
+    _add_output(
+        ex,
+        "--out",
+        "--output",
+        hint="the output is JSON, on standard output without -o",
+        help="write the JSON here (default stdout)",
+    )
     _add_mining(ex)
     ex.set_defaults(handler="qualspec.cli._rubrics:cmd_rubrics_extract")
     su = r_sub.add_parser("summarize", help="consolidate extracted rubrics into 5-10 final ones")
     su.add_argument("extracted", metavar="EXTRACTED", help="the JSON of `rubrics extract`")
-    su.add_argument("--out", "-o", metavar="PATH", help="write the JSON here (default stdout)")
+    _add_output(
+        su,
+        "--out",
+        "--output",
+        hint="the output is JSON, on standard output without -o",
+        help="write the JSON here (default stdout)",
+    )
     _add_mining(su)
     su.set_defaults(handler="qualspec.cli._rubrics:cmd_rubrics_summarize")
     ju = r_sub.add_parser("judge", help="score sessions 1-5 on each rubric, weighted")
@@ -674,7 +722,13 @@ def _add_rubrics(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> li
     ju.add_argument(
         "--rubrics", required=True, metavar="PATH", help="the JSON of `rubrics summarize`"
     )
-    ju.add_argument("--out", "-o", metavar="PATH", help="also write the scores as JSON")
+    _add_output(
+        ju,
+        "--out",
+        "--output",
+        hint="the scores file is always JSON",
+        help="also write the scores as JSON",
+    )
     ju.add_argument("--html", metavar="PATH", help="also write an offline HTML page")
     _add_mining(ju)
     ju.set_defaults(handler="qualspec.cli._rubrics:cmd_rubrics_judge")
@@ -701,6 +755,10 @@ def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         from qualspec.cli._logging import configure_logging
 
         configure_logging(ns.verbose)
+    refused = _format_as_path(ns)
+    if refused is not None:
+        _error(refused)
+        return EXIT_USAGE
     try:
         import importlib
 

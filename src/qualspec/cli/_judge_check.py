@@ -1,4 +1,8 @@
-"""``qualspec judge-check``: how well a judge separates known good answers from bad ones."""
+"""``qualspec judge-check``: how well a judge separates known good answers from bad ones.
+
+A check is recorded as a run of its own named ``judge-check <PROVIDER/MODEL>`` (metadata
+``kind: judge_check``, with the result), so ``qualspec runs list`` says what it was.
+"""
 
 from __future__ import annotations
 
@@ -24,9 +28,25 @@ def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     judge = CriteriaJudge.from_config(EvaluatorConfig(type="criteria", model=model, mode=ns.mode))
 
     async def main() -> object:
+        import asyncio
+
         async with Session(db=ns.db) as session:
             session.calls.providers([split_address(model)[0]])  # an unknown provider: exit 2
-            return await calibrate(session, judge, pairs=ns.pairs, repeats=ns.repeats)
+            described = {
+                "kind": "judge_check",
+                "judge": model,
+                "mode": ns.mode,
+                "pairs": ns.pairs,
+                "repeats": ns.repeats,
+            }
+            async with session.recording(f"judge-check {model}", described) as run_id:
+                found = await calibrate(session, judge, pairs=ns.pairs, repeats=ns.repeats)
+                await asyncio.to_thread(
+                    session.store.update_run_metadata,
+                    run_id,
+                    {"judge_calibration": {judge.name: found.summary()}},
+                )
+            return found
 
     result = run_sync(main)
     from qualspec.judges import Calibration

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from qualspec.engine import Estimate, Plan
+    from qualspec.judges import CriteriaJudge
     from qualspec.spec import LoadedSuite
     from qualspec.store import RunRecord
 
@@ -111,7 +113,10 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     prices = PriceTable.load(Path(ns.prices) if ns.prices else None)
     if ns.dry_run:
         judge = not ns.no_judge
-        _print_dry_run(plan, estimate(plan, prices, judge=judge), console, judge=judge)
+        calibrate = judge and not getattr(ns, "no_calibration", False)
+        with _calibration_cache(ns.db, calibrate) as calibrated:
+            est = estimate(plan, prices, judge=judge, calibrate=calibrate, calibrated=calibrated)
+        _print_dry_run(plan, est, console, judge=judge, retries=ns.retries)
         return 0
 
     from qualspec.analysis import analyze_run
@@ -327,7 +332,44 @@ class _LazyProgress:
             bar.advance(tasks[kind], n)
 
 
-def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool = True) -> None:
+@contextlib.contextmanager
+def _calibration_cache(
+    db: str | None, calibrate: bool
+) -> Iterator[Callable[[CriteriaJudge, int], bool] | None]:
+    """Whether a judge's calibration is cached (then a run makes none), for the dry run.
+
+    Read from the store when there is one; a dry run creates no database (a store that
+    does not exist yet, or cannot be reached, holds nothing: every calibration is
+    counted). Without ``calibrate`` nothing is opened.
+    """
+    from qualspec.errors import StoreError
+    from qualspec.store import Store, database_exists
+
+    if not calibrate or not database_exists(db):
+        yield None
+        return
+    from qualspec.judges import cached_calibration
+
+    try:
+        opened = Store.open(db)
+    except StoreError:
+        yield None
+        return
+    with opened as store:
+
+        def calibrated(judge: CriteriaJudge, pairs: int) -> bool:
+            # as the run looks: the full set (qualspec judge-check), then these pairs
+            return (
+                cached_calibration(store, judge) is not None
+                or cached_calibration(store, judge, pairs=pairs) is not None
+            )
+
+        yield calibrated
+
+
+def _print_dry_run(
+    plan: Plan, est: Estimate, console: Console, *, judge: bool = True, retries: int = 3
+) -> None:
     roles = ", ".join(plan.roles) if plan.roles else "(none)"
     from qualspec.analysis import temperature_label
 
@@ -372,15 +414,20 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
     _say(console, ("Candidate calls:", "bold"), f" {est.candidate_calls}")
     if est.reference_calls:
         _say(console, ("Reference calls:", "bold"), f" {est.reference_calls}")
-    if judge:
-        _say(console, ("Judge calls:", "bold"), f" {est.judge_calls} (before parse retries)")
-        graded = sum(1 for item in plan.items if item.kind == "candidate" and item.depends_on)
-        if any(j.type == "field_grader" for j in judges) and graded:
-            _say(
-                console,
-                ("Grader calls:", "bold"),
-                f" at most {graded} (one per answer; none where rules decide every field)",
-            )
+    if judge and (est.judge_calls or not est.grader_calls):
+        _say(
+            console,
+            ("Judge calls:", "bold"),
+            f" {est.judge_calls} (before parse retries)"
+            + _at_most(est.judge_calls, est.max_judge_calls),
+        )
+    if judge and est.grader_calls:
+        _say(
+            console,
+            ("Grader calls:", "bold"),
+            f" at most {est.grader_calls} (one per answer; none where rules decide every "
+            "field)" + _at_most(est.grader_calls, est.max_grader_calls),
+        )
     for group in est.groups:
         skipped = (
             f"; {_plural(group.skipped, 'group')} of fewer than 2 answers skipped"
@@ -390,35 +437,63 @@ def _print_dry_run(plan: Plan, est: Estimate, console: Console, *, judge: bool =
         _say(
             console,
             ("Comparison calls:", "bold"),
-            f" {group.calls} ({group.name}: {_plural(group.groups, 'group')}{skipped})",
+            f" {group.calls} ({group.name}: {_plural(group.groups, 'group')}{skipped})"
+            + _at_most(group.calls, group.max_calls),
+        )
+    for cal in est.calibrations:
+        _say(
+            console,
+            ("Calibration calls:", "bold"),
+            f" {cal.calls} (judge {cal.model} on {_plural(cal.pairs, 'known pair')}, "
+            "before the run, once: --no-calibration skips it)" + _at_most(cal.calls, cal.max_calls),
         )
     checks = sum(len(item.checks) for item in plan.items)
     if checks:
         _say(console, ("Checks:", "bold"), f" {checks} (expect:, no model call)")
+    retried = "" if retries == 0 else f"; a failed call is retried up to {retries} times on top"
+    if est.max_calls > est.calls:
+        total = (
+            f" {est.calls} to {est.max_calls} (the most when every verdict has to be asked "
+            f"again, as often as its evaluator allows; fewer where answers are cached{retried})"
+        )
+    else:
+        total = f" {est.calls} (fewer where answers are cached{retried})"
+    _say(console, ("Total calls:", "bold"), total)
     _say(
         console,
         ("Estimated tokens:", "bold"),
-        f" {est.input_tokens} in / {est.output_tokens} out",
+        f" {est.input_tokens} in / {est.output_tokens} out"
+        + (
+            f" (up to {est.max_input_tokens} in / {est.max_output_tokens} out with re-asks)"
+            if est.max_calls > est.calls
+            else ""
+        ),
     )
     for row in est.rows:
         cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
         calls = "call " if row.calls == 1 else "calls"
+        most = ""
+        if row.max_calls > row.calls:
+            dollars = "" if row.max_cost_usd is None else f", ${row.max_cost_usd:.4f}"
+            most = f"  (at most {row.max_calls} calls{dollars})"
         _say(
             console,
-            f"  {row.kind:<9} {row.model:<24} {row.calls:>5} {calls} "
-            f"{row.input_tokens:>8} in {row.output_tokens:>8} out  {cost}",
+            f"  {row.kind:<11} {row.model:<24} {row.calls:>5} {calls} "
+            f"{row.input_tokens:>8} in {row.output_tokens:>8} out  {cost}{most}",
         )
-    total = est.cost_usd
-    _say(
-        console,
-        ("Estimated cost:", "bold"),
-        " "
-        + (
-            "unknown (some model has no price: add it with --prices)"
-            if total is None
-            else f"${total:.4f}"
-        ),
-    )
+    low, high = est.cost_usd, est.max_cost_usd
+    if low is None or high is None:
+        cost_text = "unknown (some model has no price: add it with --prices)"
+    elif high > low:
+        cost_text = f"${low:.4f} to ${high:.4f} (with every re-ask)"
+    else:
+        cost_text = f"${low:.4f}"
+    _say(console, ("Estimated cost:", "bold"), " " + cost_text)
+
+
+def _at_most(calls: int, most: int) -> str:
+    """``, up to N with re-asks`` when re-asks can add calls."""
+    return f", up to {most} with re-asks" if most > calls else ""
 
 
 def _pass_mark(config: Any) -> str:

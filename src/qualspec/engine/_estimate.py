@@ -1,27 +1,48 @@
-"""Dry-run estimates: calls, tokens and cost per model, before anything is called."""
+"""Dry-run estimates: calls, tokens and cost per model, before anything is called.
+
+Every number is a range: the calls the plan makes (each judge, grader and comparison call
+asked once), and the most it can make when every one of them is asked again as often as
+its evaluator allows (``parse_retries``, default 2: an answer the parser cannot read, such
+as a score on a 0-1 scale, is re-asked). A calibration of a criteria judge on known pairs
+before the run is counted too, when it will run (calibration on and no cached
+measurement). Retries after failed calls (``--retries``) come on top of both.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from qualspec.engine._evaluators import Evaluator
     from qualspec.engine._items import WorkItem
     from qualspec.engine._plan import Plan
+    from qualspec.judges import CriteriaJudge
     from qualspec.providers import PriceTable
+    from qualspec.spec import EvaluatorConfig
 
-__all__ = ["Estimate", "GroupEstimate", "ModelEstimate", "estimate"]
+__all__ = ["CalibrationEstimate", "Estimate", "GroupEstimate", "ModelEstimate", "estimate"]
 
 _CHARS_PER_TOKEN = 4
 _DEFAULT_OUTPUT_TOKENS = 256
 _JUDGE_OUTPUT_TOKENS = 120
 _JUDGE_PROMPT_TOKENS = 220  # the judge template itself, measured on the shipped prompt
+_PER_MESSAGE_TOKENS = 8
+
+Calibrated = Callable[["CriteriaJudge", int], bool]
+"""Whether a measurement of this judge on that many pairs is cached (so none is made)."""
 
 
 @dataclass
 class ModelEstimate:
     """Estimated calls, tokens and cost for one model address in one role (``kind``:
-    candidate, reference, judge)."""
+    candidate, reference, judge, grader, compare, calibration).
+
+    ``calls``, tokens and ``cost_usd`` are the plan's (each call asked once);
+    ``max_calls``, ``max_input_tokens``, ``max_output_tokens`` and ``max_cost_usd`` count
+    every re-ask the evaluators allow.
+    """
 
     model: str
     kind: str
@@ -29,17 +50,44 @@ class ModelEstimate:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0
+    max_calls: int = 0
+    max_input_tokens: int = 0
+    max_output_tokens: int = 0
+    max_cost_usd: float | None = 0.0
+
+    def add(self, calls: int, tokens_in: int, tokens_out: int, retries: int = 0) -> None:
+        """Count ``calls`` calls of these tokens each, each asked up to ``retries`` more."""
+        asks = 1 + max(retries, 0)
+        self.calls += calls
+        self.input_tokens += calls * tokens_in
+        self.output_tokens += calls * tokens_out
+        self.max_calls += calls * asks
+        self.max_input_tokens += calls * asks * tokens_in
+        self.max_output_tokens += calls * asks * tokens_out
 
 
 @dataclass(frozen=True)
 class GroupEstimate:
-    """A group evaluator's work (a comparison): groups judged, calls, groups skipped."""
+    """A group evaluator's work (a comparison): groups judged, calls, groups skipped;
+    ``max_calls`` with every re-ask."""
 
     name: str
     model: str
     groups: int
     calls: int
     skipped: int
+    max_calls: int = 0
+
+
+@dataclass(frozen=True)
+class CalibrationEstimate:
+    """A criteria judge's calibration before the run: ``pairs`` known pairs, two answers
+    each, one call per answer (``calls``), ``max_calls`` with every re-ask."""
+
+    model: str
+    pairs: int
+    calls: int
+    max_calls: int
 
 
 @dataclass
@@ -47,32 +95,78 @@ class Estimate:
     """A dry run's numbers.
 
     ``groups`` lists each group-scope evaluator that calls a model (a comparison): its
-    groups of two or more answers, its calls (before parse retries), and the groups of
-    fewer than two answers it skips; their calls are rows of kind ``"compare"``.
+    groups of two or more answers, its calls, and the groups of fewer than two answers it
+    skips; their calls are rows of kind ``"compare"``. ``calibrations`` lists the judges
+    measured on known pairs before the run (rows of kind ``"calibration"``).
     """
 
     rows: list[ModelEstimate] = field(default_factory=list)
     groups: list[GroupEstimate] = field(default_factory=list)
+    calibrations: list[CalibrationEstimate] = field(default_factory=list)
+
+    def _calls(self, kind: str) -> int:
+        return sum(r.calls for r in self.rows if r.kind == kind)
+
+    def _max_calls(self, kind: str) -> int:
+        return sum(r.max_calls for r in self.rows if r.kind == kind)
 
     @property
     def comparison_calls(self) -> int:
         """Calls of group evaluators (comparisons), before parse retries."""
-        return sum(r.calls for r in self.rows if r.kind == "compare")
+        return self._calls("compare")
 
     @property
     def candidate_calls(self) -> int:
         """Candidate calls in the plan."""
-        return sum(r.calls for r in self.rows if r.kind == "candidate")
+        return self._calls("candidate")
 
     @property
     def reference_calls(self) -> int:
         """Reference answers in the plan (see ``Plan.with_references``)."""
-        return sum(r.calls for r in self.rows if r.kind == "reference")
+        return self._calls("reference")
 
     @property
     def judge_calls(self) -> int:
-        """Judge calls in the plan (one per criterion per answer, before parse retries)."""
-        return sum(r.calls for r in self.rows if r.kind == "judge")
+        """Criteria judge calls in the plan (one per criterion per answer, or one per answer
+        in ``all_criteria`` mode), before parse retries."""
+        return self._calls("judge")
+
+    @property
+    def max_judge_calls(self) -> int:
+        """Criteria judge calls with every parse retry."""
+        return self._max_calls("judge")
+
+    @property
+    def grader_calls(self) -> int:
+        """Field grader calls: at most one per graded answer (none where the rules decide
+        every field), before parse retries."""
+        return self._calls("grader")
+
+    @property
+    def max_grader_calls(self) -> int:
+        """Field grader calls with every parse retry."""
+        return self._max_calls("grader")
+
+    @property
+    def calibration_calls(self) -> int:
+        """Calls of the judges' calibrations before the run, before parse retries."""
+        return self._calls("calibration")
+
+    @property
+    def max_calibration_calls(self) -> int:
+        """Calibration calls with every parse retry."""
+        return self._max_calls("calibration")
+
+    @property
+    def calls(self) -> int:
+        """Every model call of the run, each asked once."""
+        return sum(r.calls for r in self.rows)
+
+    @property
+    def max_calls(self) -> int:
+        """Every model call with every re-ask the evaluators allow (not counting retries
+        after failed calls)."""
+        return sum(r.max_calls for r in self.rows)
 
     @property
     def input_tokens(self) -> int:
@@ -85,47 +179,150 @@ class Estimate:
         return sum(r.output_tokens for r in self.rows)
 
     @property
+    def max_input_tokens(self) -> int:
+        """Input tokens with every re-ask."""
+        return sum(r.max_input_tokens for r in self.rows)
+
+    @property
+    def max_output_tokens(self) -> int:
+        """Output tokens with every re-ask."""
+        return sum(r.max_output_tokens for r in self.rows)
+
+    @property
     def cost_usd(self) -> float | None:
         """Estimated total cost; None when some model has no known price."""
-        costs = [r.cost_usd for r in self.rows]
-        return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+        return _total([r.cost_usd for r in self.rows])
+
+    @property
+    def max_cost_usd(self) -> float | None:
+        """Estimated total cost with every re-ask; None when some model has no price."""
+        return _total([r.max_cost_usd for r in self.rows])
 
 
-def estimate(plan: Plan, prices: PriceTable | None, *, judge: bool = True) -> Estimate:
-    """Estimate tokens (about 4 characters a token) and cost of running ``plan``."""
+def _total(costs: list[float | None]) -> float | None:
+    return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+
+
+def estimate(
+    plan: Plan,
+    prices: PriceTable | None,
+    *,
+    judge: bool = True,
+    calibrate: bool = False,
+    calibrated: Calibrated | None = None,
+) -> Estimate:
+    """Estimate calls, tokens (about 4 characters a token) and cost of running ``plan``.
+
+    ``judge``: the run judges (not ``--no-judge``). ``calibrate``: the run calibrates its
+    criteria judges first (not ``--no-calibration``); ``calibrated`` says which judges
+    have a cached measurement (none is made for those; without it, every judge is
+    measured).
+    """
     rows: dict[tuple[str, str], ModelEstimate] = {}
-    # every criteria judge scores every criterion; other evaluators' calls are their own
-    judge_models = [j.model or plan.judge_model for j in plan.judges if j.type == "criteria"]
-    if not plan.judges:
-        judge_models = [plan.judge_model]
+
+    def row(model: str, kind: str) -> ModelEstimate:
+        return rows.setdefault((model, kind), ModelEstimate(model, kind))
+
+    evaluators = _response_evaluators(plan) if judge else []
     for item in plan.items:
-        address = f"{item.provider}/{item.model}"
-        row = rows.setdefault((address, item.kind), ModelEstimate(address, item.kind))
-        prompt_tokens = sum(len(m.content) for m in item.messages) // _CHARS_PER_TOKEN + 8
+        prompt_tokens = _message_tokens(item)
         out_tokens = int(item.params.get("max_tokens") or _DEFAULT_OUTPUT_TOKENS)
-        row.calls += 1
-        row.input_tokens += prompt_tokens
-        row.output_tokens += out_tokens
-        if not (judge and item.criteria):
-            continue
-        user = item.messages[-1].content
-        per_call = _JUDGE_PROMPT_TOKENS + (len(user) // _CHARS_PER_TOKEN) + out_tokens
-        for judge_model in judge_models:
-            jrow = rows.setdefault((judge_model, "judge"), ModelEstimate(judge_model, "judge"))
-            jrow.calls += len(item.criteria)
-            jrow.input_tokens += per_call * len(item.criteria)
-            jrow.output_tokens += _JUDGE_OUTPUT_TOKENS * len(item.criteria)
-    groups = _group_work(plan, rows) if judge else []
-    for row in rows.values():
+        row(f"{item.provider}/{item.model}", item.kind).add(1, prompt_tokens, out_tokens)
+        for _config, evaluator, model, kind in evaluators:
+            kinds = getattr(evaluator, "kinds", None)
+            if kinds is not None and item.kind not in kinds:
+                continue
+            aspects = evaluator.aspects([item])
+            if not aspects:
+                continue
+            retries = int(getattr(evaluator, "parse_retries", 0) or 0)
+            answer = len(item.messages[-1].content) // _CHARS_PER_TOKEN + out_tokens
+            if getattr(evaluator, "mode", None) == "all_criteria":  # one call for all
+                tokens_in = _JUDGE_PROMPT_TOKENS + answer
+                row(model, kind).add(1, tokens_in, 2 * _JUDGE_OUTPUT_TOKENS, retries)
+                continue
+            if kind == "grader":  # the reference and the answer, one call for all fields
+                tokens_in = _JUDGE_PROMPT_TOKENS + answer + out_tokens
+                row(model, kind).add(1, tokens_in, 2 * _JUDGE_OUTPUT_TOKENS, retries)
+                continue
+            tokens_in = _JUDGE_PROMPT_TOKENS + answer
+            row(model, kind).add(len(aspects), tokens_in, _JUDGE_OUTPUT_TOKENS, retries)
+    groups = _group_work(plan, row) if judge else []
+    calibrations = _calibration_work(evaluators, row, calibrated) if judge and calibrate else []
+    for each in rows.values():
         if prices is None:
-            row.cost_usd = None
+            each.cost_usd = each.max_cost_usd = None
             continue
-        provider, model = row.model.split("/", 1)
-        row.cost_usd = prices.cost(provider, model, row.input_tokens, row.output_tokens)
-    return Estimate(rows=list(rows.values()), groups=groups)
+        provider, model = each.model.split("/", 1)
+        each.cost_usd = prices.cost(provider, model, each.input_tokens, each.output_tokens)
+        each.max_cost_usd = prices.cost(
+            provider, model, each.max_input_tokens, each.max_output_tokens
+        )
+    return Estimate(rows=list(rows.values()), groups=groups, calibrations=calibrations)
 
 
-def _group_work(plan: Plan, rows: dict[tuple[str, str], ModelEstimate]) -> list[GroupEstimate]:
+def _message_tokens(item: WorkItem) -> int:
+    return sum(len(m.content) for m in item.messages) // _CHARS_PER_TOKEN + _PER_MESSAGE_TOKENS
+
+
+_Bound = tuple["EvaluatorConfig", "Evaluator", str, str]
+
+
+def _response_evaluators(plan: Plan) -> list[_Bound]:
+    """The run's answer-scope evaluators that call a model: (config, evaluator, model, row
+    kind)."""
+    from qualspec.engine._evaluators import create_evaluator
+    from qualspec.spec import EvaluatorConfig
+
+    configs = plan.run_evaluators()
+    if not plan.judges and any(item.criteria for item in plan.items):
+        configs = (EvaluatorConfig(type="criteria", model=plan.judge_model), *configs)
+    out: list[_Bound] = []
+    for config in configs:
+        if config.type == "expect":
+            continue  # checks: no model call
+        evaluator = create_evaluator(config)
+        if evaluator.scope != "response" or (config.model is None and evaluator.model is None):
+            continue
+        model = config.model or plan.judge_model
+        kind = "grader" if config.type == "field_grader" else "judge"
+        out.append((config, evaluator, model, kind))
+    return out
+
+
+def _calibration_work(
+    evaluators: list[_Bound],
+    row: Callable[[str, str], ModelEstimate],
+    calibrated: Calibrated | None,
+) -> list[CalibrationEstimate]:
+    """The calibrations a run makes before it starts (as ``Session._calibrations``): each
+    criteria judge's, once per model, mode and parameters, unless one is cached."""
+    from qualspec.judges import DEFAULT_PAIRS, CriteriaJudge, calibration_calls, calibration_pairs
+
+    out: list[CalibrationEstimate] = []
+    seen: set[str] = set()
+    for config, evaluator, model, _kind in evaluators:
+        if not isinstance(evaluator, CriteriaJudge):
+            continue
+        pairs = DEFAULT_PAIRS if config.calibrate is None else config.calibrate
+        if not pairs:
+            continue
+        same = repr((model, evaluator.mode, sorted(evaluator.params.items()), pairs))
+        if same in seen or (calibrated is not None and calibrated(evaluator, pairs)):
+            continue
+        seen.add(same)
+        chosen = calibration_pairs(pairs)
+        calls = calibration_calls(pairs)
+        retries = max(evaluator.parse_retries, 0)
+        text = sum(len(p["question"]) + len(p["criterion"]) + len(p["good"]) for p in chosen)
+        text += sum(len(p["question"]) + len(p["criterion"]) + len(p["bad"]) for p in chosen)
+        per_call = _JUDGE_PROMPT_TOKENS + text // max(calls, 1) // _CHARS_PER_TOKEN
+        row(model, "calibration").add(calls, per_call, _JUDGE_OUTPUT_TOKENS, retries)
+        out.append(CalibrationEstimate(model, len(chosen), calls, calls * (1 + retries)))
+    return out
+
+
+def _group_work(plan: Plan, row: Callable[[str, str], ModelEstimate]) -> list[GroupEstimate]:
     """The groups and calls of each group evaluator that calls a model (comparisons)."""
     from qualspec.engine._evaluators import create_evaluator
 
@@ -142,7 +339,9 @@ def _group_work(plan: Plan, rows: dict[tuple[str, str], ModelEstimate]) -> list[
             if group is not None:
                 members.setdefault(group, []).append(item)
         per_subject = int(getattr(evaluator, "calls_per_subject", 1))
-        judged = skipped = calls = tokens_in = tokens_out = 0
+        retries = max(int(getattr(evaluator, "parse_retries", 0) or 0), 0)
+        judged = skipped = calls = 0
+        added: list[tuple[int, int]] = []
         for items in members.values():
             aspects = evaluator.aspects(items)
             if not aspects:
@@ -152,17 +351,17 @@ def _group_work(plan: Plan, rows: dict[tuple[str, str], ModelEstimate]) -> list[
             n = len(aspects) * per_subject
             calls += n
             answers = sum(
-                sum(len(m.content) for m in item.messages) // _CHARS_PER_TOKEN
+                _message_tokens(item)
+                - _PER_MESSAGE_TOKENS
                 + int(item.params.get("max_tokens") or _DEFAULT_OUTPUT_TOKENS)
                 for item in items
             )
-            tokens_in += n * (_JUDGE_PROMPT_TOKENS + answers)
-            tokens_out += n * _JUDGE_OUTPUT_TOKENS
-        if calls:
-            key = (evaluator.model, "compare")
-            row = rows.setdefault(key, ModelEstimate(evaluator.model, "compare"))
-            row.calls += calls
-            row.input_tokens += tokens_in
-            row.output_tokens += tokens_out
-        out.append(GroupEstimate(evaluator.name, evaluator.model, judged, calls, skipped))
+            added.append((n, _JUDGE_PROMPT_TOKENS + answers))
+        for n, tokens_in in added:
+            row(evaluator.model, "compare").add(n, tokens_in, _JUDGE_OUTPUT_TOKENS, retries)
+        out.append(
+            GroupEstimate(
+                evaluator.name, evaluator.model, judged, calls, skipped, calls * (1 + retries)
+            )
+        )
     return out

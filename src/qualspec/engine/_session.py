@@ -554,9 +554,18 @@ class Session:
                 continue
             found = await asyncio.to_thread(cached_calibration, self.store, evaluator)
             pairs = DEFAULT_PAIRS if config.calibrate is None else config.calibrate
+            if found is None and pairs:
+                found = await asyncio.to_thread(
+                    cached_calibration, self.store, evaluator, pairs=pairs
+                )
             if found is None and pairs:  # measured once, then cached
+                # its calls are a run of their own, named for what it is (runs list)
+                described = {"kind": "calibration", "judge": evaluator.model, "pairs": pairs}
                 try:
-                    found = await calibrate(self, evaluator, pairs=pairs, providers=suite_providers)
+                    async with self.recording(f"calibration {evaluator.model}", described):
+                        found = await calibrate(
+                            self, evaluator, pairs=pairs, providers=suite_providers
+                        )
                 except BudgetExceededError as exc:
                     warnings.append(f"judge {evaluator.model}: not calibrated: {exc}")
                     continue

@@ -10,6 +10,7 @@ from qualspec.judges._calibration import (
     PairScores,
     cached_calibration,
     calibrate,
+    calibration_calls,
     calibration_pairs,
 )
 from qualspec.judges._comparative import ComparativeJudge, comparison_order, comparison_seed
@@ -123,6 +124,7 @@ __all__ = [
     "cached_grader_calibration",
     "calibrate",
     "calibrate_grader",
+    "calibration_calls",
     "calibration_pairs",
     "comparison_labels",
     "comparison_order",

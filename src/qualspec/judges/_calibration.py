@@ -38,6 +38,7 @@ __all__ = [
     "PairScores",
     "cached_calibration",
     "calibrate",
+    "calibration_calls",
     "calibration_pairs",
 ]
 
@@ -197,6 +198,20 @@ def calibration_pairs(limit: int | None = None) -> list[dict[str, str]]:
             if group and len(picked) < limit:
                 picked.append(group.pop(0))
     return picked
+
+
+def calibration_calls(pairs: int | None = None, repeats: int = 1) -> int:
+    """The judge calls a calibration on ``pairs`` known pairs makes, before parse retries:
+    one per answer (a good and a bad one per pair), ``repeats`` times.
+
+    Each can be asked again up to the judge's ``parse_retries`` times (what ``--dry-run``
+    counts as the most).
+
+    Example:
+        >>> calibration_calls(8)
+        16
+    """
+    return 2 * len(calibration_pairs(pairs)) * max(repeats, 1)
 
 
 def _cache_key(judge: CriteriaJudge, pairs: Sequence[Mapping[str, str]], repeats: int) -> str:

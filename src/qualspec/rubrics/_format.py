@@ -20,7 +20,9 @@
 
 Sections with nothing in them are left out (a turn without tool calls has no
 ``[TOOL_CALLS]``). Thinking blocks and file snapshots never appear. Every secret that looks
-like an API key or a token is replaced by ``***`` (:func:`~qualspec.store.redact_text`).
+like an API key or a token is replaced by ``***`` (:func:`~qualspec.store.redact_text`),
+in each text before it is cut (a key that straddles the cut is hidden whole, and a cut
+marker is never swallowed).
 """
 
 from __future__ import annotations
@@ -64,18 +66,22 @@ _BULK_PARAMS = frozenset({"content", "old_string", "new_string", "edits", "new_s
 
 def format_session(session: ChatSession) -> str:
     """The session in the standard format, secrets redacted (see the module docstring)."""
+    # each text is redacted whole, before anything is cut: a cut through a key would leave
+    # a prefix no pattern knows, and a hidden value would swallow the cut marker
     lines = [
         "=== Chat Session ===",
-        f"Session ID: {session.session_id}",
+        f"Session ID: {redact_text(session.session_id)}",
         f"Timestamp: {session.timestamp or 'unknown'}",
     ]
     if session.git_branch:
-        lines.append(f"Git Branch: {session.git_branch}")
-    lines.append(f"Working Directory: {session.cwd or 'unknown'}")
+        lines.append(f"Git Branch: {redact_text(session.git_branch)}")
+    lines.append(f"Working Directory: {redact_text(session.cwd or 'unknown')}")
     for number, turn in enumerate(session.turns, start=1):
-        lines += ["", f"--- Turn {number} ---", "[USER]", turn.user.strip() or "(no message)"]
+        user = redact_text(turn.user.strip()) or "(no message)"
+        lines += ["", f"--- Turn {number} ---", "[USER]", user]
         if turn.assistant:
-            lines += ["", "[ASSISTANT]", "\n\n".join(t.strip() for t in turn.assistant)]
+            replies = "\n\n".join(redact_text(t.strip()) for t in turn.assistant)
+            lines += ["", "[ASSISTANT]", replies]
         if turn.tool_calls:
             lines += ["", "[TOOL_CALLS]"]
             lines += [f"- {call.name}: {summarize_input(call)}" for call in turn.tool_calls]
@@ -83,7 +89,7 @@ def format_session(session: ChatSession) -> str:
             lines += ["", "[TOOL_RESULTS]"]
             lines += [_result_line(result) for result in turn.tool_results]
     lines += ["", "=== End Session ===", f"Total Turns: {len(session.turns)}"]
-    return redact_text("\n".join(lines))
+    return "\n".join(lines)
 
 
 def summarize_input(call: ToolCall) -> str:
@@ -92,7 +98,7 @@ def summarize_input(call: ToolCall) -> str:
     The parameters that say what the call did (command, file path, pattern, URL, query,
     description...); without any of those, the first three non-bulk parameters. Bulk
     content (a file's text, an edit's strings) is never shown. Values are cut at 120
-    characters.
+    characters, after their secrets are hidden (:func:`~qualspec.store.redact_text`).
     """
     params = call.input
     keys = [k for k in _KEY_PARAMS if k in params]
@@ -105,12 +111,13 @@ def summarize_input(call: ToolCall) -> str:
 
 def _value(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    text = redact_text(text)  # before the cut
     shown = json.dumps(text[:_VALUE_LIMIT], ensure_ascii=False)
     return shown if len(text) <= _VALUE_LIMIT else shown[:-1] + '..."'
 
 
 def _result_line(result: ToolResult) -> str:
-    content = result.content.strip("\n").rstrip()
+    content = redact_text(result.content.strip("\n").rstrip())  # before the cut
     if len(content) > RESULT_LIMIT:
         content = content[:RESULT_LIMIT] + TRUNCATED
     label = f"{result.name} (error)" if result.is_error else result.name

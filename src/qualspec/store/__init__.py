@@ -21,7 +21,7 @@ from qualspec.store._records import (
 )
 from qualspec.store._redact import redact, redact_text
 from qualspec.store._review_input import USER_ENV, reviewer, schema_problem
-from qualspec.store._url import display_url, resolve_url
+from qualspec.store._url import database_exists, display_url, resolve_url
 
 if TYPE_CHECKING:
     from qualspec.store._migrate import downgrade, head_revision, revisions, upgrade
@@ -41,6 +41,7 @@ __all__ = [
     "RunRecord",
     "RunSummary",
     "Store",
+    "database_exists",
     "display_url",
     "downgrade",
     "head_revision",

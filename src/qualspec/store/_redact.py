@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -11,8 +13,39 @@ from qualspec.store._url import display_url
 __all__ = ["REDACTED", "redact", "redact_text"]
 
 REDACTED = "***"
-_SECRET_KEY = re.compile(r"key|token|secret|password|authorization", re.IGNORECASE)
-_BEARER = re.compile(r"^\s*(bearer|basic)\s+\S", re.IGNORECASE)
+# Words of a setting's name that say its value is a secret: ``api_key``, ``x-api-key``,
+# ``clientSecret``, ``Authorization``, ``access_token`` (not ``max_tokens``, ``monkey``,
+# ``keyboard``).
+_SECRET_WORDS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "passphrase",
+        "authorization",
+        "credential",
+        "credentials",
+    }
+)
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# Mappings whose keys are names people gave (candidates, scenarios, input ids...): such a
+# key is a name, never a setting, so the scenario "token ring" keeps its inputs.
+_NAMED = frozenset({"candidates", "roles", "scenarios", "inputs", "dimensions"})
+# An HTTP credential: "Bearer <token>", "Basic <base64 of user:password>", and whatever
+# follows "Authorization:". Its token is checked by ``_is_credential``, so "basic
+# greeting" and "bearer of news" are words, not credentials.
+_SCHEME = (
+    r"(?P<auth>\bauthorization\s*:\s*)?\b(?P<scheme>bearer|basic)\s+"
+    r"(?P<token>[A-Za-z0-9._~+/=-]*[A-Za-z0-9_~+/=-])"
+)
+_CREDENTIAL = re.compile(rf"^\s*{_SCHEME}", re.IGNORECASE)
+_AUTH_HEADER = re.compile(_SCHEME, re.IGNORECASE)
+_TOKEN_SYMBOLS = re.compile(r"[0-9._~+/=-]")
+_MIN_TOKEN = 8
 # Credentials recognisable by their shape, wherever they stand in free text.
 _TOKEN_SHAPES = re.compile(
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----"
@@ -26,11 +59,11 @@ _TOKEN_SHAPES = re.compile(
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # a JWT
     re.DOTALL,
 )
-# "Bearer <token>" anywhere, and NAME=value / "name": "value" where the name says secret.
-_AUTH_HEADER = re.compile(r"(?P<head>\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}", re.I)
+# NAME=value / "name": "value" where the name says secret. The value stops before "...",
+# so a cut marker right after it ("... (truncated)") is kept.
 _ASSIGNED = re.compile(
     r"(?P<head>\b[\w.-]*(?:api[_-]?key|secret|token|password|passwd)[\w.-]*[\"']?"
-    r"\s*[:=]\s*[\"']?)(?P<value>[^\s\"',;]{6,})",
+    r"\s*[:=]\s*[\"']?)(?P<value>(?:(?!\.\.\.)[^\s\"',;]){6,})",
     re.IGNORECASE,
 )
 
@@ -38,39 +71,83 @@ _ASSIGNED = re.compile(
 def redact(obj: Any) -> Any:
     """Return a copy of ``obj`` with secret-looking values replaced by ``"***"``.
 
-    A value is replaced when its mapping key matches
-    ``key|token|secret|password|authorization`` (case-insensitive) and it is not a
-    number, a boolean or None (so counts such as ``max_tokens: 256`` survive), and any
-    string that starts like an HTTP ``Bearer``/``Basic`` credential is replaced wherever
-    it appears; in every other string, URL passwords and keys are masked
-    (:func:`~qualspec.store.display_url`). Lists, tuples and nested mappings are walked
-    recursively.
+    A value is replaced when its mapping key is a setting name with a secret word in it
+    (``key``, ``token``, ``secret``, ``password``, ``authorization``, ``credentials``...:
+    ``api_key``, ``X-Api-Key``, ``clientSecret``, not ``max_tokens`` or ``monkey``) and
+    it is not a number, a boolean or None (so counts such as ``max_tokens: 256``
+    survive). A key with a space in it, and the keys of ``candidates``, ``roles``,
+    ``scenarios``, ``inputs`` and ``dimensions`` mappings, are names people gave, never
+    read as settings. A string that is an HTTP credential (``Bearer <token>``, ``Basic
+    <base64 of user:password>``, ``Authorization: ...``) is replaced whole, and such a
+    credential inside a longer string is masked; "basic greeting" or "bearer of news" are
+    not credentials. In every string, URL passwords and keys are masked
+    (:func:`~qualspec.store.display_url`). Lists, tuples and
+    nested mappings are walked recursively.
 
     Args:
         obj: A JSON-like value (mappings, sequences, scalars).
 
     Returns:
         The redacted copy; ``obj`` itself is not modified.
+
+    Example:
+        >>> redact({"scenarios": ["basic greeting"], "headers": {"X-Api-Key": "k-123"}})
+        {'scenarios': ['basic greeting'], 'headers': {'X-Api-Key': '***'}}
     """
+    return _redact(obj, named=False)
+
+
+def _redact(obj: Any, *, named: bool) -> Any:
     if isinstance(obj, Mapping):
         out: dict[Any, Any] = {}
         for key, value in obj.items():
-            if _is_secret(key, value):
+            if not named and _is_secret(key, value):
                 out[key] = REDACTED
             else:
-                out[key] = redact(value)
+                out[key] = _redact(value, named=isinstance(key, str) and key in _NAMED)
         return out
     if isinstance(obj, list | tuple):
-        return [redact(v) for v in obj]
+        return [_redact(v, named=False) for v in obj]
     if isinstance(obj, str):
-        return REDACTED if _BEARER.match(obj) else display_url(obj)
+        found = _CREDENTIAL.match(obj)
+        if found and _is_credential(found):
+            return REDACTED
+        return display_url(_AUTH_HEADER.sub(_auth_header, obj))  # "... Bearer <token> ..."
     return obj
 
 
 def _is_secret(key: object, value: object) -> bool:
-    if not isinstance(key, str) or not _SECRET_KEY.search(key):
+    if not isinstance(key, str) or any(c.isspace() for c in key):
+        return False  # a name with a space is a name people gave, not a setting
+    if not any(w.lower() in _SECRET_WORDS for w in _WORDS.findall(key)):
         return False
     return not (value is None or isinstance(value, bool | int | float))
+
+
+def _is_credential(found: re.Match[str]) -> bool:
+    """Whether a ``Bearer``/``Basic`` match holds a credential rather than a word.
+
+    After ``Authorization:`` anything is. A Bearer token has at least 8 characters and a
+    digit or a symbol in it (``sk-...``, ``abc.def.ghi``), or 20 and more characters; a
+    Basic one is base64 of ``user:password``.
+    """
+    token = found.group("token")
+    if found.group("auth"):
+        return True
+    if found.group("scheme").lower() == "basic":
+        return _is_basic(token)
+    if len(token) < _MIN_TOKEN:
+        return False
+    return len(token) >= 20 or _TOKEN_SYMBOLS.search(token) is not None
+
+
+def _is_basic(token: str) -> bool:
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+        text = decoded.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return ":" in text and text.isprintable()
 
 
 def redact_text(text: str) -> str:
@@ -78,19 +155,27 @@ def redact_text(text: str) -> str:
 
     For free text that leaves the machine (a coding session sent to a judge model): keys
     recognisable by their shape (``sk-...``, ``sk-ant-...``, ``ghp_...``, ``AKIA...``,
-    ``xoxb-...``, ``AIza...``, ``hf_...``, JWTs, PEM private keys), ``Bearer <token>``,
-    values assigned to a secret-sounding name (``OPENAI_API_KEY=...``,
-    ``"password": "..."``) and URL passwords (:func:`~qualspec.store.display_url`).
-    Idempotent.
+    ``xoxb-...``, ``AIza...``, ``hf_...``, JWTs, PEM private keys), ``Bearer <token>`` and
+    ``Basic <base64>`` credentials (not "basic greeting"), values assigned to a
+    secret-sounding name (``OPENAI_API_KEY=...``, ``"password": "..."``) and URL passwords
+    (:func:`~qualspec.store.display_url`). A cut marker right after a hidden value
+    (``... (truncated)``) is kept. Idempotent.
 
     Example:
         >>> redact_text("export OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwx")
         'export OPENAI_API_KEY=***'
     """
     text = _TOKEN_SHAPES.sub(REDACTED, text)
-    text = _AUTH_HEADER.sub(rf"\g<head>{REDACTED}", text)
+    text = _AUTH_HEADER.sub(_auth_header, text)
     text = _ASSIGNED.sub(_assigned, text)
     return display_url(text)
+
+
+def _auth_header(match: re.Match[str]) -> str:
+    token = match.group("token")
+    if token == REDACTED or not _is_credential(match):
+        return match.group(0)
+    return match.group(0)[: match.start("token") - match.start()] + REDACTED
 
 
 def _assigned(match: re.Match[str]) -> str:

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["DEFAULT_HOME", "display_url", "resolve_url"]
+__all__ = ["DEFAULT_HOME", "database_exists", "display_url", "resolve_url"]
 
 DEFAULT_HOME = ".qualspec"
 # user:password@ in a URL's authority (a password may itself contain '@': up to the last one)
@@ -39,6 +39,23 @@ def resolve_url(url: str | None = None) -> str:
         home.mkdir(parents=True, exist_ok=True)
         return "sqlite:///" + str((home / "qualspec.db").resolve())
     return _POSTGRES.sub("postgresql+psycopg://", chosen.strip(), count=1)
+
+
+def database_exists(url: str | None = None) -> bool:
+    """Whether the database :func:`resolve_url` would open exists, creating nothing.
+
+    A SQLite file is looked for (the default one under ``$QUALSPEC_HOME`` or
+    ``./.qualspec`` included; an in-memory one never exists); a database server's is taken
+    to exist. For read-only commands that must leave no database behind (a dry run).
+    """
+    chosen = url or os.environ.get("QUALSPEC_DATABASE_URL") or ""
+    if not chosen:
+        home = Path(os.environ.get("QUALSPEC_HOME") or DEFAULT_HOME)
+        return (home / "qualspec.db").is_file()
+    if not chosen.strip().lower().startswith("sqlite"):
+        return True
+    path = chosen.split(":///", 1)[1] if ":///" in chosen else ""
+    return bool(path) and not path.startswith(":memory:") and Path(path).is_file()
 
 
 def display_url(text: str) -> str:
