@@ -166,10 +166,27 @@ def run_cli(
     )
 
 
+# Runs ARGV with SIGINT back at its default disposition (``os.execv`` keeps it). A
+# non-interactive shell starts a background job (``pytest ... &``, CI runners, job
+# schedulers) with SIGINT ignored, a child inherits that, and Python then installs no
+# KeyboardInterrupt handler: Ctrl-C sent to the CLI would be ignored. A child a test sends
+# SIGINT to starts as it would from a terminal.
+_DEFAULT_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def with_default_sigint(argv: Sequence[str]) -> list[str]:
+    """``argv`` run through a launcher that resets SIGINT to its default before exec."""
+    return [sys.executable, "-c", _DEFAULT_SIGINT, *argv]
+
+
 def start_cli(args: Sequence[str], *, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    """Start ``qualspec ARGS`` in the background (output captured)."""
+    """Start ``qualspec ARGS`` in the background (output captured), with SIGINT at its
+    default disposition whatever ours is, so that a test can interrupt it like Ctrl-C."""
     return subprocess.Popen(
-        [*CLI_PREFIX, *args],
+        with_default_sigint([*CLI_PREFIX, *args]),
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,

@@ -13,6 +13,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -242,19 +243,40 @@ def test_two_resumes_of_one_run_at_once_the_second_is_refused(
     _assert_complete(record, 12)
 
 
+@contextmanager
+def _sigint_ignored(ignored: bool) -> Iterator[None]:
+    """SIGINT ignored in this process for the block (when ``ignored``), as a non-interactive
+    shell starts a background job (``python -m pytest ... &``, CI runners, nohup scripts):
+    children inherit the ignored disposition."""
+    if not ignored:
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("tests_run_as", ["foreground", "background job"])
 def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
-    server: ServerProcess, tmp_path: Path
+    server: ServerProcess, tmp_path: Path, tests_run_as: str
 ) -> None:
     """Ctrl-C comes once the run has recorded some answers and is still far from done:
     with 1 s a call, 10 at a time, the 200 calls take 20 s at the very least, so however
     slow or loaded the machine, the signal cannot arrive after the run has finished (it
-    would then exit 0). Nothing depends on how fast the process stops."""
+    would then exit 0). Nothing depends on how fast the process stops.
+
+    As a "background job" the test process ignores SIGINT (as the tests do when started
+    with ``&`` from a script); the CLI child must still get Ctrl-C's default disposition
+    (``start_cli`` gives it), as it has when started from a terminal."""
     server.control(latency=1.0)
     suite = write_suite(tmp_path / "suite.yaml", server.base_url, n_inputs=N_CALLS, name="ctrlc")
     home = tmp_path / "home"
     start = server.calls()
 
-    rc, err, _took = _interrupt_half_way(suite, home, tmp_path, signal.SIGINT, at=CONCURRENCY)
+    with _sigint_ignored(tests_run_as == "background job"):
+        rc, err, _took = _interrupt_half_way(suite, home, tmp_path, signal.SIGINT, at=CONCURRENCY)
     assert rc == 130, err
     assert "interrupted" in err and "--resume" in err
     (run_id,) = run_ids(home)
