@@ -182,11 +182,15 @@ def with_default_sigint(argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-c", _DEFAULT_SIGINT, *argv]
 
 
-def start_cli(args: Sequence[str], *, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+def start_cli(
+    args: Sequence[str], *, cwd: Path, env: dict[str, str], default_sigint: bool = True
+) -> subprocess.Popen[str]:
     """Start ``qualspec ARGS`` in the background (output captured), with SIGINT at its
-    default disposition whatever ours is, so that a test can interrupt it like Ctrl-C."""
+    default disposition whatever ours is, so that a test can interrupt it like Ctrl-C
+    (``default_sigint=False``: it inherits ours)."""
+    argv = [*CLI_PREFIX, *args]
     return subprocess.Popen(
-        with_default_sigint([*CLI_PREFIX, *args]),
+        with_default_sigint(argv) if default_sigint else argv,
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
@@ -197,10 +201,10 @@ def start_cli(args: Sequence[str], *, cwd: Path, env: dict[str, str]) -> subproc
 
 @contextmanager
 def background_cli(
-    args: Sequence[str], *, cwd: Path, env: dict[str, str]
+    args: Sequence[str], *, cwd: Path, env: dict[str, str], default_sigint: bool = True
 ) -> Iterator[subprocess.Popen[str]]:
     """``start_cli`` that is always killed (and reaped) when the block ends."""
-    process = start_cli(args, cwd=cwd, env=env)
+    process = start_cli(args, cwd=cwd, env=env, default_sigint=default_sigint)
     try:
         yield process
     finally:
