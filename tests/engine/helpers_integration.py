@@ -166,10 +166,31 @@ def run_cli(
     )
 
 
-def start_cli(args: Sequence[str], *, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    """Start ``qualspec ARGS`` in the background (output captured)."""
+# Runs ARGV with SIGINT back at its default disposition (``os.execv`` keeps it). A
+# non-interactive shell starts a background job (``pytest ... &``, CI runners, job
+# schedulers) with SIGINT ignored, a child inherits that, and Python then installs no
+# KeyboardInterrupt handler: Ctrl-C sent to the CLI would be ignored. A child a test sends
+# SIGINT to starts as it would from a terminal.
+_DEFAULT_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def with_default_sigint(argv: Sequence[str]) -> list[str]:
+    """``argv`` run through a launcher that resets SIGINT to its default before exec."""
+    return [sys.executable, "-c", _DEFAULT_SIGINT, *argv]
+
+
+def start_cli(
+    args: Sequence[str], *, cwd: Path, env: dict[str, str], default_sigint: bool = True
+) -> subprocess.Popen[str]:
+    """Start ``qualspec ARGS`` in the background (output captured), with SIGINT at its
+    default disposition whatever ours is, so that a test can interrupt it like Ctrl-C
+    (``default_sigint=False``: it inherits ours)."""
+    argv = [*CLI_PREFIX, *args]
     return subprocess.Popen(
-        [*CLI_PREFIX, *args],
+        with_default_sigint(argv) if default_sigint else argv,
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
@@ -180,10 +201,10 @@ def start_cli(args: Sequence[str], *, cwd: Path, env: dict[str, str]) -> subproc
 
 @contextmanager
 def background_cli(
-    args: Sequence[str], *, cwd: Path, env: dict[str, str]
+    args: Sequence[str], *, cwd: Path, env: dict[str, str], default_sigint: bool = True
 ) -> Iterator[subprocess.Popen[str]]:
     """``start_cli`` that is always killed (and reaped) when the block ends."""
-    process = start_cli(args, cwd=cwd, env=env)
+    process = start_cli(args, cwd=cwd, env=env, default_sigint=default_sigint)
     try:
         yield process
     finally:

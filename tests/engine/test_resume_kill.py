@@ -13,6 +13,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -64,14 +65,20 @@ def _assert_complete(record: RunRecord, n: int) -> None:
 
 
 def _interrupt_half_way(
-    suite: Path, home: Path, cwd: Path, sig: signal.Signals, *, at: int = N_CALLS // 2
+    suite: Path,
+    home: Path,
+    cwd: Path,
+    sig: signal.Signals,
+    *,
+    at: int = N_CALLS // 2,
+    default_sigint: bool = True,
 ) -> tuple[int, str, float]:
     """Start a run, send ``sig`` once the store holds ``at`` answers (default: half).
 
     Returns the exit code, stderr and how long the process took to exit after the signal.
     """
     args = ["run", str(suite), "--no-judge", "--quiet", "--max-concurrency", str(CONCURRENCY)]
-    with background_cli(args, cwd=cwd, env=cli_env(home)) as proc:
+    with background_cli(args, cwd=cwd, env=cli_env(home), default_sigint=default_sigint) as proc:
         reached = wait_for(
             lambda: recorded_responses(home) >= at or proc.poll() is not None,
             timeout=120,
@@ -242,19 +249,40 @@ def test_two_resumes_of_one_run_at_once_the_second_is_refused(
     _assert_complete(record, 12)
 
 
+@contextmanager
+def _sigint_ignored(ignored: bool) -> Iterator[None]:
+    """SIGINT ignored in this process for the block (when ``ignored``), as a non-interactive
+    shell starts a background job (``python -m pytest ... &``, CI runners, nohup scripts):
+    children inherit the ignored disposition."""
+    if not ignored:
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("tests_run_as", ["foreground", "background job"])
 def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
-    server: ServerProcess, tmp_path: Path
+    server: ServerProcess, tmp_path: Path, tests_run_as: str
 ) -> None:
     """Ctrl-C comes once the run has recorded some answers and is still far from done:
     with 1 s a call, 10 at a time, the 200 calls take 20 s at the very least, so however
     slow or loaded the machine, the signal cannot arrive after the run has finished (it
-    would then exit 0). Nothing depends on how fast the process stops."""
+    would then exit 0). Nothing depends on how fast the process stops.
+
+    As a "background job" the test process ignores SIGINT (as the tests do when started
+    with ``&`` from a script); the CLI child must still get Ctrl-C's default disposition
+    (``start_cli`` gives it), as it has when started from a terminal."""
     server.control(latency=1.0)
     suite = write_suite(tmp_path / "suite.yaml", server.base_url, n_inputs=N_CALLS, name="ctrlc")
     home = tmp_path / "home"
     start = server.calls()
 
-    rc, err, _took = _interrupt_half_way(suite, home, tmp_path, signal.SIGINT, at=CONCURRENCY)
+    with _sigint_ignored(tests_run_as == "background job"):
+        rc, err, _took = _interrupt_half_way(suite, home, tmp_path, signal.SIGINT, at=CONCURRENCY)
     assert rc == 130, err
     assert "interrupted" in err and "--resume" in err
     (run_id,) = run_ids(home)
@@ -273,6 +301,41 @@ def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
     assert resumed.returncode == 0, describe(resumed)
     assert server.calls() - before_resume == N_CALLS - len(kept)
     assert server.calls() - start <= N_CALLS + CONCURRENCY
+    record = _load(home, run_id)
+    assert record.summary.status == "finished"
+    _assert_complete(record, N_CALLS)
+    assert kept <= _key_texts(record)
+
+
+def test_sigterm_to_a_background_job_marks_the_run_interrupted(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """A run started as a background job of a script ignores SIGINT (the shell's doing, so
+    that Ctrl-C at the terminal leaves it running; qualspec keeps it ignored, as Python
+    does): ``kill PID`` (SIGTERM, also what CI timeouts and schedulers send) stops it as
+    Ctrl-C does, marked interrupted, exit 130, resumable. Timing as in the Ctrl-C test."""
+    server.control(latency=1.0)
+    suite = write_suite(tmp_path / "suite.yaml", server.base_url, n_inputs=N_CALLS, name="term")
+    home = tmp_path / "home"
+
+    with _sigint_ignored(True):  # the CLI inherits the background job's ignored SIGINT
+        rc, err, _took = _interrupt_half_way(
+            suite, home, tmp_path, signal.SIGTERM, at=CONCURRENCY, default_sigint=False
+        )
+    assert rc == 130, err
+    assert "interrupted" in err and "--resume" in err
+    (run_id,) = run_ids(home)
+    interrupted = _load(home, run_id)
+    assert interrupted.summary.status == "interrupted"
+    assert interrupted.summary.owner_pid is None
+    kept = {(r.key, r.text) for r in interrupted.responses if r.error is None}
+    assert 0 < len(kept) < N_CALLS
+    assert all(r.error is None for r in interrupted.responses)
+
+    server.control(latency=0.05)
+    args = ["run", str(suite), "--no-judge", "--quiet", "--max-concurrency", str(CONCURRENCY)]
+    resumed = run_cli([*args, "--resume"], cwd=tmp_path, env=cli_env(home))
+    assert resumed.returncode == 0, describe(resumed)
     record = _load(home, run_id)
     assert record.summary.status == "finished"
     _assert_complete(record, N_CALLS)

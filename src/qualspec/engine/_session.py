@@ -745,6 +745,7 @@ def run_sync(main: Callable[[], Awaitable[_T]]) -> _T:
 
     With no event loop running this is ``asyncio.run``; inside a running loop (Jupyter,
     an async test) it runs in a worker thread with its own loop, so it never deadlocks.
+    In the main thread, SIGTERM then stops it as Ctrl-C does (:mod:`._signals`).
     """
     try:
         asyncio.get_running_loop()
@@ -775,7 +776,10 @@ class _Boxed(Generic[_T]):
 
 
 async def _as_coroutine(main: Callable[[], Awaitable[_T]]) -> _Boxed[_T]:
-    return _Boxed(await main())
+    from qualspec.engine._signals import sigterm_interrupts
+
+    with sigterm_interrupts():  # SIGTERM: interrupted, as Ctrl-C
+        return _Boxed(await main())
 
 
 def _scored(judgment: JudgmentRecord) -> bool:

@@ -11,6 +11,17 @@ cached per file for the whole process (loading is the expensive part);
 
 A call whose caller gives up (a timeout, Ctrl-C: the awaiting coroutine is cancelled)
 stops generating at the next token, so retries and exit do not wait for it.
+
+An answer depends only on its request (and the model file, the llama.cpp build and the CPU),
+never on what the process asked before. llama.cpp computes a token evaluated alone with other
+kernels than one evaluated in a batch (and on some CPUs a token's numbers depend on its place
+in the batch): llama-cpp-python's prompt-prefix reuse evaluated a repeated prompt's last token
+alone where a fresh process evaluated the whole prompt in one batch, which moved the logits by
+up to 0.8 and flipped near-tied greedy choices at temperature 0 (SmolLM2 answered "La femme
+de France, ..." to a first question and "The capital of France is Paris." to the same one
+later). Prompts are therefore evaluated in blocks of :data:`PROMPT_BLOCK` tokens at fixed
+positions, and a call reuses only the whole blocks it shares with the previous prompt: every
+token is computed in the same batch, at the same place, as in a fresh process.
 """
 
 from __future__ import annotations
@@ -38,6 +49,8 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 2048
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_SEED = 1234
+PROMPT_BLOCK = 64
+"""Prompt tokens evaluated per batch, at positions that are multiples of it (see above)."""
 # what a request without a temperature (a suite without temperatures:) runs at:
 # llama-cpp-python's own default for create_chat_completion
 DEFAULT_TEMPERATURE = 0.2
@@ -103,6 +116,7 @@ class _LoadedModel:
         if self._llama is None:
             self._llama = _load(self.path, self.n_ctx, self.n_threads)
             _add_cancel_check(self._llama, self)
+            _reuse_whole_blocks_only(self._llama)
         self._cancel = cancel
         try:
             result = self._llama.create_chat_completion(**kwargs)
@@ -151,6 +165,47 @@ def _add_cancel_check(llama: Any, model: _LoadedModel) -> None:
     llama.create_completion = with_cancel_check
 
 
+def _reuse_whole_blocks_only(llama: Any) -> None:
+    """Make ``llama``'s answers independent of its earlier calls (see the module docstring).
+
+    ``llama`` evaluates a prompt in batches of ``llama.n_batch`` (:data:`PROMPT_BLOCK`)
+    tokens from the position its ``generate`` starts at. Before each generation, this keeps
+    of the cached prompt only the whole blocks that the new prompt shares with the last
+    prompt evaluated (never the whole new prompt: its last block is always evaluated), so
+    evaluation starts at a multiple of the block size: the tokens after it fall into the
+    same batches as in a fresh process. A generation that fails before its prompt was
+    evaluated leaves nothing to reuse.
+    """
+    generate = llama.generate
+    block = int(llama.n_batch)
+    evaluated: list[int] = []  # the whole blocks of the last prompt evaluated
+
+    def reuse_whole_blocks(tokens: Any, *args: Any, **kwargs: Any) -> Any:
+        tokens = list(tokens)
+        shared = 0
+        for cached, token in zip(evaluated, tokens[: len(tokens) - 1], strict=False):
+            if cached != token:
+                break
+            shared += 1
+        keep = shared - shared % block
+        del evaluated[:]
+        if keep and [int(t) for t in llama.input_ids[:keep]] == tokens[:keep]:
+            llama.n_tokens = keep  # generate() drops the cache after it and evaluates on
+        else:
+            llama.reset()
+        generation = generate(tokens, *args, **kwargs)
+        try:
+            first = next(generation)
+        except StopIteration:  # stopped before its first token: the prompt was evaluated
+            evaluated.extend(tokens[: len(tokens) - len(tokens) % block])
+            return
+        evaluated.extend(tokens[: len(tokens) - len(tokens) % block])
+        yield first
+        yield from generation
+
+    llama.generate = reuse_whole_blocks
+
+
 _MODELS: dict[tuple[Path, int], _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
@@ -165,6 +220,7 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=n_threads,
+            n_batch=PROMPT_BLOCK,
             seed=DEFAULT_SEED,
             verbose=False,
         )
