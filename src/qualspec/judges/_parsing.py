@@ -565,7 +565,8 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         if other is not None:
             labelled.append((other.group("label").strip(), _from_text(other.group("value"))))
             continue
-        assert match is not None
+        if match is None:  # unreachable: a line without either label was skipped above
+            continue
         raw = match.group("value")
         bare = _bare(raw)
         if not bare or (not _NUMBER_START.match(bare) and not _SCALE_ECHO.match(bare)):
