@@ -147,7 +147,7 @@ def test_cache_serves_identical_reruns_and_can_be_bypassed_and_cleared(
     assert not any(r.cached for r in refreshed.responses)
     assert not any(j.cached for j in refreshed.judgments)
 
-    stats = run_cli(["cache", "stats"], cwd=tmp_path, env=env)
+    stats = run_cli(["cache", "stats", "--json"], cwd=tmp_path, env=env)
     assert stats.returncode == 0, describe(stats)
     data = json.loads(stats.stdout)
     assert data["entries"] == per_run
@@ -157,7 +157,7 @@ def test_cache_serves_identical_reruns_and_can_be_bypassed_and_cleared(
     cleared = run_cli(["cache", "clear"], cwd=tmp_path, env=env)
     assert cleared.returncode == 0, describe(cleared)
     assert f"Removed {per_run} cache entries" in cleared.stdout
-    empty = json.loads(run_cli(["cache", "stats"], cwd=tmp_path, env=env).stdout)
+    empty = json.loads(run_cli(["cache", "stats", "--json"], cwd=tmp_path, env=env).stdout)
     assert empty["entries"] == 0
 
     run()  # nothing cached any more: called again
