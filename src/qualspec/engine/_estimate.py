@@ -314,8 +314,7 @@ def _calibration_work(
     seen: set[str] = set()
     for config, evaluator, model, _kind in evaluators:
         if isinstance(evaluator, FieldGrader):
-            found = _grader_calibration_work(evaluator, model, row, calibrated, seen)
-            out.extend(found)
+            out.extend(_grader_calibration_work(evaluator, row, calibrated, seen))
             continue
         if not isinstance(evaluator, CriteriaJudge):
             continue
@@ -339,7 +338,6 @@ def _calibration_work(
 
 def _grader_calibration_work(
     grader: FieldGrader,
-    model: str,
     row: Callable[[str, str], ModelEstimate],
     calibrated: Calibrated | None,
     seen: set[str],
@@ -351,6 +349,7 @@ def _grader_calibration_work(
 
     if grader.model is None:  # the run measures only a grader with a model
         return []
+    model = grader.model  # the model the run calibrates (``Session._grader_calibration``)
     same = repr(("grader", model, sorted(grader.params.items())))
     if same in seen or (calibrated is not None and calibrated(grader, DEFAULT_FIELD_PAIRS)):
         return []
