@@ -90,6 +90,21 @@ def _cache_ttl(text: str) -> str:
     return text
 
 
+def _add_cache_ttl(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--cache-ttl KIND=SECONDS`` of ``cache stats`` and ``cache clear``: expiry judged
+    as ``qualspec run --cache-ttl`` reads the cache."""
+    parser.add_argument(
+        "--cache-ttl",
+        action="append",
+        default=[],
+        type=_cache_ttl,
+        metavar="KIND=SECONDS",
+        help=f"{what} (as `qualspec run --cache-ttl`: candidate, judge, reference; 'none' = "
+        "forever; repeatable); default: the run's defaults, candidate and judge answers "
+        "never expire, reference answers after 86400 s (24 h), by their age now",
+    )
+
+
 # What a user may type after -o expecting a format: -o always takes a file path.
 _FORMAT_NAMES = frozenset({"json", "jsonl", "csv", "text", "txt", "markdown", "md", "html", "yaml"})
 
@@ -408,11 +423,17 @@ def build_parser() -> argparse.ArgumentParser:
     c_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     cs = c_sub.add_parser("stats", help="entries and size per kind")
     cs.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    _add_cache_ttl(cs, "count as expired what a run with these lifetimes would not read")
     _add_db(cs)
     cs.set_defaults(handler="qualspec.cli._misc:cmd_cache_stats")
     cc = c_sub.add_parser("clear", help="delete cache entries")
     cc.add_argument("--kind", help="only this kind (candidate, judge, reference)")
-    cc.add_argument("--expired", action="store_true", help="only expired entries")
+    cc.add_argument(
+        "--expired",
+        action="store_true",
+        help="only entries a run would not read now (see --cache-ttl)",
+    )
+    _add_cache_ttl(cc, "with --expired: remove what a run with these lifetimes would not read")
     _add_db(cc)
     cc.set_defaults(handler="qualspec.cli._misc:cmd_cache_clear")
     reference = sub.add_parser(

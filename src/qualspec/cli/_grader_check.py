@@ -5,7 +5,8 @@ answer's call (prompt, criteria, input, the reference it depends on) comes from 
 rebuilt from the suite file the run recorded: with the recorded ``qualspec run`` command
 line when there is one (filters, ``--model``, ``--judge``), else the recorded dimensions.
 The result is printed and recorded in the run's metadata (``grader_check``), where
-``qualspec insights`` reads it.
+``qualspec insights`` reads it; the re-grading calls are a run of their own, named
+``grader-check RUN`` (metadata ``kind: grader_check``).
 """
 
 from __future__ import annotations
@@ -167,15 +168,27 @@ def cmd_grader_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
     async def main() -> GraderCheck:
         async with Session(db=ns.db, max_cost=ns.max_cost) as session:
-            result = await grader_check(
-                session,
-                run,
-                items,
-                configs,
-                repeats=ns.repeats,
-                max_spread=ns.max_spread,
-                providers=suite.evaluation.providers,
-            )
+            # the re-grades are a run of their own, named for what it is (runs list)
+            described = {
+                "kind": "grader_check",
+                "run": run.summary.id,
+                "repeats": ns.repeats,
+                "max_spread": ns.max_spread,
+            }
+            name = f"grader-check {run.summary.id}"
+            async with session.recording(name, described) as check_id:
+                result = await grader_check(
+                    session,
+                    run,
+                    items,
+                    configs,
+                    repeats=ns.repeats,
+                    max_spread=ns.max_spread,
+                    providers=suite.evaluation.providers,
+                )
+                await asyncio.to_thread(
+                    session.store.update_run_metadata, check_id, {"grader_check": result.summary()}
+                )
             await asyncio.to_thread(
                 session.store.update_run_metadata,
                 run.summary.id,

@@ -1,7 +1,9 @@
 """``qualspec judge-check``: how well a judge separates known good answers from bad ones.
 
 A check is recorded as a run of its own named ``judge-check <PROVIDER/MODEL>`` (metadata
-``kind: judge_check``, with the result), so ``qualspec runs list`` says what it was.
+``kind: judge_check``, with the result), so ``qualspec runs list`` says what it was; a
+field grader's (``--grader``) as ``judge-check --grader <PROVIDER/MODEL>`` (``kind:
+grader_judge_check``).
 """
 
 from __future__ import annotations
@@ -81,9 +83,24 @@ def _grader_check(ns: argparse.Namespace) -> int:
     grader = FieldGrader(name="field_grader", model=model, fields={})
 
     async def main() -> Calibration:
+        import asyncio
+
         async with Session(db=ns.db) as session:
             session.calls.providers([split_address(model)[0]])  # an unknown provider: exit 2
-            return await calibrate_grader(session, grader, pairs=ns.pairs, repeats=ns.repeats)
+            described = {
+                "kind": "grader_judge_check",
+                "grader": model,
+                "pairs": ns.pairs,
+                "repeats": ns.repeats,
+            }
+            async with session.recording(f"judge-check --grader {model}", described) as run_id:
+                found = await calibrate_grader(session, grader, pairs=ns.pairs, repeats=ns.repeats)
+                await asyncio.to_thread(
+                    session.store.update_run_metadata,
+                    run_id,
+                    {"judge_calibration": {grader.name: found.summary()}},
+                )
+            return found
 
     result = run_sync(main)
     if ns.json:

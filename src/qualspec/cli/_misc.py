@@ -89,9 +89,11 @@ def cmd_cache_stats(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Entries and sizes in the response cache."""
     from qualspec.store import Store
 
+    ttl = _lifetimes(ns)
     with Store.open(ns.db) as store:
-        stats = store.cache_stats()
+        stats = store.cache_stats(ttl=ttl)
     if ns.json:
+        stats = {**stats, "ttl": ttl}  # what "expired" was counted with
         sys.stdout.write(json.dumps(stats, indent=2, default=str) + "\n")
         return 0
     from rich.console import Console
@@ -119,7 +121,24 @@ def cmd_cache_stats(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         row(kind, s)
     row("total", stats, "bold")
     console.print(table)
+    console.print(f"expired: what a run would not read now ({_describe_ttl(ttl)}; --cache-ttl)")
     return 0
+
+
+def _lifetimes(ns: argparse.Namespace) -> dict[str, float | None]:
+    """The lifetimes a run with the same ``--cache-ttl`` reads the cache with (kind ->
+    seconds, None: forever): the run's defaults for the kinds not given."""
+    from qualspec.cli._run import _cache_ttl
+
+    return _cache_ttl(list(getattr(ns, "cache_ttl", None) or []))
+
+
+def _describe_ttl(ttl: dict[str, float | None]) -> str:
+    """``candidate never, judge never, reference after 86400 s``."""
+    return ", ".join(
+        f"{kind} never" if seconds is None else f"{kind} after {seconds:g} s"
+        for kind, seconds in ttl.items()
+    )
 
 
 def _size(n: int) -> str:
@@ -142,7 +161,16 @@ def cmd_cache_clear(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Delete cache entries (all, one kind, or only expired ones)."""
     from qualspec.store import Store
 
+    if getattr(ns, "cache_ttl", None) and not ns.expired:
+        from qualspec.errors import ConfigError
+
+        # without --expired, clear removes everything: a lifetime there is a mistake
+        raise ConfigError("cache clear: --cache-ttl says what is expired: add --expired")
+    ttl = _lifetimes(ns)
     with Store.open(ns.db) as store:
-        removed = store.cache_clear(kind=ns.kind, expired_only=ns.expired)
-    print(f"Removed {removed} cache entries.")
+        removed = store.cache_clear(kind=ns.kind, expired_only=ns.expired, ttl=ttl)
+    if ns.expired:
+        print(f"Removed {removed} expired cache entries ({_describe_ttl(ttl)}).")
+    else:
+        print(f"Removed {removed} cache entries.")
     return 0

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from qualspec.engine import Estimate, Plan
-    from qualspec.judges import CriteriaJudge
+    from qualspec.judges import CriteriaJudge, FieldGrader
     from qualspec.spec import LoadedSuite
     from qualspec.store import RunRecord
 
@@ -335,7 +335,7 @@ class _LazyProgress:
 @contextlib.contextmanager
 def _calibration_cache(
     db: str | None, calibrate: bool
-) -> Iterator[Callable[[CriteriaJudge, int], bool] | None]:
+) -> Iterator[Callable[[CriteriaJudge | FieldGrader, int], bool] | None]:
     """Whether a judge's calibration is cached (then a run makes none), for the dry run.
 
     Read from the store when there is one; a dry run creates no database (a store that
@@ -348,7 +348,7 @@ def _calibration_cache(
     if not calibrate or not database_exists(db):
         yield None
         return
-    from qualspec.judges import cached_calibration
+    from qualspec.judges import CriteriaJudge, cached_calibration, cached_grader_calibration
 
     try:
         opened = Store.open(db)
@@ -357,8 +357,13 @@ def _calibration_cache(
         return
     with opened as store:
 
-        def calibrated(judge: CriteriaJudge, pairs: int) -> bool:
-            # as the run looks: the full set (qualspec judge-check), then these pairs
+        def calibrated(judge: CriteriaJudge | FieldGrader, pairs: int) -> bool:
+            # as the run looks: the full set (qualspec judge-check [--grader]), then these
+            if not isinstance(judge, CriteriaJudge):
+                return (
+                    cached_grader_calibration(store, judge) is not None
+                    or cached_grader_calibration(store, judge, pairs=pairs) is not None
+                )
             return (
                 cached_calibration(store, judge) is not None
                 or cached_calibration(store, judge, pairs=pairs) is not None
@@ -441,10 +446,11 @@ def _print_dry_run(
             + _at_most(group.calls, group.max_calls),
         )
     for cal in est.calibrations:
+        known = "known field pair" if cal.role == "grader" else "known pair"
         _say(
             console,
             ("Calibration calls:", "bold"),
-            f" {cal.calls} (judge {cal.model} on {_plural(cal.pairs, 'known pair')}, "
+            f" {cal.calls} ({cal.role} {cal.model} on {_plural(cal.pairs, known)}, "
             "before the run, once: --no-calibration skips it)" + _at_most(cal.calls, cal.max_calls),
         )
     checks = sum(len(item.checks) for item in plan.items)

@@ -5,7 +5,8 @@ asked once), and the most it can make when every one of them is asked again as o
 its evaluator allows (``parse_retries``, default 2: an answer the parser cannot read, such
 as a score on a 0-1 scale, is re-asked). A calibration of a criteria judge on known pairs
 before the run is counted too, when it will run (calibration on and no cached
-measurement). Retries after failed calls (``--retries``) come on top of both.
+measurement), and so is the reference field grader's on known field pairs. Retries after
+failed calls (``--retries``) come on top of both.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator
     from qualspec.engine._items import WorkItem
     from qualspec.engine._plan import Plan
-    from qualspec.judges import CriteriaJudge
+    from qualspec.judges import CriteriaJudge, FieldGrader
     from qualspec.providers import PriceTable
     from qualspec.spec import EvaluatorConfig
 
@@ -30,8 +31,9 @@ _JUDGE_OUTPUT_TOKENS = 120
 _JUDGE_PROMPT_TOKENS = 220  # the judge template itself, measured on the shipped prompt
 _PER_MESSAGE_TOKENS = 8
 
-Calibrated = Callable[["CriteriaJudge", int], bool]
-"""Whether a measurement of this judge on that many pairs is cached (so none is made)."""
+Calibrated = Callable[["CriteriaJudge | FieldGrader", int], bool]
+"""Whether a measurement of this judge (or field grader) on that many pairs is cached (so
+none is made)."""
 
 
 @dataclass
@@ -81,13 +83,15 @@ class GroupEstimate:
 
 @dataclass(frozen=True)
 class CalibrationEstimate:
-    """A criteria judge's calibration before the run: ``pairs`` known pairs, two answers
-    each, one call per answer (``calls``), ``max_calls`` with every re-ask."""
+    """A calibration before the run: ``pairs`` known pairs, two answers each, one call per
+    answer (``calls``), ``max_calls`` with every re-ask. ``role``: ``"judge"`` (a criteria
+    judge on known answer pairs) or ``"grader"`` (the field grader on known field pairs)."""
 
     model: str
     pairs: int
     calls: int
     max_calls: int
+    role: str = "judge"
 
 
 @dataclass
@@ -296,12 +300,22 @@ def _calibration_work(
     calibrated: Calibrated | None,
 ) -> list[CalibrationEstimate]:
     """The calibrations a run makes before it starts (as ``Session._calibrations``): each
-    criteria judge's, once per model, mode and parameters, unless one is cached."""
-    from qualspec.judges import DEFAULT_PAIRS, CriteriaJudge, calibration_calls, calibration_pairs
+    criteria judge's, once per model, mode and parameters, and the field grader's, once per
+    model and parameters, unless one is cached."""
+    from qualspec.judges import (
+        DEFAULT_PAIRS,
+        CriteriaJudge,
+        FieldGrader,
+        calibration_calls,
+        calibration_pairs,
+    )
 
     out: list[CalibrationEstimate] = []
     seen: set[str] = set()
     for config, evaluator, model, _kind in evaluators:
+        if isinstance(evaluator, FieldGrader):
+            out.extend(_grader_calibration_work(evaluator, row, calibrated, seen))
+            continue
         if not isinstance(evaluator, CriteriaJudge):
             continue
         pairs = DEFAULT_PAIRS if config.calibrate is None else config.calibrate
@@ -320,6 +334,38 @@ def _calibration_work(
         row(model, "calibration").add(calls, per_call, _JUDGE_OUTPUT_TOKENS, retries)
         out.append(CalibrationEstimate(model, len(chosen), calls, calls * (1 + retries)))
     return out
+
+
+def _grader_calibration_work(
+    grader: FieldGrader,
+    row: Callable[[str, str], ModelEstimate],
+    calibrated: Calibrated | None,
+    seen: set[str],
+) -> list[CalibrationEstimate]:
+    """The field grader's calibration (as ``Session._grader_calibration``): the first
+    ``DEFAULT_FIELD_PAIRS`` known field pairs, one call per value (two per pair), each
+    re-asked up to the grader's ``parse_retries`` times; none when one is cached."""
+    from qualspec.judges import DEFAULT_FIELD_PAIRS, field_calibration_pairs
+
+    if grader.model is None:  # the run measures only a grader with a model
+        return []
+    model = grader.model  # the model the run calibrates (``Session._grader_calibration``)
+    same = repr(("grader", model, sorted(grader.params.items())))
+    if same in seen or (calibrated is not None and calibrated(grader, DEFAULT_FIELD_PAIRS)):
+        return []
+    seen.add(same)
+    chosen = field_calibration_pairs(DEFAULT_FIELD_PAIRS)
+    calls = 2 * len(chosen)
+    retries = max(grader.parse_retries, 0)
+    text = sum(
+        2 * (len(p["question"]) + len(p["field"]) + len(p["reference"]))
+        + len(p["good"])
+        + len(p["bad"])
+        for p in chosen
+    )
+    per_call = _JUDGE_PROMPT_TOKENS + text // max(calls, 1) // _CHARS_PER_TOKEN
+    row(model, "calibration").add(calls, per_call, _JUDGE_OUTPUT_TOKENS, retries)
+    return [CalibrationEstimate(model, len(chosen), calls, calls * (1 + retries), "grader")]
 
 
 def _group_work(plan: Plan, row: Callable[[str, str], ModelEstimate]) -> list[GroupEstimate]:

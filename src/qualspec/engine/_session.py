@@ -581,16 +581,28 @@ class Session:
     ) -> dict[str, Any] | None:
         """A field grader's separation on known field pairs: the whole set's measurement
         (``qualspec judge-check --grader``) when the store holds one, else the first
-        :data:`~qualspec.judges.DEFAULT_FIELD_PAIRS` measured now (then cached)."""
+        :data:`~qualspec.judges.DEFAULT_FIELD_PAIRS` measured now (then cached), recorded
+        as a run of its own, ``grader calibration MODEL``."""
         from qualspec.errors import BudgetExceededError
         from qualspec.judges import DEFAULT_FIELD_PAIRS, cached_grader_calibration, calibrate_grader
 
         found = await asyncio.to_thread(cached_grader_calibration, self.store, grader)
         if found is None:
+            found = await asyncio.to_thread(
+                cached_grader_calibration, self.store, grader, pairs=DEFAULT_FIELD_PAIRS
+            )
+        if found is None:  # measured once, then cached
+            # its calls are a run of its own, named for what it is (runs list)
+            described = {
+                "kind": "grader_calibration",
+                "grader": grader.model,
+                "pairs": DEFAULT_FIELD_PAIRS,
+            }
             try:
-                found = await calibrate_grader(
-                    self, grader, pairs=DEFAULT_FIELD_PAIRS, providers=suite_providers
-                )
+                async with self.recording(f"grader calibration {grader.model}", described):
+                    found = await calibrate_grader(
+                        self, grader, pairs=DEFAULT_FIELD_PAIRS, providers=suite_providers
+                    )
             except BudgetExceededError as exc:
                 warnings.append(f"grader {grader.model}: not calibrated: {exc}")
                 return None

@@ -8,7 +8,7 @@ from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Text, case, cast, delete, func, select
+from sqlalchemy import Text, and_, case, cast, delete, func, or_, select
 from sqlalchemy.types import LargeBinary
 
 from qualspec.store._db import Database
@@ -67,7 +67,10 @@ def _fresh(row: Any, ttl: Mapping[str, float | None], moment: datetime) -> bool:
         created = row["created_at"]
         if seconds is None or created is None:
             return True
-        return bool(moment - created < timedelta(seconds=seconds))
+        try:
+            return bool(moment - created < timedelta(seconds=seconds))
+        except OverflowError:  # a lifetime longer than the calendar: never expires
+            return True
     expires = row["expires_at"]
     return expires is None or bool(expires > moment)
 
@@ -108,8 +111,35 @@ def _size(db: Database, column: Any) -> Any:
     return func.coalesce(func.length(cast(column, LargeBinary)), 0)
 
 
-def cache_stats(db: Database, now: datetime | None = None) -> dict[str, Any]:
+def _expired(ttl: Mapping[str, float | None] | None, moment: datetime) -> Any:
+    """The SQL condition of an entry a read with ``ttl`` at ``moment`` would not return
+    (the negation of ``_fresh``): a kind ``ttl`` names by its age, any other kind by the
+    expiry it was written with."""
+    c = cache_entries.c
+    lifetimes = dict(ttl or {})
+    aged: list[Any] = []
+    for kind, seconds in lifetimes.items():
+        if seconds is None:
+            continue  # forever
+        try:
+            born_before = moment - timedelta(seconds=seconds)
+        except OverflowError:  # a lifetime longer than the calendar: never expires
+            continue
+        aged.append(and_(c.kind == kind, c.created_at <= born_before))
+    written = and_(c.expires_at.is_not(None), c.expires_at <= moment)
+    if lifetimes:
+        written = and_(c.kind.not_in(list(lifetimes)), written)
+    return or_(written, *aged) if aged else written
+
+
+def cache_stats(
+    db: Database, now: datetime | None = None, ttl: Mapping[str, float | None] | None = None
+) -> dict[str, Any]:
     """Entry count, size in bytes, oldest and newest entry, in total and per kind.
+
+    ``expired`` counts the entries a read with the same ``ttl`` would not return (see
+    ``cache_get_many``): those of a kind ``ttl`` names by their age now, the others by the
+    expiry they were written with.
 
     Returns:
         ``{"entries", "bytes", "expired", "oldest", "newest", "kinds": {kind: {"entries",
@@ -119,7 +149,7 @@ def cache_stats(db: Database, now: datetime | None = None) -> dict[str, Any]:
     moment = now or now_utc()
     c = cache_entries.c
     size = _size(db, c.text) + _size(db, cast(c.structured, Text))
-    expired = func.sum(case((c.expires_at <= moment, 1), else_=0))
+    expired = func.sum(case((_expired(ttl, moment), 1), else_=0))
     query = select(
         c.kind,
         func.count().label("entries"),
@@ -156,14 +186,22 @@ def cache_kinds(db: Database) -> set[str]:
 
 
 def cache_clear(
-    db: Database, kind: str | None = None, expired_only: bool = False, now: datetime | None = None
+    db: Database,
+    kind: str | None = None,
+    expired_only: bool = False,
+    now: datetime | None = None,
+    ttl: Mapping[str, float | None] | None = None,
 ) -> int:
-    """Delete entries (of one ``kind``, or only expired ones) and return how many."""
+    """Delete entries (of one ``kind``, or only expired ones) and return how many.
+
+    ``expired_only``: the entries a read with the same ``ttl`` would not return (see
+    ``cache_stats``).
+    """
     c = cache_entries.c
     query = delete(cache_entries)
     if kind is not None:
         query = query.where(c.kind == kind)
     if expired_only:
-        query = query.where(c.expires_at.is_not(None), c.expires_at <= (now or now_utc()))
+        query = query.where(_expired(ttl, now or now_utc()))
     with db.write() as conn:
         return int(conn.execute(query).rowcount)

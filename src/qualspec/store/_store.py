@@ -249,17 +249,24 @@ class Store:
         """Store (or replace) cache entries; entries that are errors are skipped."""
         _cache.cache_put_many(self._db, entries)
 
-    def cache_stats(self) -> dict[str, Any]:
-        """Counts, sizes and ages of the cache, in total and per kind."""
-        return _cache.cache_stats(self._db)
+    def cache_stats(self, ttl: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+        """Counts, sizes and ages of the cache, in total and per kind; ``expired``: the
+        entries ``cache_get_many`` with the same ``ttl`` would not return now."""
+        return _cache.cache_stats(self._db, ttl=ttl)
 
     def cache_kinds(self) -> set[str]:
         """The kinds of call that have cache entries (one cheap query)."""
         return _cache.cache_kinds(self._db)
 
-    def cache_clear(self, kind: str | None = None, expired_only: bool = False) -> int:
-        """Delete cache entries (all, one kind, or only expired) and return how many."""
-        return _cache.cache_clear(self._db, kind, expired_only)
+    def cache_clear(
+        self,
+        kind: str | None = None,
+        expired_only: bool = False,
+        ttl: Mapping[str, float | None] | None = None,
+    ) -> int:
+        """Delete cache entries (all, one kind, or only expired) and return how many;
+        expired: as ``cache_stats`` with the same ``ttl`` counts them."""
+        return _cache.cache_clear(self._db, kind, expired_only, ttl=ttl)
 
     # ------------------------------------------------------------------ prompts
 
