@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from qualspec.engine._plan import Plan
     from qualspec.engine._recorder import Recorder
     from qualspec.providers import Message
-    from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
+    from qualspec.spec import Evaluation, EvaluatorConfig, LoadedSuite, ProviderConfig
     from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary, Store
 
 __all__ = ["RunOutcome", "Session", "run_sync"]
@@ -409,7 +409,7 @@ class Session:
         resumed = bool(resume)
         # the run to resume before any call: an unknown or foreign run id costs nothing
         summary = await asyncio.to_thread(_find_run, store, resume, suite) if resume else None
-        calibrations = await self._calibrations(plan, evaluators, configs, warnings)
+        calibrations = await self._calibrations(run_configs, evaluators, configs, warnings)
         for measured in calibrations.values():
             if not measured["meaningful"]:
                 warnings.append(measured["verdict"])
@@ -519,7 +519,7 @@ class Session:
 
     async def _calibrations(
         self,
-        plan: Plan,
+        run_configs: Sequence[EvaluatorConfig],
         evaluators: Sequence[Evaluator],
         suite_providers: Mapping[str, ProviderConfig],
         warnings: list[str],
@@ -543,7 +543,7 @@ class Session:
         out: dict[str, dict[str, Any]] = {}
         if not self.options.calibrate:
             return out
-        for config, evaluator in zip(plan.judges, evaluators, strict=False):
+        for config, evaluator in zip(run_configs, evaluators, strict=False):
             if isinstance(evaluator, FieldGrader) and evaluator.model is not None:
                 # the reference field grader: equal-meaning values against wrong ones
                 measured = await self._grader_calibration(evaluator, suite_providers, warnings)
