@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -152,6 +153,9 @@ def test_scores_aggregate_over_runs_and_criteria(diff: RunDiff) -> None:
     assert (removed.score_a, removed.score_b, removed.passed_a) == (8.0, None, True)
     assert changes["unscored"].score_b is None and changes["unscored"].delta is None
     assert changes["errors"].score_b is None and changes["errors"].passed_b is None
+    # a side without a verdict carries the run report's label, an absent side none
+    assert (changes["errors"].label_a, changes["errors"].label_b) == ("FAIL", "ERROR")
+    assert (changes["unscored"].label_b, added.label_a, added.label_b) == ("UNSCORED", None, "PASS")
 
 
 def test_summary_counts_and_lists(diff: RunDiff) -> None:
@@ -239,7 +243,9 @@ def test_format_text(diff: RunDiff) -> None:
         "-0.30",
     ]
     # the pass column, then why the failing side failed, as the run's report says
-    assert rows[0].endswith("PASS -> FAIL  B: 6.9/10 < 7")
+    assert re.search(r"  PASS -> FAIL +B: 6\.9/10 < 7$", rows[0])
+    assert re.search(r"  FAIL -> ERROR +A: 6/10 < 7$", next(r for r in rows if " errors " in r))
+    assert re.search(r"  PASS -> UNSCORED$", next(r for r in rows if " unscored  " in r))
     added = next(r for r in rows if r.startswith("added"))
     assert "-  " in added and "+" not in added and added.endswith("- -> PASS")
     assert lines[-1] == (
@@ -299,6 +305,8 @@ def test_format_json(diff: RunDiff) -> None:
         "scale": 10,
         "reasons_a": [],
         "reasons_b": ["6.9/10 < 7"],
+        "label_a": "PASS",
+        "label_b": "FAIL",
     }
     assert data["aggregation"] == {"a": "mean_with_variance", "b": "mean_with_variance"}
     assert data["references"] == {"a": 0, "b": 0, "changed": 0}

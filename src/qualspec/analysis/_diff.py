@@ -71,7 +71,9 @@ class TupleChange:
     Scores are on ``scale`` (10: the judge's, 100: field grades; None when absent or
     unscored); ``delta`` is ``score_b - score_a`` when both exist on the same scale.
     ``passed_a``/``passed_b`` are each run's own verdict of the cell (None: no verdict) and
-    ``reasons_a``/``reasons_b`` say why a side failed (empty unless it failed).
+    ``reasons_a``/``reasons_b`` say why a side failed (empty unless it failed), and
+    ``label_a``/``label_b`` are the run report's label of the cell (``PASS``, ``FAIL``,
+    ``ERROR``, ``UNSCORED``, ``ANSWERED``; None when the tuple is not in that run).
     """
 
     key: TupleKey
@@ -84,6 +86,8 @@ class TupleChange:
     scale: int = 10
     reasons_a: tuple[str, ...] = ()
     reasons_b: tuple[str, ...] = ()
+    label_a: str | None = None
+    label_b: str | None = None
 
     @property
     def candidate(self) -> str:
@@ -235,6 +239,8 @@ def _change(
             scale=scale,
             reasons_a=a.reasons if a else (),
             reasons_b=b.reasons if b else (),
+            label_a=a.label if a else None,
+            label_b=b.label if b else None,
         )
     delta = None
     if a.score is not None and b.score is not None and a.scale == b.scale:
@@ -250,6 +256,8 @@ def _change(
         scale=scale,
         reasons_a=a.reasons,
         reasons_b=b.reasons,
+        label_a=a.label,
+        label_b=b.label,
     )
 
 

@@ -40,8 +40,10 @@ def _delta(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
 
 
-def _passed(value: bool | None) -> str:
-    return "-" if value is None else ("PASS" if value else "FAIL")
+def _passed(value: bool | None, label: str | None = None) -> str:
+    if value is None:
+        return label or "-"  # ERROR, UNSCORED, ANSWERED: the run report's label
+    return "PASS" if value else "FAIL"
 
 
 def _why(change: TupleChange) -> str:
@@ -65,7 +67,7 @@ def _row(change: TupleChange) -> tuple[str, ...]:
         _score(change.score_a, change.scale),
         _score(change.score_b, change.scale),
         _delta(change.delta),
-        f"{_passed(change.passed_a)} -> {_passed(change.passed_b)}",
+        f"{_passed(change.passed_a, change.label_a)} -> {_passed(change.passed_b, change.label_b)}",
         _why(change),
     )
 
@@ -148,8 +150,10 @@ def diff_to_dict(diff: RunDiff) -> dict[str, Any]:
         ``{"schema_version", "run_a", "run_b", "suite_a", "suite_b", "noise",
         "aggregation": {"a", "b"}, "references": {"a", "b", "changed"}, "has_regression",
         "summary": {status: count, ..., "total"}, "changes": [...]}``, each change with its
-        key fields spelled out, its ``scale`` (10 or 100), and ``reasons_a``/``reasons_b``
-        (why that side failed, as the run's report says; empty unless it failed).
+        key fields spelled out, its ``scale`` (10 or 100), ``reasons_a``/``reasons_b`` (why
+        that side failed, as the run's report says; empty unless it failed) and
+        ``label_a``/``label_b`` (the report's label: PASS, FAIL, ERROR, UNSCORED, ANSWERED;
+        null when the tuple is not in that run).
     """
     summary: dict[str, int] = {status: n for status, n in diff.counts.items()}
     summary["total"] = len(diff.changes)
@@ -184,6 +188,8 @@ def diff_to_dict(diff: RunDiff) -> dict[str, Any]:
                 "scale": c.scale,
                 "reasons_a": list(c.reasons_a),
                 "reasons_b": list(c.reasons_b),
+                "label_a": c.label_a,
+                "label_b": c.label_b,
             }
             for c in diff.changes
         ],
