@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -152,6 +153,9 @@ def test_scores_aggregate_over_runs_and_criteria(diff: RunDiff) -> None:
     assert (removed.score_a, removed.score_b, removed.passed_a) == (8.0, None, True)
     assert changes["unscored"].score_b is None and changes["unscored"].delta is None
     assert changes["errors"].score_b is None and changes["errors"].passed_b is None
+    # a side without a verdict carries the run report's label, an absent side none
+    assert (changes["errors"].label_a, changes["errors"].label_b) == ("FAIL", "ERROR")
+    assert (changes["unscored"].label_b, added.label_a, added.label_b) == ("UNSCORED", None, "PASS")
 
 
 def test_summary_counts_and_lists(diff: RunDiff) -> None:
@@ -223,6 +227,7 @@ def test_format_text(diff: RunDiff) -> None:
         "B",
         "delta",
         "pass",
+        "why",
     ]
     rows = lines[3 : 3 + len(diff.changes)]
     assert [r.split()[0] for r in rows] == [c.status for c in diff.changes]
@@ -237,7 +242,10 @@ def test_format_text(diff: RunDiff) -> None:
         "6.90",
         "-0.30",
     ]
-    assert rows[0].endswith("PASS -> FAIL")
+    # the pass column, then why the failing side failed, as the run's report says
+    assert re.search(r"  PASS -> FAIL +B: 6\.9/10 < 7$", rows[0])
+    assert re.search(r"  FAIL -> ERROR +A: 6/10 < 7$", next(r for r in rows if " errors " in r))
+    assert re.search(r"  PASS -> UNSCORED$", next(r for r in rows if " unscored  " in r))
     added = next(r for r in rows if r.startswith("added"))
     assert "-  " in added and "+" not in added and added.endswith("- -> PASS")
     assert lines[-1] == (
@@ -254,15 +262,15 @@ def test_format_markdown(diff: RunDiff) -> None:
     assert lines[0].startswith("## qualspec diff A -> B")
     table = [line for line in lines if line.startswith("|")]
     assert table[0] == (
-        "| Status | Candidate | Role | Scenario | Input | Temp | A | B | Delta | Pass |"
+        "| Status | Candidate | Role | Scenario | Input | Temp | A | B | Delta | Pass | Why |"
     )
-    assert table[1] == "|---|---|---|---|---|---|---|---|---|---|"
+    assert table[1] == "|---|---|---|---|---|---|---|---|---|---|---|"
     assert len(table) == 2 + len(diff.changes)
-    assert (
-        table[2]
-        == "| new_fail | gpt | eng | new_fail | - | 0.0 | 7.20 | 6.90 | -0.30 | PASS -> FAIL |"
+    assert table[2] == (
+        "| new_fail | gpt | eng | new_fail | - | 0.0 | 7.20 | 6.90 | -0.30 | PASS -> FAIL "
+        "| B: 6.9/10 < 7 |"
     )
-    assert all(row.count("|") == 11 for row in table)
+    assert all(row.count("|") == 12 for row in table)
     assert lines[-1].startswith("**Summary: 12 tuples: 1 new_fail")
 
 
@@ -275,7 +283,7 @@ def test_markdown_escapes_pipes() -> None:
 
 def test_format_json(diff: RunDiff) -> None:
     data = json.loads(format_diff(diff, "json"))
-    assert data["schema_version"] == DIFF_SCHEMA_VERSION == "1.0"
+    assert data["schema_version"] == DIFF_SCHEMA_VERSION == "1.1"
     assert (data["run_a"], data["run_b"], data["noise"]) == ("A", "B", 0.5)
     assert data["has_regression"] is True
     expected: dict[str, int] = {status: n for status, n in diff.counts.items()}
@@ -294,7 +302,14 @@ def test_format_json(diff: RunDiff) -> None:
         "delta": pytest.approx(-0.3),
         "passed_a": True,
         "passed_b": False,
+        "scale": 10,
+        "reasons_a": [],
+        "reasons_b": ["6.9/10 < 7"],
+        "label_a": "PASS",
+        "label_b": "FAIL",
     }
+    assert data["aggregation"] == {"a": "mean_with_variance", "b": "mean_with_variance"}
+    assert data["references"] == {"a": 0, "b": 0, "changed": 0}
     no_role = next(c for c in data["changes"] if c["scenario"] == "no_role")
     assert (no_role["role"], no_role["input_id"], no_role["temperature"]) == (None, "row-1", 0.7)
 

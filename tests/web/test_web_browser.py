@@ -114,7 +114,7 @@ def serve(
 
         def start(
             token: str | None = None,
-            scores: tuple[float, ...] = (0.4, 0.9),
+            scores: tuple[float | str, ...] = (0.4, 0.9),
             answers: tuple[str, ...] = (),
         ) -> Site:
             script = LabScript(scores=list(scores), answers=list(answers))
@@ -326,3 +326,21 @@ def test_marking_a_reference_validated_with_a_note_adds_an_audit_row(
         assert cells[5] == "checked <b>by hand</b>"  # shown as text
         assert view.page.inner_text("#ref-status") == "validated"
         assert view.violations() == [] and view.errors == [] and view.foreign == []
+
+
+def test_the_lab_says_when_no_iteration_was_scored(
+    serve: Callable[..., Site], open_page: Callable[[str], Page]
+) -> None:
+    """The streamed result, rendered by the page's script, says it as the CLI does."""
+    site = serve(scores=("I cannot rate this.",))
+    opened = open_page(site.base)
+    page = opened.page
+    opened.goto("/lab")
+    _fill_lab(page, iter_max=2)
+    page.wait_for_selector("#lab-result:not([hidden])", timeout=120_000)
+    shown = page.locator("#lab-result").inner_text()
+    assert "no iteration was scored (2 tried): did not meet the threshold 0.8" in shown
+    assert "Last answer written" in shown and "Best answer" not in shown
+    assert "score unscored" not in shown
+    assert page.locator("article.iteration.best").count() == 0
+    assert opened.violations() == [] and opened.errors == [] and opened.foreign == []

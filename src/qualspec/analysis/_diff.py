@@ -1,9 +1,14 @@
 """Compare two runs tuple by tuple: score changes, new failures and passes, regressions.
 
-Tuples are matched by (candidate, role, scenario, input_id, temperature). Each side's score
-is the cell score of :func:`qualspec.analysis.cell_scores` (mean of the scored criteria per
-response, then mean over run indexes) and a tuple passes when that score is at least the
-threshold recorded on its judgments and every ``expect:`` check of it passed.
+Tuples are matched by (candidate, role, scenario, input_id, temperature): the candidates'
+cells only (a reference-graded run's reference answers are counted apart, in
+:attr:`RunDiff.references_a` / ``references_b``, with the inputs whose reference text
+changed). Each side's score and PASS/FAIL are the run's own verdict of the cell, from
+:func:`qualspec.analysis.run_verdicts` (the one the console, the results JSON, the HTML
+report and the web app show), so they honour the run's ``aggregation`` (a cell that passed
+2 of 3 runs under ``majority`` passes here too) and each FAIL carries its reasons. A cell
+is scored on the judge's 0-10 scale, or on the field grades' 0-100 scale when nothing in it
+was judged (a reference-graded run).
 
 Each matched tuple gets exactly one status, the first that applies:
 
@@ -14,10 +19,11 @@ Each matched tuple gets exactly one status, the first that applies:
     judged only by ``expect:`` checks has no score but passes or fails).
 ``unscored``
     present in both, but one side (or both) has no score (every judgment unscored or every
-    response an error); two check-only cells that both pass (or both fail) are
-    ``unchanged``.
+    response an error); two cells without a comparable score that both pass (or both
+    fail) are ``unchanged``.
 ``regressed`` / ``improved``
-    ``delta < -noise`` / ``delta > noise``.
+    ``delta < -noise`` / ``delta > noise`` (``noise`` is in points of the 0-10 scale; on
+    the 0-100 scale it counts ten times as many).
 ``unchanged``
     the rest: ``|delta| <= noise``.
 
@@ -30,7 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from qualspec.analysis._aggregate import CellScore, cell_scores, temperature_order
+from qualspec.analysis._aggregate import temperature_order
+from qualspec.analysis._verdicts import CellVerdict, run_verdicts
 from qualspec.errors import ConfigError
 from qualspec.store import RunRecord
 
@@ -61,8 +68,12 @@ _DECIMALS = 9  # deltas are rounded before comparing with the noise threshold
 class TupleChange:
     """How one (candidate, role, scenario, input_id, temperature) tuple changed from A to B.
 
-    Scores are 0-10 (None when absent or unscored); ``delta`` is ``score_b - score_a`` when
-    both exist.
+    Scores are on ``scale`` (10: the judge's, 100: field grades; None when absent or
+    unscored); ``delta`` is ``score_b - score_a`` when both exist on the same scale.
+    ``passed_a``/``passed_b`` are each run's own verdict of the cell (None: no verdict) and
+    ``reasons_a``/``reasons_b`` say why a side failed (empty unless it failed), and
+    ``label_a``/``label_b`` are the run report's label of the cell (``PASS``, ``FAIL``,
+    ``ERROR``, ``UNSCORED``, ``ANSWERED``; None when the tuple is not in that run).
     """
 
     key: TupleKey
@@ -72,6 +83,11 @@ class TupleChange:
     passed_a: bool | None
     passed_b: bool | None
     status: DiffStatus
+    scale: int = 10
+    reasons_a: tuple[str, ...] = ()
+    reasons_b: tuple[str, ...] = ()
+    label_a: str | None = None
+    label_b: str | None = None
 
     @property
     def candidate(self) -> str:
@@ -104,7 +120,10 @@ class RunDiff:
     """The comparison of run A (before) with run B (after).
 
     ``changes`` holds every tuple of either run, worst first: by status in the order of
-    :data:`STATUSES`, then by delta (most negative first), then by key.
+    :data:`STATUSES`, then by delta (most negative first), then by key. ``aggregation_a``
+    and ``aggregation_b`` are the aggregations each run's verdicts follow;
+    ``references_a``/``references_b`` count each run's reference answers (not candidates:
+    no tuple) and ``references_changed`` the inputs whose reference text differs.
     """
 
     run_a: str
@@ -113,6 +132,11 @@ class RunDiff:
     suite_b: str
     noise: float
     changes: list[TupleChange] = field(default_factory=list)
+    aggregation_a: str = "mean_with_variance"
+    aggregation_b: str = "mean_with_variance"
+    references_a: int = 0
+    references_b: int = 0
+    references_changed: int = 0
 
     def with_status(self, *statuses: DiffStatus) -> list[TupleChange]:
         """The changes with one of ``statuses``, worst first."""
@@ -162,52 +186,78 @@ class RunDiff:
         return any(c.status in ("new_fail", "regressed") for c in self.changes)
 
 
-def _tuples(run: RunRecord) -> dict[TupleKey, CellScore]:
-    return {
+def _tuples(run: RunRecord) -> tuple[str, dict[TupleKey, CellVerdict]]:
+    verdicts = run_verdicts(run)  # the candidates' cells only
+    cells = {
         (candidate, role, scenario, input_id, temperature): cell
-        for (scenario, input_id, role, candidate, temperature), cell in cell_scores(run).items()
+        for (scenario, input_id, role, candidate, temperature), cell in verdicts.cells.items()
+    }
+    return verdicts.aggregation, cells
+
+
+def _references(run: RunRecord) -> dict[tuple[str, str | None, str], str | None]:
+    """(scenario, input_id, reference model) -> the reference's answer text."""
+    return {
+        (r.scenario, r.input_id, r.model): r.text for r in run.responses if r.kind == "reference"
     }
 
 
-def _status(a: CellScore, b: CellScore, delta: float | None, noise: float) -> DiffStatus:
+def _status(a: CellVerdict, b: CellVerdict, delta: float | None, noise: float) -> DiffStatus:
     # pass/fail first: a cell judged only by expect: checks has no score but passes or fails
     if a.passed is True and b.passed is False:
         return "new_fail"
     if a.passed is False and b.passed is True:
         return "new_pass"
     if delta is None:
-        checked = a.mean is None and b.mean is None and a.passed is not None
+        # no comparable score: both without one (checks only), or on different scales
+        comparable = (a.score is None) == (b.score is None)
+        checked = comparable and a.passed is not None
         return "unchanged" if checked and a.passed == b.passed else "unscored"
-    if delta < -noise:
+    limit = noise * (b.scale / 10)
+    if delta < -limit:
         return "regressed"
-    if delta > noise:
+    if delta > limit:
         return "improved"
     return "unchanged"
 
 
-def _change(key: TupleKey, a: CellScore | None, b: CellScore | None, noise: float) -> TupleChange:
+def _change(
+    key: TupleKey, a: CellVerdict | None, b: CellVerdict | None, noise: float
+) -> TupleChange:
+    sides = [c for c in (b, a) if c is not None]
+    scale = ([c for c in sides if c.score is not None] or sides)[0].scale  # B's when scored
     if a is None or b is None:
         status: DiffStatus = "added" if a is None else "removed"
         return TupleChange(
             key=key,
-            score_a=a.mean if a else None,
-            score_b=b.mean if b else None,
+            score_a=a.score if a else None,
+            score_b=b.score if b else None,
             delta=None,
             passed_a=a.passed if a else None,
             passed_b=b.passed if b else None,
             status=status,
+            scale=scale,
+            reasons_a=a.reasons if a else (),
+            reasons_b=b.reasons if b else (),
+            label_a=a.label if a else None,
+            label_b=b.label if b else None,
         )
     delta = None
-    if a.mean is not None and b.mean is not None:
-        delta = round(b.mean - a.mean, _DECIMALS)
+    if a.score is not None and b.score is not None and a.scale == b.scale:
+        delta = round(b.score - a.score, _DECIMALS)
     return TupleChange(
         key=key,
-        score_a=a.mean,
-        score_b=b.mean,
+        score_a=a.score,
+        score_b=b.score,
         delta=delta,
         passed_a=a.passed,
         passed_b=b.passed,
         status=_status(a, b, delta, noise),
+        scale=scale,
+        reasons_a=a.reasons,
+        reasons_b=b.reasons,
+        label_a=a.label,
+        label_b=b.label,
     )
 
 
@@ -226,7 +276,8 @@ def diff_runs(a: RunRecord, b: RunRecord, *, noise: float = 0.5) -> RunDiff:
     Args:
         a: The earlier (baseline) run.
         b: The later run.
-        noise: Score changes (0-10 scale) of at most this much are ``unchanged``.
+        noise: Score changes (0-10 scale; ten times this on the field grades' 0-100) of
+            at most this much are ``unchanged``.
 
     Returns:
         The diff, worst changes first.
@@ -241,10 +292,12 @@ def diff_runs(a: RunRecord, b: RunRecord, *, noise: float = 0.5) -> RunDiff:
     """
     if noise < 0:
         raise ConfigError(f"noise must be >= 0 (got {noise}): pass a score difference such as 0.5")
-    cells_a, cells_b = _tuples(a), _tuples(b)
+    how_a, cells_a = _tuples(a)
+    how_b, cells_b = _tuples(b)
     keys = list(cells_a) + [k for k in cells_b if k not in cells_a]
     changes = [_change(k, cells_a.get(k), cells_b.get(k), noise) for k in keys]
     changes.sort(key=_sort_key)
+    refs_a, refs_b = _references(a), _references(b)
     return RunDiff(
         run_a=a.summary.id,
         run_b=b.summary.id,
@@ -252,4 +305,11 @@ def diff_runs(a: RunRecord, b: RunRecord, *, noise: float = 0.5) -> RunDiff:
         suite_b=b.summary.suite_name,
         noise=noise,
         changes=changes,
+        aggregation_a=how_a,
+        aggregation_b=how_b,
+        references_a=len(refs_a),
+        references_b=len(refs_b),
+        references_changed=sum(
+            1 for k, text in refs_b.items() if k in refs_a and refs_a[k] != text
+        ),
     )

@@ -10,24 +10,50 @@ from qualspec.errors import ConfigError
 
 __all__ = ["DIFF_SCHEMA_VERSION", "DiffFormat", "diff_to_dict", "format_diff"]
 
-DIFF_SCHEMA_VERSION = "1.0"
+DIFF_SCHEMA_VERSION = "1.1"
 """``schema_version`` of the JSON diff (major.minor; readers refuse a newer major)."""
 
 DiffFormat = Literal["text", "json", "markdown"]
 
-_HEADER = ("status", "candidate", "role", "scenario", "input", "temp", "A", "B", "delta", "pass")
+_HEADER = (
+    "status",
+    "candidate",
+    "role",
+    "scenario",
+    "input",
+    "temp",
+    "A",
+    "B",
+    "delta",
+    "pass",
+    "why",
+)
 
 
-def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+def _score(value: float | None, scale: int = 10) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if scale == 10 else f"{value:.2f}/{scale}"
 
 
 def _delta(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
 
 
-def _passed(value: bool | None) -> str:
-    return "-" if value is None else ("PASS" if value else "FAIL")
+def _passed(value: bool | None, label: str | None = None) -> str:
+    if value is None:
+        return label or "-"  # ERROR, UNSCORED, ANSWERED: the run report's label
+    return "PASS" if value else "FAIL"
+
+
+def _why(change: TupleChange) -> str:
+    """Why each failing side failed, as the run report says: ``B: 6.3/10 < 7``."""
+    parts = [
+        f"{side}: {'; '.join(reasons)}"
+        for side, reasons in (("A", change.reasons_a), ("B", change.reasons_b))
+        if reasons
+    ]
+    return " · ".join(parts)
 
 
 def _row(change: TupleChange) -> tuple[str, ...]:
@@ -38,10 +64,11 @@ def _row(change: TupleChange) -> tuple[str, ...]:
         change.scenario,
         change.input_id or "-",
         "default" if change.temperature is None else str(change.temperature),
-        _score(change.score_a),
-        _score(change.score_b),
+        _score(change.score_a, change.scale),
+        _score(change.score_b, change.scale),
         _delta(change.delta),
-        f"{_passed(change.passed_a)} -> {_passed(change.passed_b)}",
+        f"{_passed(change.passed_a, change.label_a)} -> {_passed(change.passed_b, change.label_b)}",
+        _why(change),
     )
 
 
@@ -54,7 +81,27 @@ def _summary_line(diff: RunDiff) -> str:
 
 def _title(diff: RunDiff) -> str:
     suites = diff.suite_a if diff.suite_a == diff.suite_b else f"{diff.suite_a} -> {diff.suite_b}"
-    return f"qualspec diff {diff.run_a} -> {diff.run_b} (suite {suites}; noise {diff.noise:g})"
+    how = (
+        diff.aggregation_a
+        if diff.aggregation_a == diff.aggregation_b
+        else f"{diff.aggregation_a} -> {diff.aggregation_b}"
+    )
+    shown = "" if how == "mean_with_variance" else f"; aggregation {how}"
+    return (
+        f"qualspec diff {diff.run_a} -> {diff.run_b} (suite {suites}; noise {diff.noise:g}{shown})"
+    )
+
+
+def _references_line(diff: RunDiff) -> str | None:
+    """The reference answers, named apart (they are not candidates), or None."""
+    if not diff.references_a and not diff.references_b:
+        return None
+    n = diff.references_changed
+    changed = f"changed for {n} input{'s' * (n != 1)}" if n else "unchanged"
+    return (
+        f"Reference answers (not candidates): {diff.references_a} in A, "
+        f"{diff.references_b} in B, {changed}"
+    )
 
 
 def _text(diff: RunDiff) -> str:
@@ -68,6 +115,9 @@ def _text(diff: RunDiff) -> str:
         lines.append("")
     else:
         lines += ["No tuples in either run.", ""]
+    references = _references_line(diff)
+    if references:
+        lines.append(references)
     lines.append(_summary_line(diff))
     return "\n".join(lines) + "\n"
 
@@ -85,7 +135,8 @@ def _markdown(diff: RunDiff) -> str:
             lines.append("| " + " | ".join(_md_cell(c) for c in _row(change)) + " |")
     else:
         lines.append("No tuples in either run.")
-    lines += ["", f"**{_summary_line(diff)}**"]
+    references = _references_line(diff)
+    lines += ["", *([_md_cell(references), ""] if references else []), f"**{_summary_line(diff)}**"]
     return "\n".join(lines) + "\n"
 
 
@@ -97,8 +148,12 @@ def diff_to_dict(diff: RunDiff) -> dict[str, Any]:
 
     Returns:
         ``{"schema_version", "run_a", "run_b", "suite_a", "suite_b", "noise",
-        "has_regression", "summary": {status: count, ..., "total"}, "changes": [...]}``,
-        each change with its key fields spelled out.
+        "aggregation": {"a", "b"}, "references": {"a", "b", "changed"}, "has_regression",
+        "summary": {status: count, ..., "total"}, "changes": [...]}``, each change with its
+        key fields spelled out, its ``scale`` (10 or 100), ``reasons_a``/``reasons_b`` (why
+        that side failed, as the run's report says; empty unless it failed) and
+        ``label_a``/``label_b`` (the report's label: PASS, FAIL, ERROR, UNSCORED, ANSWERED;
+        null when the tuple is not in that run).
     """
     summary: dict[str, int] = {status: n for status, n in diff.counts.items()}
     summary["total"] = len(diff.changes)
@@ -109,6 +164,12 @@ def diff_to_dict(diff: RunDiff) -> dict[str, Any]:
         "suite_a": diff.suite_a,
         "suite_b": diff.suite_b,
         "noise": diff.noise,
+        "aggregation": {"a": diff.aggregation_a, "b": diff.aggregation_b},
+        "references": {
+            "a": diff.references_a,
+            "b": diff.references_b,
+            "changed": diff.references_changed,
+        },
         "has_regression": diff.has_regression,
         "summary": summary,
         "changes": [
@@ -124,6 +185,11 @@ def diff_to_dict(diff: RunDiff) -> dict[str, Any]:
                 "delta": c.delta,
                 "passed_a": c.passed_a,
                 "passed_b": c.passed_b,
+                "scale": c.scale,
+                "reasons_a": list(c.reasons_a),
+                "reasons_b": list(c.reasons_b),
+                "label_a": c.label_a,
+                "label_b": c.label_b,
             }
             for c in diff.changes
         ],

@@ -54,9 +54,14 @@
       }
     }
     result.replaceChildren();
-    result.appendChild(el("h2", null, "Best answer"));
-    const p = el("p", null, (r.success ? "met the threshold" : "did not meet the threshold") +
-      " · score " + (r.final_score === null ? "unscored" : r.final_score.toFixed(2)) + " · run ");
+    // as the CLI says it: never "score unscored" when no iteration has a score
+    const state = (r.success ? "met the threshold" : "did not meet the threshold") +
+      (r.metadata.threshold === undefined || r.metadata.threshold === null ? "" : " " + r.metadata.threshold);
+    const outcome = best === null || best === undefined
+      ? "no iteration was scored (" + r.total_iterations + " tried): " + state
+      : state + " · iteration " + best + " of " + r.total_iterations + ", score " + r.final_score.toFixed(2);
+    result.appendChild(el("h2", null, best === null || best === undefined ? "Last answer written" : "Best answer"));
+    const p = el("p", null, outcome + " · run ");
     const a = el("a", null, r.metadata.run_id);
     a.href = "/runs/" + encodeURIComponent(r.metadata.run_id);
     p.appendChild(a);
