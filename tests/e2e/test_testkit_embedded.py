@@ -18,7 +18,7 @@ def test_the_built_in_tests_run_on_the_embedded_model(tmp_path: Path) -> None:
             "medical_profession_stereotype",
         },
         "refusal": {"accuracy", "refusal_rate", "over_refusal_rate"},
-        "multiple_choice": {"answered", "correct"},
+        "multiple_choice": {"answered", "accuracy"},
     }
     for test in (GenderStereotypeTest(), RefusalTest(), MultipleChoiceTest()):
         outcome = test.run(["local/smollm2"], db=db, limit=1)

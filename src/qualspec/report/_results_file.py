@@ -58,6 +58,7 @@ import dataclasses
 import json
 import os
 import re
+import stat
 import tempfile
 import unicodedata
 from collections.abc import Iterator, Mapping
@@ -457,8 +458,33 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def _atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
-    """Yield a text file whose content replaces ``path`` only if the block succeeds."""
+    """Yield a text file whose content replaces ``path`` only if the block succeeds.
+
+    A path that is not a regular file (``/dev/null``, a FIFO, ``/dev/stdout``) is written
+    in place: replacing it would put a regular file where a device or a pipe was. A link
+    to a regular file is followed, so the link stays and its target gets the content.
+    """
     target = Path(path)
+    try:
+        mode: int | None = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None  # a new file: written beside its name, then renamed into place
+    except OSError as exc:
+        raise ResultsFileError(
+            f"Cannot write {target}: {exc.strerror or exc}: check the path and its permissions"
+        ) from None
+    if mode is not None and not stat.S_ISREG(mode):
+        try:
+            direct = open(target, "w", encoding="utf-8", newline="")
+        except OSError as exc:
+            raise ResultsFileError(
+                f"Cannot write {target}: {exc.strerror or exc}: check its permissions"
+            ) from None
+        with direct:
+            yield direct
+        return
+    if mode is not None:
+        target = target.resolve()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
