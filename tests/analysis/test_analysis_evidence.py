@@ -183,3 +183,30 @@ def test_failing_on_a_criterion_judged_at_one_temperature_only_is_not_unstable()
     _low, high = cell.points
     assert high.mean == 5.5 and high.compared_mean == 9.0  # the table shows 1.0 failing
     assert not high.unstable and cell.flake_temperature is None
+
+
+def test_failing_after_passing_needs_enough_answers_on_both_sides() -> None:
+    # one answer per temperature: passing at 0 and failing at 0.7 marks nothing unstable
+    one = RunBuilder()
+    one.add(0.0, {"c": 10.0})
+    one.add(0.7, {"c": 0.0})
+    (cell,) = analyze_run(one.run(), similarity="lexical").cells
+    assert [p.unstable for p in cell.points] == [False, False]
+    many = RunBuilder()
+    for i in range(MIN_TEMPERATURE_SCORES):
+        many.add(0.0, {"c": 10.0}, run_index=i)
+        many.add(0.7, {"c": 0.0}, run_index=i)
+    (cell,) = analyze_run(many.run(), similarity="lexical").cells
+    assert [p.unstable for p in cell.points] == [False, True]
+
+
+def test_a_judge_that_failed_calibration_marks_no_cell_flaky_or_unstable() -> None:
+    b = RunBuilder()
+    for i in range(MIN_TEMPERATURE_SCORES):
+        b.add(0.0, {"c": 10.0}, run_index=i)
+        b.add(0.7, {"c": 0.0 if i else 9.0}, run_index=i)
+    (cell,) = analyze_run(b.run(), similarity="lexical").cells
+    assert any(p.unstable or p.flaky for p in cell.points)
+    failed = analyze_run(b.run(judge_calibration=FAILED), similarity="lexical")
+    (cell,) = failed.cells
+    assert not any(p.unstable or p.flaky for p in cell.points)

@@ -248,6 +248,8 @@ def analyze_run(
                 sensitivity=None,
                 compared_temperatures=(),
                 compared_n=0,
+                # the (flaky) and (unstable) marks are read off the scores too
+                points=tuple(replace(p, flaky=False, unstable=False) for p in c.points),
             )
             for c in cells
         )

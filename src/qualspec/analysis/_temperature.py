@@ -237,9 +237,12 @@ def cell_metrics(
         verdict = point_passed(point, aggregation, threshold)
         if common is not None:  # compared with other temperatures: on the common criteria
             verdict = _compared_verdict(by_temp[t], common, aggregation, threshold)
-        if verdict is False and passed_below and not point.unstable:
+        # "fails after passing at a lower temperature" is a claim about the temperatures:
+        # both sides need enough scored answers (one answer each proves nothing)
+        enough = point.compared_n >= MIN_TEMPERATURE_SCORES
+        if verdict is False and passed_below and enough and not point.unstable:
             point = _replace_unstable(point)
-        if verdict is True:
+        if verdict is True and enough:
             passed_below = True
         points.append(point)
         verdicts.append(verdict)
