@@ -51,29 +51,8 @@ def build_plan(ns: argparse.Namespace) -> tuple[LoadedSuite, Plan]:
         runs=ns.runs,
         model=ns.model,
     )
-    if ns.judge:
-        from qualspec.providers import split_address
-
-        split_address(ns.judge)  # validates the address: one line if malformed
-    if ns.threshold is not None:
-        from qualspec.errors import ConfigError
-
-        if not 0 <= ns.threshold <= 10:
-            raise ConfigError(f"--threshold must be between 0 and 10, got {ns.threshold:g}")
-    if not ns.no_judge and (not plan.judges or any(j.type == "criteria" for j in plan.judges)):
-        # a scenario with nothing to judge is fine with --no-judge, an error when judged
-        from qualspec.errors import SpecError
-        from qualspec.spec import criteria_issues
-
-        issues = criteria_issues(
-            suite.evaluation,
-            plan.scenarios,
-            file=str(ns.suite),
-            source=suite.path,
-            locator=suite.locator,
-        )
-        if issues:
-            raise SpecError(issues)
+    # the library checks the judge and threshold here, and what there is to judge in
+    # check_plan: Python and the command line refuse the same values
     return suite, plan.with_judge(model=ns.judge or None, threshold=ns.threshold)
 
 

@@ -67,6 +67,9 @@ class ExecuteOptions:
     ``max_cost`` is the budget of a whole session (every run and call in it).
     ``store_retry_s`` is how long a failing database is retried (with reconnection)
     before the run stops new calls and ends ``failed`` (resumable).
+    Values ``qualspec run`` refuses as flags (a concurrency below 1, a timeout, budget or
+    store retry that is not above 0, an unknown cache kind or a negative TTL) raise
+    ``ConfigError`` here too.
     """
 
     max_concurrency: int | None = None
@@ -92,6 +95,11 @@ class ExecuteOptions:
     replay_only: bool = False
     """Answer every call from the cache and call no model: a call the cache does not hold
     fails with an error that starts ``not recorded`` (offline replay)."""
+
+    def __post_init__(self) -> None:
+        from qualspec.engine._checks import check_options
+
+        check_options(self)  # what ``qualspec run`` refuses as flags: ConfigError
 
 
 @dataclass

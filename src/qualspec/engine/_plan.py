@@ -93,12 +93,22 @@ class Plan:
         return tuple(out)
 
     def with_judge(self, model: str | None = None, threshold: float | None = None) -> Plan:
-        """The plan with every judge's model and/or threshold replaced (``--judge``)."""
+        """The plan with every judge's model and/or threshold replaced (``--judge``).
+
+        The new values are checked as the suite's own are, before anything is called.
+
+        Raises:
+            ConfigError: A model address that is not ``provider/model``, or a threshold
+                that is not a number from 0 to 10.
+        """
+        from qualspec.engine._checks import check_threshold
+
         changes: dict[str, Any] = {}
         if model is not None:
+            _split(model)  # a malformed address: one line saying how to write it
             changes["model"] = model
         if threshold is not None:
-            changes["threshold"] = threshold
+            threshold = changes["threshold"] = check_threshold(threshold)
         if not changes:
             return self
         return dataclasses.replace(
@@ -386,15 +396,20 @@ def check_plan(suite: LoadedSuite, plan: Plan, *, judge: bool = True) -> None:
 
     Every provider must be registered or defined under ``providers:``, the packages it
     needs installed and a local model file present; every evaluator type must load.
-    No API key is needed. ``judge=False`` (``--no-judge``) leaves the evaluators out.
+    No API key is needed. Judged, every selected scenario must have something to judge.
+    ``judge=False`` (``--no-judge``) leaves the evaluators out.
 
     Raises:
-        SpecError: For models and evaluators named in the suite, at their fields.
+        SpecError: For models and evaluators named in the suite, at their fields, and
+            scenarios with nothing to judge.
         ConfigError: For a model given by ``--model``/``--judge``, or the default judge.
     """
+    from qualspec.engine._checks import check_judged
     from qualspec.errors import SpecError, SpecIssue
     from qualspec.providers import ProviderPool
 
+    if judge:  # a scenario with nothing to judge: fine with --no-judge, an error judged
+        check_judged(suite, plan)
     evaluation = suite.evaluation
     pool = ProviderPool(evaluation.providers)
     issues: list[SpecIssue] = []
