@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from qualspec.judges._ask import Read, ask_until_read
 from qualspec.judges._criteria import _sections, truncate_text
 from qualspec.judges._criteria_judge import candidate_view, verdict_object
 from qualspec.judges._field_rules import (
@@ -31,7 +32,7 @@ from qualspec.prompts import load_template, render_template
 from qualspec.providers import Message
 
 if TYPE_CHECKING:
-    from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
+    from qualspec.engine import EvalContext, Reply, Scope, Subject, Verdict, WorkItem
     from qualspec.spec import EvaluatorConfig
     from qualspec.store import ReferenceReview
 
@@ -403,42 +404,43 @@ class FieldGrader:
         text, and the error of a call that failed."""
         if self.model is None:  # pragma: no cover - create() always sets one
             raise ValueError("the field grader has no model")
+        model = self.model
         params = dict(self.params)
         temperature = float(params.pop("temperature", 0.0))
         max_tokens = int(params.pop("max_tokens", 60 + _TOKENS_PER_FIELD * len(names)))
         found: dict[str, FieldGrade | str] = {}
-        text: str | None = None
-        retry_note: str | None = None
-        for attempt in range(max(self.parse_retries, 0) + 1):
-            missing = [n for n in names if not isinstance(found.get(n), FieldGrade)]
-            messages = build_field_messages(item, missing, reference, answer, retry_note)
-            reply = await ctx.complete(
-                self.model,
-                messages,
+
+        def missing() -> list[str]:
+            return [n for n in names if not isinstance(found.get(n), FieldGrade)]
+
+        async def ask(attempt: int, note: str | None) -> Reply:
+            todo = missing()  # a re-ask asks only for the fields still ungraded
+            return await ctx.complete(
+                model,
+                build_field_messages(item, todo, reference, answer, note),
                 temperature=temperature,
                 max_tokens=max_tokens,
                 params=params,
-                json_schema=field_grade_schema(missing),
+                json_schema=field_grade_schema(todo),
                 attempt=attempt,
                 structured_mode=self.structured_output,
             )
-            if reply.error is not None:
-                if any(isinstance(v, FieldGrade) for v in found.values()):
-                    break  # keep what an earlier attempt read
-                return found, text, reply.error
-            text = reply.text
-            for name, got in read_field_grades(text or "", reply.structured, missing).items():
-                found[name] = got
-            still = [n for n in names if not isinstance(found.get(n), FieldGrade)]
-            if not still:
-                break
-            reasons = "; ".join(str(found[n]) for n in still[:3])
-            retry_note = (
-                f"Your previous answer could not be read ({reasons}). Answer only with the "
-                'JSON object {"fields": {"<field>": {"accuracy": <0-100>, "match": "...", '
-                '"explanation": "...", "confidence": <0-1>}}}.'
-            )
-        return found, text, None
+
+        def read(reply: Reply) -> Read[None]:
+            found.update(read_field_grades(reply.text or "", reply.structured, missing()))
+            still = missing()
+            return Read(None, not still, "; ".join(str(found[n]) for n in still[:3]))
+
+        asked = await ask_until_read(ask, read, retries=self.parse_retries, re_ask_note=_NOTE)
+        if asked.error is not None and not any(isinstance(v, FieldGrade) for v in found.values()):
+            return found, asked.text, asked.error
+        return found, asked.text, None  # a failed re-ask keeps what an earlier one read
+
+
+_NOTE = (
+    'Answer only with the JSON object {"fields": {"<field>": {"accuracy": <0-100>, '
+    '"match": "...", "explanation": "...", "confidence": <0-1>}}}.'
+)
 
 
 def _uniform(
