@@ -3,6 +3,7 @@
 The engine makes the judge calls (and the parse retries); everything here is pure.
 """
 
+from qualspec.judges._ask import AskResult, Read, ask_until_read, could_not_read
 from qualspec.judges._calibration import (
     DEFAULT_PAIRS,
     SEPARATION_THRESHOLD,
@@ -86,6 +87,7 @@ from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
 __all__ = [
     "ALL_CRITERIA_PROMPT_NAME",
+    "AskResult",
     "BANDS",
     "COMPARISON_PROMPT_NAME",
     "Calibration",
@@ -110,11 +112,13 @@ __all__ = [
     "PairScores",
     "ParsedComparison",
     "ParsedJudgment",
+    "Read",
     "SEPARATION_THRESHOLD",
     "SPREAD_SHARE",
     "SessionContext",
     "Summary",
     "all_criteria_schema",
+    "ask_until_read",
     "band",
     "build_all_criteria_messages",
     "build_comparison_messages",
@@ -132,6 +136,7 @@ __all__ = [
     "comparison_schema",
     "comparison_seed",
     "comparison_summary",
+    "could_not_read",
     "dimension_rank",
     "field_calibration_pairs",
     "field_grade_schema",

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from qualspec.judges._ask import Read, ask_until_read
 from qualspec.judges._compare_prompt import (
     COMPARISON_PROMPT_NAME,
     DEFAULT_COMPARE_CHARS,
@@ -33,7 +34,7 @@ from qualspec.judges._criteria import CandidateView, judge_prompt_text
 from qualspec.judges._criteria_judge import DEFAULT_PARSE_RETRIES, candidate_view
 
 if TYPE_CHECKING:
-    from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
+    from qualspec.engine import EvalContext, Reply, Scope, Subject, Verdict, WorkItem
     from qualspec.spec import EvaluatorConfig
 
 __all__ = [
@@ -273,22 +274,20 @@ class ComparativeJudge:
         max_tokens = int(
             params.pop("max_tokens", _BASE_MAX_TOKENS + _TOKENS_PER_LABEL * len(labels))
         )
-        retry_note: str | None = None
-        parsed: ParsedComparison | None = None
-        text: str | None = None
-        for attempt in range(max(self.parse_retries, 0) + 1):
+        # several answers share the judge's window: each gets its share of it
+        chars = min(
+            self.max_response_chars, max(_MIN_ANSWER_CHARS, _ALL_ANSWERS_CHARS // len(order))
+        )
+
+        async def ask(attempt: int, note: str | None) -> Reply:
             messages = build_comparison_messages(
                 view=view,
                 answers=answers,
                 criteria=criteria,
-                # several answers share the judge's window: each gets its share of it
-                max_response_chars=min(
-                    self.max_response_chars,
-                    max(_MIN_ANSWER_CHARS, _ALL_ANSWERS_CHARS // len(order)),
-                ),
-                retry_note=retry_note,
+                max_response_chars=chars,
+                retry_note=note,
             )
-            reply = await ctx.complete(
+            return await ctx.complete(
                 model,
                 messages,
                 temperature=temperature,
@@ -298,19 +297,18 @@ class ComparativeJudge:
                 attempt=attempt,
                 structured_mode=self.structured_output,
             )
-            if reply.error is not None:
-                return _Pass(order, by_label, parsed, text, error=reply.error)
-            text = reply.text
-            parsed = read_comparison(text or "", reply.structured, labels)
-            if parsed.scores is not None:
-                break
-            keys = ", ".join(f'"{label}": <0-10>' for label in labels)
-            retry_note = (
-                f"Your previous answer could not be read ({parsed.unscored_reason}). Answer "
-                f'only with the JSON object {{"scores": {{{keys}}}, "winner": '
-                f'"<{", ".join(labels)} or tie>", "reasoning": "..."}}.'
-            )
-        return _Pass(order, by_label, parsed, text)
+
+        def read(reply: Reply) -> Read[ParsedComparison]:
+            parsed = read_comparison(reply.text or "", reply.structured, labels)
+            return Read(parsed, parsed.scores is not None, parsed.unscored_reason)
+
+        keys = ", ".join(f'"{label}": <0-10>' for label in labels)
+        how = (
+            f'Answer only with the JSON object {{"scores": {{{keys}}}, "winner": '
+            f'"<{", ".join(labels)} or tie>", "reasoning": "..."}}.'
+        )
+        asked = await ask_until_read(ask, read, retries=self.parse_retries, re_ask_note=how)
+        return _Pass(order, by_label, asked.value, asked.text, error=asked.error)
 
 
 def shared_view(items: Sequence[WorkItem]) -> CandidateView:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from qualspec.judges._ask import Read, ask_until_read
 from qualspec.judges._criteria import (
     ALL_CRITERIA_PROMPT_NAME,
     JUDGE_PROMPT_NAME,
@@ -25,7 +26,8 @@ from qualspec.judges._criteria import (
 from qualspec.judges._parsing import ParsedJudgment, is_placeholder, parse_judgment
 
 if TYPE_CHECKING:
-    from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
+    from qualspec.engine import EvalContext, Reply, Scope, Subject, Verdict, WorkItem
+    from qualspec.providers import Message
     from qualspec.spec import EvaluatorConfig
 
 __all__ = ["CriteriaJudge", "candidate_view", "create", "verdict_object"]
@@ -113,6 +115,28 @@ class CriteriaJudge:
         max_tokens = int(params.pop("max_tokens", DEFAULT_JUDGE_MAX_TOKENS))
         return temperature, max_tokens, params
 
+    async def _complete(
+        self,
+        ctx: EvalContext,
+        model: str,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        attempt: int,
+        tokens_factor: int = 1,
+    ) -> Reply:
+        """One judge call with the judge's settings (``tokens_factor`` x its max_tokens)."""
+        temperature, max_tokens, params = self._call_params()
+        return await ctx.complete(
+            model,
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens * tokens_factor,
+            params=params,
+            json_schema=schema,
+            attempt=attempt,
+            structured_mode=self.structured_output,
+        )
+
     async def _per_criterion(
         self, model: str, subject: Subject, aspect: str, ctx: EvalContext
     ) -> Verdict:
@@ -120,45 +144,28 @@ class CriteriaJudge:
 
         item, response = subject.items[0], subject.responses[0]
         view = candidate_view(item)
-        temperature, max_tokens, params = self._call_params()
-        retry_note: str | None = None
-        parsed: ParsedJudgment | None = None
-        text: str | None = None
-        for attempt in range(max(self.parse_retries, 0) + 1):
+
+        async def ask(attempt: int, note: str | None) -> Reply:
             messages = build_judge_messages(
                 criterion=aspect,
                 prompt=view,
                 response=response.text or "",
                 max_response_chars=self.max_response_chars,
-                retry_note=retry_note,
+                retry_note=note,
             )
-            reply = await ctx.complete(
-                model,
-                messages,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                params=params,
-                json_schema=JUDGE_SCHEMA,
-                attempt=attempt,
-                structured_mode=self.structured_output,
-            )
-            if reply.error is not None:
-                return Verdict(error=reply.error, raw_text=text)
-            text = reply.text
-            parsed = parse_judgment(text or "", reply.structured)
-            if parsed.score is not None:
-                break
-            retry_note = (
-                f"Your previous answer could not be read ({parsed.unscored_reason}). "
-                'Answer only with the JSON object {"score": <0-10>, "reasoning": "..."}.'
-            )
-        if parsed is None:  # not reached: the loop runs at least once
-            return Verdict(error="the judge was not asked", raw_text=text)
+            return await self._complete(ctx, model, messages, JUDGE_SCHEMA, attempt)
+
+        asked = await ask_until_read(
+            ask, _read_score, retries=self.parse_retries, re_ask_note=_SCORE_NOTE
+        )
+        parsed = asked.value
+        if asked.error is not None or parsed is None:  # parsed: read at least once
+            return Verdict(error=asked.error or "the judge was not asked", raw_text=asked.text)
         return Verdict(
             score=parsed.score,
             reasoning=parsed.reasoning,
             unscored_reason=parsed.unscored_reason if parsed.score is None else None,
-            raw_text=text,
+            raw_text=asked.text,
         )
 
     async def _one_of_all(
@@ -194,54 +201,72 @@ class CriteriaJudge:
 
         item, response = subject.items[0], subject.responses[0]
         view = candidate_view(item)
-        temperature, max_tokens, params = self._call_params()
         schema = all_criteria_schema(len(criteria))
-        found: dict[str, ParsedJudgment] = {}
-        last: dict[str, ParsedJudgment] = {}
-        reasoning: str | None = None
-        text: str | None = None
-        retry_note: str | None = None
-        for attempt in range(max(self.parse_retries, 0) + 1):
+        tokens_factor = 2 if len(criteria) > 1 else 1
+
+        async def ask(attempt: int, note: str | None) -> Reply:
             messages = build_all_criteria_messages(
                 criteria=criteria,
                 view=view,
                 response=response.text or "",
                 max_response_chars=self.max_response_chars,
-                retry_note=retry_note,
+                retry_note=note,
             )
-            reply = await ctx.complete(
-                model,
-                messages,
-                temperature=temperature,
-                max_tokens=max_tokens * 2 if len(criteria) > 1 else max_tokens,
-                params=params,
-                json_schema=schema,
-                attempt=attempt,
-                structured_mode=self.structured_output,
-            )
-            if reply.error is not None:
-                if found:  # keep what an earlier attempt read
-                    break
-                return {c: Verdict(error=reply.error, raw_text=text) for c in criteria}
-            text = reply.text
-            last, why = read_all_criteria(text or "", reply.structured, criteria)
-            reasoning = reasoning or why
-            for criterion, parsed in last.items():
-                if parsed.score is not None and criterion not in found:
-                    found[criterion] = parsed
-            missing = [c for c in criteria if c not in found]
-            if not missing:
-                break
-            reasons = "; ".join(
-                f"{criteria.index(c) + 1}: {last[c].unscored_reason}" for c in missing[:3]
-            )
-            retry_note = (
-                f"Your previous answer could not be read for criteria {reasons}. Answer only "
-                'with the JSON object {"scores": {"1": <0-10>, ...}, "reasoning": "..."}.'
-            )
+            return await self._complete(ctx, model, messages, schema, attempt, tokens_factor)
+
+        scores = _AllScores(criteria)
+        asked = await ask_until_read(
+            ask, scores.read, retries=self.parse_retries, re_ask_note=_all_scores_note
+        )
+        if asked.error is not None and not scores.found:  # else keep what was read
+            return {c: Verdict(error=asked.error, raw_text=asked.text) for c in criteria}
+        return scores.verdicts(asked.text)
+
+
+_SCORE_NOTE = 'Answer only with the JSON object {"score": <0-10>, "reasoning": "..."}.'
+
+
+def _read_score(reply: Reply) -> Read[ParsedJudgment]:
+    parsed = parse_judgment(reply.text or "", reply.structured)
+    return Read(parsed, parsed.score is not None, parsed.unscored_reason)
+
+
+def _all_scores_note(reasons: str | None) -> str:
+    return (
+        f"Your previous answer could not be read for criteria {reasons}. Answer only "
+        'with the JSON object {"scores": {"1": <0-10>, ...}, "reasoning": "..."}.'
+    )
+
+
+class _AllScores:
+    """Reads all-criteria verdicts over the attempts: a criterion's first readable score
+    is kept; the reasoning is the first given."""
+
+    def __init__(self, criteria: list[str]) -> None:
+        self.criteria = criteria
+        self.found: dict[str, ParsedJudgment] = {}
+        self.last: dict[str, ParsedJudgment] = {}
+        self.reasoning: str | None = None
+
+    def read(self, reply: Reply) -> Read[None]:
+        self.last, why = read_all_criteria(reply.text or "", reply.structured, self.criteria)
+        self.reasoning = self.reasoning or why
+        for criterion, parsed in self.last.items():
+            if parsed.score is not None and criterion not in self.found:
+                self.found[criterion] = parsed
+        missing = [c for c in self.criteria if c not in self.found]
+        reasons = "; ".join(
+            f"{self.criteria.index(c) + 1}: {self.last[c].unscored_reason}" for c in missing[:3]
+        )
+        return Read(None, not missing, reasons)
+
+    def verdicts(self, text: str | None) -> dict[str, Any]:
+        """Each criterion's verdict: its score kept, else the last reason it is unread."""
+        from qualspec.engine import Verdict
+
         out: dict[str, Any] = {}
-        for criterion in criteria:
-            best = found.get(criterion) or last.get(criterion)
+        for criterion in self.criteria:
+            best = self.found.get(criterion) or self.last.get(criterion)
             if best is None or best.score is None:
                 why_not = best.unscored_reason if best else "the judge gave no verdict"
                 out[criterion] = Verdict(
@@ -250,7 +275,7 @@ class CriteriaJudge:
             else:
                 out[criterion] = Verdict(
                     score=best.score,
-                    reasoning=reasoning,
+                    reasoning=self.reasoning,
                     raw_text=text,
                     details={"mode": "all_criteria"},
                 )

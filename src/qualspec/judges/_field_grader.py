@@ -13,10 +13,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from qualspec.judges._ask import Read, ask_until_read
 from qualspec.judges._criteria import _sections, truncate_text
-from qualspec.judges._criteria_judge import candidate_view, verdict_object
+from qualspec.judges._criteria_judge import candidate_view
+from qualspec.judges._field_reading import CONTRADICTORY, field_grade_schema, read_field_grades
 from qualspec.judges._field_rules import (
-    MATCH_BANDS,
     FieldGrade,
     FieldRule,
     band,
@@ -31,7 +32,7 @@ from qualspec.prompts import load_template, render_template
 from qualspec.providers import Message
 
 if TYPE_CHECKING:
-    from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
+    from qualspec.engine import EvalContext, Reply, Scope, Subject, Verdict, WorkItem
     from qualspec.spec import EvaluatorConfig
     from qualspec.store import ReferenceReview
 
@@ -49,106 +50,10 @@ __all__ = [
 FIELD_GRADER = "field_grader"
 FIELD_GRADE_PROMPT_NAME = "grade_fields"
 FIELDS_ASPECT = "fields"
-_GRADER_MATCHES = ("exact", "semantic", "partial", "none")
 _MAX_VALUE_CHARS = 1500
 _TOKENS_PER_FIELD = 80
 LOW_CONFIDENCE = 0.5
 """A grade the grader gives with less confidence flags the answer ``low_confidence``."""
-CONTRADICTORY = "contradictory grade"
-"""How a grade whose match type contradicts its accuracy is reported (``MATCH_BANDS``)."""
-
-
-def field_grade_schema(names: Sequence[str]) -> dict[str, Any]:
-    """The JSON Schema of a grader's reply for fields ``names``."""
-    one = {
-        "type": "object",
-        "properties": {
-            "accuracy": {"type": "integer", "minimum": 0, "maximum": 100},
-            "match": {"type": "string", "enum": list(_GRADER_MATCHES)},
-            "explanation": {"type": "string", "maxLength": 120},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-        },
-        "required": ["accuracy", "match", "explanation", "confidence"],
-    }
-    return {
-        "type": "object",
-        "properties": {
-            "fields": {
-                "type": "object",
-                "properties": {n: one for n in names},
-                "required": list(names),
-            }
-        },
-        "required": ["fields"],
-    }
-
-
-def _number(value: Any, low: float, high: float) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if low <= number <= high else None
-
-
-def read_field_grades(
-    text: str, structured: object, names: Sequence[str]
-) -> dict[str, FieldGrade | str]:
-    """Each field's grade from a grader's reply, or why it cannot be read.
-
-    Strict: a field needs an ``accuracy`` number 0-100 and a ``match`` of exact, semantic,
-    partial or none (``accuracy_score``/``match_type`` are read too) that agree with each
-    other (``MATCH_BANDS``: ``exact`` with accuracy 0 is a contradiction, not a grade);
-    ``confidence`` is kept only when it is a number 0-1: another value (85, "high") is not
-    guessed at, the grade is kept without it and flagged ``confidence_out_of_range``.
-    Nothing is guessed.
-
-    Example:
-        >>> out = read_field_grades('{"fields": {"a": {"accuracy": 85, "match": "semantic",'
-        ...     ' "explanation": "same", "confidence": 0.9}}}', None, ["a", "b"])
-        >>> out["a"].accuracy, out["b"]
-        (85.0, 'no grade for field b')
-    """
-    obj = verdict_object(text, structured, "fields")
-    if obj is None:
-        reason = "no JSON object with a fields key in the grader's answer"
-        return dict.fromkeys(names, reason)
-    fields = obj.get("fields")
-    out: dict[str, FieldGrade | str] = {}
-    for name in names:
-        entry = fields.get(name) if isinstance(fields, Mapping) else None
-        if not isinstance(entry, Mapping):
-            out[name] = f"no grade for field {name}"
-            continue
-        accuracy = _number(entry.get("accuracy", entry.get("accuracy_score")), 0, 100)
-        match = entry.get("match", entry.get("match_type"))
-        if accuracy is None:
-            out[name] = f"field {name}: accuracy is not a number 0-100"
-            continue
-        if match not in _GRADER_MATCHES:
-            out[name] = f"field {name}: match is not one of {', '.join(_GRADER_MATCHES)}"
-            continue
-        low, high = MATCH_BANDS[str(match)]
-        if not low <= accuracy <= high:
-            out[name] = (
-                f"field {name}: {CONTRADICTORY} (match {match} with accuracy {accuracy:g}; "
-                f"{match} means an accuracy {low:g}-{high:g})"
-            )
-            continue
-        why = entry.get("explanation")
-        raw_confidence = entry.get("confidence")
-        confidence = _number(raw_confidence, 0, 1)
-        flag = None
-        if raw_confidence is not None and confidence is None:
-            flag = "confidence_out_of_range"
-        out[name] = FieldGrade(
-            accuracy=accuracy,
-            match=str(match),
-            explanation=why.strip()[:500] if isinstance(why, str) else "",
-            confidence=confidence,
-            decided_by="grader",
-            flag=flag,
-        )
-    return out
 
 
 def _shown(value: Any) -> str:
@@ -284,6 +189,20 @@ class FieldGrader:
             ruled = list(dict.fromkeys(g.flag for g in grades.values() if g.flag))
             return self._verdict(rules, grades, ruled, details)
         found, raw, error = await self._ask(item, todo, reference, answer, ctx)
+        return self._graded(rules, grades, todo, found, raw, error, details)
+
+    def _graded(
+        self,
+        rules: Sequence[FieldRule],
+        grades: dict[str, FieldGrade],
+        todo: list[str],
+        found: dict[str, FieldGrade | str],
+        raw: str | None,
+        error: str | None,
+        details: dict[str, Any],
+    ) -> Verdict:
+        """The verdict once the grader was asked for the fields ``todo`` (``found``: its
+        grades or why each is unread; ``error``: its call failed)."""
         flags: list[str] = []
         unread: list[str] = []
         for name in todo:
@@ -403,42 +322,43 @@ class FieldGrader:
         text, and the error of a call that failed."""
         if self.model is None:  # pragma: no cover - create() always sets one
             raise ValueError("the field grader has no model")
+        model = self.model
         params = dict(self.params)
         temperature = float(params.pop("temperature", 0.0))
         max_tokens = int(params.pop("max_tokens", 60 + _TOKENS_PER_FIELD * len(names)))
         found: dict[str, FieldGrade | str] = {}
-        text: str | None = None
-        retry_note: str | None = None
-        for attempt in range(max(self.parse_retries, 0) + 1):
-            missing = [n for n in names if not isinstance(found.get(n), FieldGrade)]
-            messages = build_field_messages(item, missing, reference, answer, retry_note)
-            reply = await ctx.complete(
-                self.model,
-                messages,
+
+        def missing() -> list[str]:
+            return [n for n in names if not isinstance(found.get(n), FieldGrade)]
+
+        async def ask(attempt: int, note: str | None) -> Reply:
+            todo = missing()  # a re-ask asks only for the fields still ungraded
+            return await ctx.complete(
+                model,
+                build_field_messages(item, todo, reference, answer, note),
                 temperature=temperature,
                 max_tokens=max_tokens,
                 params=params,
-                json_schema=field_grade_schema(missing),
+                json_schema=field_grade_schema(todo),
                 attempt=attempt,
                 structured_mode=self.structured_output,
             )
-            if reply.error is not None:
-                if any(isinstance(v, FieldGrade) for v in found.values()):
-                    break  # keep what an earlier attempt read
-                return found, text, reply.error
-            text = reply.text
-            for name, got in read_field_grades(text or "", reply.structured, missing).items():
-                found[name] = got
-            still = [n for n in names if not isinstance(found.get(n), FieldGrade)]
-            if not still:
-                break
-            reasons = "; ".join(str(found[n]) for n in still[:3])
-            retry_note = (
-                f"Your previous answer could not be read ({reasons}). Answer only with the "
-                'JSON object {"fields": {"<field>": {"accuracy": <0-100>, "match": "...", '
-                '"explanation": "...", "confidence": <0-1>}}}.'
-            )
-        return found, text, None
+
+        def read(reply: Reply) -> Read[None]:
+            found.update(read_field_grades(reply.text or "", reply.structured, missing()))
+            still = missing()
+            return Read(None, not still, "; ".join(str(found[n]) for n in still[:3]))
+
+        asked = await ask_until_read(ask, read, retries=self.parse_retries, re_ask_note=_NOTE)
+        if asked.error is not None and not any(isinstance(v, FieldGrade) for v in found.values()):
+            return found, asked.text, asked.error
+        return found, asked.text, None  # a failed re-ask keeps what an earlier one read
+
+
+_NOTE = (
+    'Answer only with the JSON object {"fields": {"<field>": {"accuracy": <0-100>, '
+    '"match": "...", "explanation": "...", "confidence": <0-1>}}}.'
+)
 
 
 def _uniform(

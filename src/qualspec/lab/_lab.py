@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from qualspec.errors import ConfigError
+from qualspec.judges import AskResult, Read, ask_until_read
 from qualspec.lab._models import (
     DEFAULT_ITER_MAX,
     DEFAULT_MODEL,
@@ -245,29 +246,11 @@ class _Loop:
         why: str | None = None
         error = reply.error
         if error is None:
-            retry_note: str | None = None
-            for attempt in range(PARSE_RETRIES + 1):
-                verdict = await self.session.complete(
-                    self.judge,
-                    evaluation_messages(r.instruct, r.resp_format, r.eval_crit, answer, retry_note),
-                    kind="lab_eval",
-                    temperature=0.0,
-                    max_tokens=judge_max_tokens,
-                    json_schema=EVALUATION_SCHEMA,
-                    attempt=attempt,
-                    providers=self.providers,
-                )
-                replies.append(verdict)
-                if verdict.error is not None:
-                    error = f"evaluation failed: {verdict.error}"
-                    break
-                evaluation, why = read_evaluation(verdict.text or "", verdict.structured)
-                if evaluation is not None:
-                    break
-                retry_note = (
-                    f"Your previous answer could not be read ({why}). Answer only with the "
-                    "JSON object described above, with a score from 0.0 to 1.0."
-                )
+            asked = await self._evaluate(answer, judge_max_tokens)
+            replies.extend(asked.replies)
+            evaluation, why = asked.value, asked.why
+            if asked.error is not None:
+                error = f"evaluation failed: {asked.error}"
         costs = [x.cost_usd for x in replies]
         return IterationData(
             iteration_number=number,
@@ -280,6 +263,31 @@ class _Loop:
             cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
             latency_s=sum(x.latency_s for x in replies),
         )
+
+    async def _evaluate(self, answer: str, max_tokens: int) -> AskResult[LabEvaluation | None]:
+        """The evaluator's verdict on ``answer``, asked again while it cannot be read."""
+        r = self.request
+
+        async def ask(attempt: int, note: str | None) -> Reply:
+            return await self.session.complete(
+                self.judge,
+                evaluation_messages(r.instruct, r.resp_format, r.eval_crit, answer, note),
+                kind="lab_eval",
+                temperature=0.0,
+                max_tokens=max_tokens,
+                json_schema=EVALUATION_SCHEMA,
+                attempt=attempt,
+                providers=self.providers,
+            )
+
+        def read(reply: Reply) -> Read[LabEvaluation | None]:
+            evaluation, why = read_evaluation(reply.text or "", reply.structured)
+            return Read(evaluation, evaluation is not None, why)
+
+        return await ask_until_read(ask, read, retries=PARSE_RETRIES, re_ask_note=_NOTE)
+
+
+_NOTE = "Answer only with the JSON object described above, with a score from 0.0 to 1.0."
 
 
 def best_iteration(iterations: list[IterationData]) -> IterationData | None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from qualspec.judges import Read, ask_until_read
 from qualspec.prompts import load_template, render_template
 from qualspec.rubrics._format import fit_to_context, format_session
 from qualspec.rubrics._metrics import session_metrics
@@ -141,13 +142,15 @@ async def _ask(
     step: str,
     read: Callable[[str | None], tuple[bool, Any]],
 ) -> tuple[Any, Reply, int]:
-    """Call until ``read`` accepts the answer or the retries are spent.
+    """Call until ``read`` accepts the answer or the retries are spent (a failed call is
+    asked again too; the same prompt each time).
 
-    Returns what ``read`` made of the last answer, the last reply and the attempts made.
+    Returns what ``read`` made of the last answer (None when the last call failed), the
+    last reply and the attempts made.
     """
-    attempt = 0
-    while True:
-        reply = await session.complete(
+
+    async def ask(attempt: int, note: str | None) -> Reply:
+        return await session.complete(
             options.model,
             prompt,
             kind=kind,
@@ -155,10 +158,13 @@ async def _ask(
             max_tokens=options.tokens_for(step),
             attempt=attempt,
         )
-        ok, value = read(reply.text) if reply.ok else (False, None)
-        if ok or attempt >= options.retries:
-            return value, reply, attempt + 1
-        attempt += 1
+
+    def read_reply(reply: Reply) -> Read[Any]:
+        ok, value = read(reply.text) if reply.text is not None else (False, None)
+        return Read(value, ok)
+
+    asked = await ask_until_read(ask, read_reply, retries=options.retries, retry_errors=True)
+    return (asked.value if asked.error is None else None), asked.replies[-1], asked.calls
 
 
 def _session_entry(chat: ChatSession) -> dict[str, Any]:
