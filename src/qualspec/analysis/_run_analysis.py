@@ -32,10 +32,7 @@ from typing import Any
 
 from qualspec.analysis._aggregate import suite_order
 from qualspec.analysis._answers import Answer, answer_texts, answers_of
-from qualspec.analysis._evidence import (
-    NOT_MEANINGFUL,
-    failed_calibration,
-)
+from qualspec.analysis._evidence import NOT_MEANINGFUL, failed_calibration
 from qualspec.analysis._observations import (
     _observations,
     _plain,
@@ -51,11 +48,7 @@ from qualspec.analysis._recommendation import (
 )
 from qualspec.analysis._roles import RoleGap, role_gaps
 from qualspec.analysis._similarity import EMBEDDINGS, LEXICAL, Similarity, similarity_method
-from qualspec.analysis._temperature import (
-    AGGREGATIONS,
-    CellTemperatureMetrics,
-    cell_metrics,
-)
+from qualspec.analysis._temperature import AGGREGATIONS, CellTemperatureMetrics, cell_metrics
 from qualspec.store import RunRecord
 
 __all__ = [

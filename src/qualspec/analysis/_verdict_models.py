@@ -6,10 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from qualspec.analysis._aggregate import (
-    CHECKS_EVALUATOR,
-    CellKey,
-)
+from qualspec.analysis._aggregate import CHECKS_EVALUATOR, CellKey
 from qualspec.store import JudgmentRecord
 
 RowKey = tuple[str, str | None, str | None, str]

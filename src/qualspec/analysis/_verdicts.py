@@ -37,12 +37,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qualspec.analysis._aggregate import (
-    CellKey,
-    cell_key,
-    suite_order,
-    temperature_label,
-)
+from qualspec.analysis._aggregate import CellKey, cell_key, suite_order, temperature_label
 from qualspec.analysis._verdict_models import (
     _AGGREGATIONS,
     _DEFAULT_AGGREGATION,
