@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from qualspec.spec._base import _Model
 from qualspec.spec._checks import CHECK_NAMES, JSON_SCHEMA_KEYWORDS, ExpectCheck
 from qualspec.spec._comparison import COMPARISON_DIMENSIONS, Comparison
+from qualspec.spec._presets import TEMPERATURE_PRESETS
 from qualspec.spec._structured import GraderConfig, OutputSchema, ReferenceConfig
 
 __all__ = [
@@ -33,11 +34,6 @@ __all__ = [
     "TEMPERATURE_PRESETS",
 ]
 
-TEMPERATURE_PRESETS: dict[str, tuple[float, ...]] = {
-    "stability_test": (0.0, 0.5, 1.0),
-    "full_range": (0.0, 0.3, 0.5, 0.7, 1.0, 1.2, 1.5),
-    "safety_probe": (0.0, 1.0, 1.5, 2.0),
-}
 
 DEFAULT_JUDGE_MODEL = "local/smollm2"
 DEFAULT_THRESHOLD = 7.0
