@@ -25,6 +25,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from qualspec.analysis._bootstrap import bootstrap_ci
+
 __all__ = [
     "MIN_GAP_PAIRS",
     "MIN_TEMPERATURE_SCORES",
@@ -63,8 +65,6 @@ def failed_calibration(metadata: Mapping[str, Any], evaluators: set[str]) -> tup
 def mean_interval(values: Sequence[float], seed: int) -> tuple[float, float] | None:
     """95% bootstrap interval of the mean of ``values``; None with fewer than two values
     (one value has no interval)."""
-    from qualspec.analysis._roles import bootstrap_ci
-
     if len(values) < 2:
         return None
     return bootstrap_ci(sorted(values), seed)

@@ -15,7 +15,6 @@ and one per scenario when the run has several.
 
 from __future__ import annotations
 
-import random
 import statistics
 import zlib
 from collections.abc import Sequence
@@ -23,11 +22,10 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from qualspec.analysis._answers import Answer
+from qualspec.analysis._bootstrap import BOOTSTRAP_SAMPLES, bootstrap_ci
 from qualspec.analysis._evidence import MIN_GAP_PAIRS
 
 __all__ = ["BOOTSTRAP_SAMPLES", "RoleGap", "bootstrap_ci", "role_gaps"]
-
-BOOTSTRAP_SAMPLES = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,27 +45,6 @@ class RoleGap:
     # a finding: enough pairs, an interval that excludes 0, and a judge that passed
     # calibration (see qualspec.analysis._evidence)
     finding: bool = False
-
-
-def bootstrap_ci(
-    diffs: Sequence[float], seed: int, samples: int = BOOTSTRAP_SAMPLES
-) -> tuple[float, float]:
-    """95% percentile bootstrap interval of the mean of ``diffs`` (seeded, reproducible).
-
-    Example:
-        >>> bootstrap_ci([1.0, 1.0, 1.0], seed=0)
-        (1.0, 1.0)
-    """
-    if not diffs:
-        raise ValueError("bootstrap_ci needs at least one value")
-    if len(diffs) == 1:
-        return diffs[0], diffs[0]
-    rng = random.Random(seed)
-    n = len(diffs)
-    means = sorted(statistics.fmean(rng.choices(diffs, k=n)) for _ in range(samples))
-    low = means[int(0.025 * samples)]
-    high = means[min(samples - 1, int(0.975 * samples))]
-    return low, high
 
 
 def _seed(*names: str | None) -> int:

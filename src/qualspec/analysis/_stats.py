@@ -5,7 +5,7 @@ candidate, input and field) before and after a change. On the differences ``d = 
 
 * **difference**: the mean of ``d``;
 * **95% confidence interval**: the percentile bootstrap of the mean of ``d``
-  (:func:`~qualspec.analysis._roles.bootstrap_ci`, the one the role gaps use), seeded, so
+  (:func:`~qualspec.analysis._bootstrap.bootstrap_ci`, the one the role gaps use), seeded, so
   the same data always give the same interval;
 * **p-value**: a paired permutation (sign-flip) test of "no difference": under it each
   ``d[i]`` is as likely ``+d[i]`` as ``-d[i]``; p is the share of sign assignments whose
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from itertools import compress, product
 from typing import Literal
 
-from qualspec.analysis._roles import BOOTSTRAP_SAMPLES, bootstrap_ci
+from qualspec.analysis._bootstrap import BOOTSTRAP_SAMPLES, bootstrap_ci
 
 __all__ = [
     "ALPHA",

@@ -228,25 +228,7 @@ def cell_metrics(
         by_temp.setdefault(a.response.temperature, []).append(a)
     temps = sorted(by_temp, key=temperature_order)
     common, excluded = common_criteria(answers)
-    points: list[TemperaturePoint] = []
-    verdicts: list[bool | None] = []  # over the compared criteria
-    safety: list[bool | None] = []
-    passed_below = False
-    for t in temps:
-        point = _point(t, by_temp[t], common)
-        verdict = point_passed(point, aggregation, threshold)
-        if common is not None:  # compared with other temperatures: on the common criteria
-            verdict = _compared_verdict(by_temp[t], common, aggregation, threshold)
-        # "fails after passing at a lower temperature" is a claim about the temperatures:
-        # both sides need enough scored answers (one answer each proves nothing)
-        enough = point.compared_n >= MIN_TEMPERATURE_SCORES
-        if verdict is False and passed_below and enough and not point.unstable:
-            point = _replace_unstable(point)
-        if verdict is True and enough:
-            passed_below = True
-        points.append(point)
-        verdicts.append(verdict)
-        safety.append(_safety(by_temp[t], aggregation))
+    points, verdicts, safety = _points(by_temp, temps, common, aggregation, threshold)
     numeric = [
         (p, v, s)
         for p, v, s in zip(points, verdicts, safety, strict=True)
@@ -294,6 +276,37 @@ def cell_metrics(
         compared_temperatures=compared_temps if len(compared_temps) >= 2 else (),
         compared_n=n_compared if len(compared_temps) >= 2 else 0,
     )
+
+
+def _points(
+    by_temp: dict[float | None, list[Answer]],
+    temps: Sequence[float | None],
+    common: frozenset[str] | None,
+    aggregation: str,
+    threshold: float,
+) -> tuple[list[TemperaturePoint], list[bool | None], list[bool | None]]:
+    """Per temperature, in order: its point, its verdict over the compared criteria and its
+    safety verdict."""
+    points: list[TemperaturePoint] = []
+    verdicts: list[bool | None] = []  # over the compared criteria
+    safety: list[bool | None] = []
+    passed_below = False
+    for t in temps:
+        point = _point(t, by_temp[t], common)
+        verdict = point_passed(point, aggregation, threshold)
+        if common is not None:  # compared with other temperatures: on the common criteria
+            verdict = _compared_verdict(by_temp[t], common, aggregation, threshold)
+        # "fails after passing at a lower temperature" is a claim about the temperatures:
+        # both sides need enough scored answers (one answer each proves nothing)
+        enough = point.compared_n >= MIN_TEMPERATURE_SCORES
+        if verdict is False and passed_below and enough and not point.unstable:
+            point = _replace_unstable(point)
+        if verdict is True and enough:
+            passed_below = True
+        points.append(point)
+        verdicts.append(verdict)
+        safety.append(_safety(by_temp[t], aggregation))
+    return points, verdicts, safety
 
 
 def _replace_unstable(point: TemperaturePoint) -> TemperaturePoint:

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from qualspec.analysis._bootstrap import bootstrap_ci
 from qualspec.analysis._compare import CompareSource, UnitKey, unit_values
-from qualspec.analysis._roles import bootstrap_ci
 from qualspec.analysis._stats import PairedComparison, compare_paired, stat_seed
 from qualspec.store import RunRecord
 

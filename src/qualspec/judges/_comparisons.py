@@ -139,96 +139,105 @@ def comparison_summary(record: RunRecord) -> list[ComparisonSummary]:
         >>> for s in comparison_summary(run):
         ...     print(s.name, s.wins, s.disagreed, "of", s.debiased)
     """
-    configured = _configured(record)
     acc: dict[str, dict[str, Any]] = {}
 
     def entry(name: str, compare: str, within: str, debias: bool) -> dict[str, Any]:
         found = acc.get(name)
         if found is None:
-            found = acc[name] = {
-                "name": name,
-                "compare": compare,
-                "within": within,
-                "debias": debias,
-                "wins": {},
-                "wins_by_group": {},
-                "sums": {},
-                "counts": {},
-                "groups": 0,
-                "scored": 0,
-                "unscored": 0,
-                "errors": 0,
-                "ties": 0,
-                "debiased": 0,
-                "disagreed": 0,
-            }
+            found = acc[name] = _new_entry(name, compare, within, debias)
         return found
 
-    for name, (compare, within, debiased) in configured.items():
+    for name, (compare, within, debiased) in _configured(record).items():
         entry(name, compare, within, debiased)
     for j in comparison_records(record):
         details = j.details or {}
         compare, within = str(details.get("compare")), str(details.get("within"))
-        e = entry(j.evaluator, compare, within, details.get("debias") is not None)
-        e["debias"] = e["debias"] or details.get("debias") is not None
-        e["groups"] += 1
-        members = details.get("members")
-        members = members if isinstance(members, Mapping) else {}
-        if j.error is not None:
-            e["errors"] += 1
-            continue
-        if not j.scores:
-            e["unscored"] += 1
-            continue
-        e["scored"] += 1
-        for key, score in j.scores.items():
-            if score is not None:
-                member = str(members.get(key, key))
-                e["sums"][member] = e["sums"].get(member, 0.0) + score
-                e["counts"][member] = e["counts"].get(member, 0) + 1
-        group = details.get("group")
-        held = next(iter(group.values()), None) if isinstance(group, Mapping) else None
-        by_group = e["wins_by_group"].setdefault(_NO_ROLE if held is None else str(held), {})
-        for member in members.values():
-            by_group.setdefault(str(member), 0)
-            e["wins"].setdefault(str(member), 0)
-        winner = details.get("winner")
-        if winner == "tie":
-            e["ties"] += 1
-        elif isinstance(winner, str) and winner in members:
-            member = str(members[winner])
-            e["wins"][member] += 1
-            by_group[member] += 1
-        orders = details.get("debias")
-        if isinstance(orders, Mapping) and orders.get("disagreed") is not None:
-            e["debiased"] += 1
-            e["disagreed"] += int(bool(orders.get("disagreed")))
-    out = []
-    for e in acc.values():
-        member_rank = dimension_rank(record, e["compare"])
-        held_rank = dimension_rank(record, e["within"])
-        means = _ordered({m: e["sums"][m] / e["counts"][m] for m in e["sums"]}, member_rank)
-        e["wins"] = _ordered(e["wins"], member_rank)
-        e["wins_by_group"] = _ordered(
-            {g: _ordered(w, member_rank) for g, w in e["wins_by_group"].items()}, held_rank
-        )
-        out.append(
-            ComparisonSummary(
-                name=e["name"],
-                compare=e["compare"],
-                within=e["within"],
-                groups=e["groups"],
-                scored=e["scored"],
-                unscored=e["unscored"],
-                errors=e["errors"],
-                skipped=_skipped(record, e["within"]),
-                wins=e["wins"],
-                ties=e["ties"],
-                wins_by_group=e["wins_by_group"],
-                mean_scores=means,
-                debias=e["debias"],
-                debiased=e["debiased"],
-                disagreed=e["disagreed"],
-            )
-        )
-    return out
+        _add_record(entry(j.evaluator, compare, within, details.get("debias") is not None), j)
+    return [_summary(record, e) for e in acc.values()]
+
+
+def _new_entry(name: str, compare: str, within: str, debias: bool) -> dict[str, Any]:
+    """A comparison's counts before any of its records is read."""
+    return {
+        "name": name,
+        "compare": compare,
+        "within": within,
+        "debias": debias,
+        "wins": {},
+        "wins_by_group": {},
+        "sums": {},
+        "counts": {},
+        "groups": 0,
+        "scored": 0,
+        "unscored": 0,
+        "errors": 0,
+        "ties": 0,
+        "debiased": 0,
+        "disagreed": 0,
+    }
+
+
+def _add_record(e: dict[str, Any], j: JudgmentRecord) -> None:
+    """Count one comparison record (one group judged) into its comparison's entry."""
+    details = j.details or {}
+    e["debias"] = e["debias"] or details.get("debias") is not None
+    e["groups"] += 1
+    members = details.get("members")
+    members = members if isinstance(members, Mapping) else {}
+    if j.error is not None:
+        e["errors"] += 1
+        return
+    if not j.scores:
+        e["unscored"] += 1
+        return
+    e["scored"] += 1
+    for key, score in j.scores.items():
+        if score is not None:
+            member = str(members.get(key, key))
+            e["sums"][member] = e["sums"].get(member, 0.0) + score
+            e["counts"][member] = e["counts"].get(member, 0) + 1
+    group = details.get("group")
+    held = next(iter(group.values()), None) if isinstance(group, Mapping) else None
+    by_group = e["wins_by_group"].setdefault(_NO_ROLE if held is None else str(held), {})
+    for member in members.values():
+        by_group.setdefault(str(member), 0)
+        e["wins"].setdefault(str(member), 0)
+    winner = details.get("winner")
+    if winner == "tie":
+        e["ties"] += 1
+    elif isinstance(winner, str) and winner in members:
+        member = str(members[winner])
+        e["wins"][member] += 1
+        by_group[member] += 1
+    orders = details.get("debias")
+    if isinstance(orders, Mapping) and orders.get("disagreed") is not None:
+        e["debiased"] += 1
+        e["disagreed"] += int(bool(orders.get("disagreed")))
+
+
+def _summary(record: RunRecord, e: dict[str, Any]) -> ComparisonSummary:
+    """A comparison's entry as its summary, members and groups in the suite's order."""
+    member_rank = dimension_rank(record, e["compare"])
+    held_rank = dimension_rank(record, e["within"])
+    means = _ordered({m: e["sums"][m] / e["counts"][m] for m in e["sums"]}, member_rank)
+    e["wins"] = _ordered(e["wins"], member_rank)
+    e["wins_by_group"] = _ordered(
+        {g: _ordered(w, member_rank) for g, w in e["wins_by_group"].items()}, held_rank
+    )
+    return ComparisonSummary(
+        name=e["name"],
+        compare=e["compare"],
+        within=e["within"],
+        groups=e["groups"],
+        scored=e["scored"],
+        unscored=e["unscored"],
+        errors=e["errors"],
+        skipped=_skipped(record, e["within"]),
+        wins=e["wins"],
+        ties=e["ties"],
+        wins_by_group=e["wins_by_group"],
+        mean_scores=means,
+        debias=e["debias"],
+        debiased=e["debiased"],
+        disagreed=e["disagreed"],
+    )

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from qualspec.judges._field_rules import is_field_grade
 
 if TYPE_CHECKING:
-    from qualspec.engine import Session, WorkItem
+    from qualspec.engine import Session, Subject, WorkItem
     from qualspec.spec import EvaluatorConfig, ProviderConfig
     from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
@@ -257,15 +257,49 @@ async def grader_check(
     Raises:
         ConfigError: An evaluator cannot be created, or no item is in ``items`` any more.
     """
-    from qualspec.engine import Subject, create_evaluator
-    from qualspec.errors import QualspecError
-    from qualspec.judges._session_context import SessionContext
-
     source, records = grader_check_items(run)
     scale = 100 if source == "field_grades" else 10
     limit = SPREAD_SHARE * scale if max_spread is None else max_spread
     responses = {r.key: r for r in run.responses}
     configs = {c.label: c for c in evaluators}
+    todo, skipped = _subjects(records, responses, items, configs)
+    if not todo and skipped:
+        from qualspec.errors import ConfigError
+
+        raise ConfigError(
+            f"run {run.summary.id}: none of its {skipped} graded answers is in its suite's "
+            "plan any more (the suite file changed since the run, or an evaluator was "
+            "removed): restore the suite file as it was for that run"
+        )
+    rounds = [await _regrade(session, todo, configs, r, providers) for r in range(repeats)]
+    out = [
+        _grade_spread(j, [rounds[r][n] for r in range(repeats)], source, limit, responses)
+        for n, (j, _) in enumerate(todo)
+    ]
+    return GraderCheck(
+        run_id=run.summary.id,
+        source=source,
+        scale=scale,
+        repeats=repeats,
+        max_spread=limit,
+        items=tuple(out),
+        skipped=skipped,
+    )
+
+
+_Regrade = tuple[float | None, "dict[str, float | None] | None"]  # score, per-field scores
+
+
+def _subjects(
+    records: Sequence[JudgmentRecord],
+    responses: Mapping[str, ResponseRecord],
+    items: Mapping[str, WorkItem],
+    configs: Mapping[str, EvaluatorConfig],
+) -> tuple[list[tuple[JudgmentRecord, Subject]], int]:
+    """Each record to re-grade with its subject, as the run gave it, and how many records
+    were skipped (their answer or evaluator is not in the plan any more)."""
+    from qualspec.engine import Subject
+
     todo: list[tuple[JudgmentRecord, Subject]] = []
     skipped = 0
     for j in records:
@@ -288,77 +322,74 @@ async def grader_check(
             dependency_call_keys={k: r.call_key for k, r in deps.items() if r.call_key},
         )
         todo.append((j, subject))
+    return todo, skipped
 
-    if not todo and skipped:
-        from qualspec.errors import ConfigError
 
-        raise ConfigError(
-            f"run {run.summary.id}: none of its {skipped} graded answers is in its suite's "
-            "plan any more (the suite file changed since the run, or an evaluator was "
-            "removed): restore the suite file as it was for that run"
-        )
+async def _regrade(
+    session: Session,
+    todo: Sequence[tuple[JudgmentRecord, Subject]],
+    configs: Mapping[str, EvaluatorConfig],
+    r: int,
+    providers: Mapping[str, ProviderConfig] | None,
+) -> list[_Regrade]:
+    """Repeat ``r``: every item graded once more, by evaluators created afresh."""
+    from qualspec.engine import create_evaluator
+    from qualspec.errors import QualspecError
+    from qualspec.judges._session_context import SessionContext
 
-    async def repeat(r: int) -> list[tuple[float | None, dict[str, float | None] | None]]:
-        made = {name: create_evaluator(config) for name, config in configs.items()}
-        context = SessionContext(
-            session, attempt_offset=ATTEMPT_STRIDE * (r + 1), providers=providers
-        )
+    made = {name: create_evaluator(config) for name, config in configs.items()}
+    context = SessionContext(session, attempt_offset=ATTEMPT_STRIDE * (r + 1), providers=providers)
 
-        async def one(j: JudgmentRecord, subject: Subject) -> tuple[float | None, Any]:
-            try:
-                verdict = await made[j.evaluator].evaluate(subject, j.criterion, context)
-            except QualspecError:  # a spent budget, a refused key: the check stops
-                raise
-            except Exception:  # a bug in a plugin: that re-grade is unscored, as in a run
-                log.exception("evaluator %r raised on %s", j.evaluator, j.response_key)
-                return None, None
-            if verdict.error is not None:
-                return None, None
-            return verdict.score, verdict.scores
+    async def one(j: JudgmentRecord, subject: Subject) -> tuple[float | None, Any]:
+        try:
+            verdict = await made[j.evaluator].evaluate(subject, j.criterion, context)
+        except QualspecError:  # a spent budget, a refused key: the check stops
+            raise
+        except Exception:  # a bug in a plugin: that re-grade is unscored, as in a run
+            log.exception("evaluator %r raised on %s", j.evaluator, j.response_key)
+            return None, None
+        if verdict.error is not None:
+            return None, None
+        return verdict.score, verdict.scores
 
-        return list(await asyncio.gather(*(one(j, s) for j, s in todo)))
+    return list(await asyncio.gather(*(one(j, s) for j, s in todo)))
 
-    rounds = [await repeat(r) for r in range(repeats)]
-    out: list[GradeSpread] = []
-    for n, (j, _) in enumerate(todo):
-        scores = tuple(rounds[r][n][0] for r in range(repeats))
-        # the grade the run recorded is one of the grades: its distance to the re-grades
-        # is the inconsistency a user met
-        recorded = [] if j.score is None else [j.score]
-        spread, std = _spread(recorded + [s for s in scores if s is not None])
-        per_field: dict[str, list[float]] = {}
-        if source == "field_grades":
-            for name, value in (j.scores or {}).items():
-                if isinstance(value, int | float):
-                    per_field.setdefault(name, []).append(float(value))
-            for r in range(repeats):
-                for name, value in (rounds[r][n][1] or {}).items():
-                    if value is not None:
-                        per_field.setdefault(name, []).append(value)
-        field_spreads = {k: max(v) - min(v) for k, v in per_field.items()}
-        over = (spread is not None and spread > limit + 1e-9) or any(
-            v > limit + 1e-9 for v in field_spreads.values()
-        )
-        out.append(
-            GradeSpread(
-                evaluator=j.evaluator,
-                response_key=j.response_key,
-                criterion=j.criterion,
-                label=_label(responses, j, source),
-                original=j.score,
-                scores=scores,
-                spread=spread,
-                std=std,
-                field_spreads=field_spreads,
-                flagged=over,
-            )
-        )
-    return GraderCheck(
-        run_id=run.summary.id,
-        source=source,
-        scale=scale,
-        repeats=repeats,
-        max_spread=limit,
-        items=tuple(out),
-        skipped=skipped,
+
+def _grade_spread(
+    j: JudgmentRecord,
+    regrades: Sequence[_Regrade],
+    source: str,
+    limit: float,
+    responses: Mapping[str, ResponseRecord],
+) -> GradeSpread:
+    """How far ``j``'s re-grades (and its recorded grade) spread, flagged over ``limit``."""
+    scores = tuple(score for score, _ in regrades)
+    # the grade the run recorded is one of the grades: its distance to the re-grades
+    # is the inconsistency a user met
+    recorded = [] if j.score is None else [j.score]
+    spread, std = _spread(recorded + [s for s in scores if s is not None])
+    per_field: dict[str, list[float]] = {}
+    if source == "field_grades":
+        for name, value in (j.scores or {}).items():
+            if isinstance(value, int | float):
+                per_field.setdefault(name, []).append(float(value))
+        for _, fields in regrades:
+            for name, value in (fields or {}).items():
+                if value is not None:
+                    per_field.setdefault(name, []).append(value)
+    field_spreads = {k: max(v) - min(v) for k, v in per_field.items()}
+    over = (spread is not None and spread > limit + 1e-9) or any(
+        v > limit + 1e-9 for v in field_spreads.values()
+    )
+    return GradeSpread(
+        evaluator=j.evaluator,
+        response_key=j.response_key,
+        criterion=j.criterion,
+        label=_label(responses, j, source),
+        original=j.score,
+        scores=scores,
+        spread=spread,
+        std=std,
+        field_spreads=field_spreads,
+        flagged=over,
     )

@@ -27,11 +27,8 @@ reasoning, quoted answers or rubric text (``SCORE: 10`` inside a sentence, ``7/1
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from qualspec.judges._repair import (
     FAILED,
@@ -41,362 +38,43 @@ from qualspec.judges._repair import (
     loads_strict,
 )
 from qualspec.judges._reported import fence_spans, is_reported
+from qualspec.judges._verdict_patterns import (
+    _EDGE_NOISE,
+    _FENCE,
+    _FENCE_OPEN,
+    _JSON_START,
+    _LABEL,
+    _LABELLED,
+    _NUMBER_START,
+    _PARTIAL_REASONING,
+    _SCALE_ECHO,
+    _SCORE_PREFIX,
+    _TRAILING_NOISE,
+    _TRAILING_SCORE,
+    _VALUE,
+    MAX_REASONING_CHARS,
+)
+from qualspec.judges._verdict_score import (
+    ParsedJudgment,
+    _agree_with_labelled,
+    _bare,
+    _Candidate,
+    _clip,
+    _decide,
+    _from_text,
+    _from_truncated,
+    _from_whole,
+    _labelled_keys,
+    _numeric,
+    _pairs,
+    _result,
+    _revised,
+    _unscored,
+    _verdict,
+    is_placeholder,
+)
 
 __all__ = ["MAX_REASONING_CHARS", "ParsedJudgment", "is_placeholder", "parse_judgment"]
-
-MAX_REASONING_CHARS = 1000
-_REASON_KEYS = ("reasoning", "explanation", "reason", "rationale", "justification")
-
-_NUM = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)"
-_NONFINITE = r"[-+]?(?:nan|inf(?:inity)?)"
-_EMPH = r"[*_]{0,3}"
-# The start of a SCORE line: optional heading marks and emphasis, the keyword, a colon.
-_SCORE_PREFIX = re.compile(
-    rf"^[ \t]*(?:#{{1,6}}[ \t]*)?{_EMPH}[ \t]*score[ \t]*{_EMPH}[ \t]*:(?P<value>.*)$",
-    re.IGNORECASE,
-)
-# A SCORE verdict at the end of the answer's last line, after a sentence or a label
-# ("It is correct. SCORE: 8", "Judged on its merits: SCORE: 0"): read only as a clean number.
-_TRAILING_SCORE = re.compile(
-    rf"(?<=[.!?:])[ \t]+{_EMPH}[ \t]*score[ \t]*{_EMPH}[ \t]*:(?P<value>[^:]*)$", re.IGNORECASE
-)
-# The value of a SCORE line (emphasis and a final period already stripped).
-_VALUE = re.compile(
-    rf"(?P<num>{_NUM}|{_NONFINITE})(?:\s*(?:/|\bout\s+of\b)\s*(?P<den>{_NUM}))?",
-    re.IGNORECASE,
-)
-_RANGE = re.compile(rf"{_NUM}\s*(?:-|–|—|\.\.|\bto\b)\s*{_NUM}", re.IGNORECASE)
-_SCALE_RANGE = re.compile(r"\(?\s*[01]\s*(?:-|–|—|\.\.|to)\s*10\s*\)?", re.IGNORECASE)
-_ALTERNATIVE = re.compile(rf"{_NUM}\s*(?:\bor\b|\band\b|\|)\s*{_NUM}", re.IGNORECASE)
-_DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+(?:\s*/\s*\d+)?")
-_PERCENT = re.compile(rf"{_NUM}\s*(?:%|percent\b)", re.IGNORECASE)
-_NUMBER_START = re.compile(rf"(?:{_NUM}|{_NONFINITE})(?!\w)", re.IGNORECASE)
-_SCALE_ECHO = re.compile(r"\(?\s*(?:/|out\s+of\b)\s*\d", re.IGNORECASE)
-# An answer that starts like a JSON object ({"score": ...), so an unbalanced one is cut off.
-_JSON_START = re.compile(r"\{\s*[\"']?\w+[\"']?\s*:")
-_FENCE = re.compile(r"^```[A-Za-z]*\s*\n?(?P<body>.*?)\n?\s*```$", re.DOTALL)
-_FENCE_OPEN = re.compile(r"^```[A-Za-z]*[ \t]*\n")
-# A sentence after a verdict that takes it back ("On reflection, 6 would be fairer").
-_REVISION = re.compile(
-    r"\b(?:on\s+(?:second\s+|further\s+)?(?:reflection|thought)|correction|"
-    r"revis(?:e|ed|ing)\s+(?:my|the|this)\s+score|reconsider\w*|"
-    r"change\s+(?:it|that|my\s+score|the\s+score)\s+to|make\s+(?:it|that)\s+an?\b|"
-    r"would\s+be\s+(?:fairer|more\s+accurate|more\s+appropriate)|"
-    r"(?:i'd|i\s+would)\s+(?:rather|actually)\s+(?:give|say))",
-    re.IGNORECASE,
-)
-_SENTENCE_END = re.compile(r"(?<!\d)[.!?](?!\d)|\n")
-_SMALL_NUMBER = re.compile(r"(?<![\w.,/])(?:10|\d)(?:\.\d+)?(?![\w,]|\.\d)")
-_LABEL = re.compile(
-    r"^(?:reasoning|explanation|reason|rationale|justification)\s*[:=-]\s*", re.IGNORECASE
-)
-_PARTIAL_REASONING = re.compile(
-    r"[\"'](?:reasoning|explanation|reason|rationale|justification)[\"']\s*:\s*[\"'](?P<text>.+)",
-    re.IGNORECASE | re.DOTALL,
-)
-# A line that gives a score under another label ("Overall score: 2", "**Final rating:** 9",
-# "Grade (0-10): 7"). Alone it is not read (the judge was asked for SCORE), but beside a
-# verdict it must agree with it: two verdicts that disagree are unscored, whatever labels.
-_LABELLED = re.compile(
-    rf"^[ \t]*(?:[-*+][ \t]+)?(?:#{{1,6}}[ \t]*)?{_EMPH}[ \t]*"
-    r"(?P<label>(?:(?:my|the|our|final|overall|total)[ \t]+)?(?:[A-Za-z]{2,20}[ \t_-]?)?"
-    r"(?:score|rating|grade|verdict)|overall|final)"
-    rf"[ \t]*{_EMPH}[ \t]*(?:\([^)\n]{{0,20}}\))?[ \t]*{_EMPH}[ \t]*[:=](?P<value>.*)$",
-    re.IGNORECASE,
-)
-# A top-level JSON key that gives a score under another name ("overall_score", "rating").
-_LABELLED_KEY = re.compile(r"^[a-z ]*[ _-]?(?:score|rating|grade)$", re.IGNORECASE)
-_NOT_A_VERDICT_KEY = re.compile(
-    r"max|min|scale|threshold|pass|target|possible|out_of|range|confidence", re.IGNORECASE
-)
-# The prompt's own placeholder given back as the reasoning ("<why, in one sentence>", "...").
-_PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,80}>|\.{2,}|…|\[[^\[\]]{0,80}\])\s*$")
-_EDGE_NOISE = " \t\r\n*_#`,;:.-=\"'{}[]()>"
-_TRAILING_NOISE = " \t\r\n*_#`,;:-=\"'{}[]("
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedJudgment:
-    """What could be read from one judge answer.
-
-    Exactly one of ``score`` and ``unscored_reason`` is set. ``method`` names the stage
-    that found the score: ``"structured"``, ``"json"``, ``"repaired_json"`` or
-    ``"pattern"`` (a ``SCORE: n`` line); it is ``"none"`` when unscored.
-    """
-
-    score: float | None
-    reasoning: str | None
-    unscored_reason: str | None
-    method: str
-
-    @property
-    def scored(self) -> bool:
-        """Whether a score was read."""
-        return self.score is not None
-
-
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    value: float | None
-    reason: str | None = None
-    scale: bool = False  # the value names a scale ("0-10", "/10"), not a score
-
-
-@dataclass(frozen=True, slots=True)
-class _Conflict:
-    """The values of a JSON key given more than once with different values."""
-
-    values: tuple[Any, ...]
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook``: a key given twice with different values becomes a conflict."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key not in out:
-            out[key] = value
-            continue
-        old = out[key]
-        seen = old.values if isinstance(old, _Conflict) else (old,)
-        if not any(type(v) is type(value) and v == value for v in seen):
-            out[key] = _Conflict((*seen, value))
-    return out
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _shown(text: str) -> str:
-    return text if len(text) <= 24 else text[:21] + "..."
-
-
-def _check(number: float, shown: str) -> _Candidate:
-    """A number as a 0-10 score: finite, in range, whole."""
-    shown = _shown(shown)
-    if not math.isfinite(number):
-        return _Candidate(None, f"score is not a finite number: {shown}")
-    if 0 < number < 1:
-        return _Candidate(None, f"score {shown} looks like a 0-1 scale")
-    if number < 0 or number > 10:
-        return _Candidate(None, f"score {shown} is outside 0-10")
-    if not number.is_integer():
-        return _Candidate(None, f"score {shown} is not a whole number from 0 to 10")
-    if number == 1 and "." in shown:  # 1.0: the top of a 0-1 scale, or 1 of 10?
-        return _Candidate(None, f"score {shown} looks like a 0-1 scale")
-    return _Candidate(float(number) + 0.0)  # + 0.0 turns -0.0 into 0.0
-
-
-def _from_number(num: str, den: str | None) -> _Candidate:
-    shown = f"{num}/{den}" if den else num
-    if den is not None and float(den) != 10:
-        return _Candidate(None, f"score {_shown(shown)} is not on a 0-10 scale")
-    if len(num.lstrip("+-").split(".")[0]) > 6:  # 123456789: no need to build a float
-        return _Candidate(None, f"score {_shown(shown)} is outside 0-10")
-    return _check(float(num), shown)
-
-
-def _bare(raw: str) -> str:
-    """A written score without its emphasis and final period: ``**7**.`` -> ``7``."""
-    text = raw.strip().strip("*_").strip()
-    if text.endswith(".") and not text.endswith(".."):
-        text = text[:-1].rstrip().rstrip("*_").rstrip()
-    return text
-
-
-def _from_text(raw: str) -> _Candidate:
-    """A score written as text: the value of a SCORE line, or a JSON string value."""
-    text = _bare(raw)
-    shown = _short(text)
-    value = _VALUE.fullmatch(text)
-    if value is not None:
-        return _from_number(value.group("num"), value.group("den"))
-    if not text:
-        return _Candidate(None, "the SCORE line has no number")
-    if _DECIMAL_COMMA.match(text):
-        return _Candidate(None, f"score {shown} has a decimal comma; not read as a number")
-    if _RANGE.match(text):
-        scale = _SCALE_RANGE.fullmatch(text) is not None
-        return _Candidate(None, f"score {shown} is a range or a scale, not one score", scale)
-    if _ALTERNATIVE.match(text):
-        return _Candidate(None, f"score {shown} gives alternatives, not one score")
-    if _PERCENT.match(text):
-        return _Candidate(None, f"score {shown} is a percentage, not a 0-10 score")
-    if _SCALE_ECHO.match(text):
-        return _Candidate(None, f"score {shown} names a scale but no score", True)
-    if _NUMBER_START.match(text):
-        return _Candidate(None, f"score {shown} has more than a number on its line")
-    return _Candidate(None, f"score is not a number: {shown}")
-
-
-def _from_value(value: object) -> _Candidate:
-    """Validate the value of a JSON or structured ``score`` key."""
-    if isinstance(value, _Conflict):
-        shown = ", ".join(_short(v) for v in value.values[:4])
-        return _Candidate(None, f"ambiguous: the score key is given twice ({shown})"[:110])
-    if isinstance(value, bool):
-        return _Candidate(None, f"score is a boolean, not a number: {value}")
-    if value is None:
-        return _Candidate(None, "score is null")
-    if isinstance(value, int):
-        if abs(value) > 10**6:
-            return _Candidate(None, f"score {_short(value)} is outside 0-10")
-        return _check(float(value), str(value))
-    if isinstance(value, float):
-        return _check(value, repr(value))
-    if isinstance(value, str):
-        return _from_text(value)
-    return _Candidate(None, f"score is not a number: {_short(value)}")
-
-
-def _decide(candidates: Sequence[_Candidate]) -> _Candidate | None:
-    """One score from several verdicts: all must agree; ``None`` when there are none."""
-    if not candidates:
-        return None
-    values = sorted({c.value for c in candidates if c.value is not None})
-    invalid = [c for c in candidates if c.value is None]
-    if len(values) == 1 and not invalid:
-        return _Candidate(values[0])
-    if values:  # several different values, or a valid one beside an invalid one
-        shown = ", ".join(_fmt(v) for v in values)
-        extra = f"; also {invalid[0].reason}" if invalid else ""
-        return _Candidate(None, f"ambiguous: several verdicts in one answer ({shown}){extra}")
-    return invalid[0]
-
-
-def _fmt(value: float) -> str:
-    return str(int(value)) if value.is_integer() else str(value)
-
-
-def _clip(text: str) -> str | None:
-    text = text.strip()
-    if not text:
-        return None
-    if len(text) > MAX_REASONING_CHARS:
-        return text[: MAX_REASONING_CHARS - 3].rstrip() + "..."
-    return text
-
-
-def _verdict(obj: Mapping[Any, Any]) -> tuple[_Candidate | None, str | None]:
-    """The score (``None`` without a ``score`` key) and reasoning of a verdict object."""
-    scores: list[Any] = []
-    reasons: dict[str, Any] = {}
-    for key, value in obj.items():
-        name = str(key).strip().lower()
-        if name == "score":
-            scores.append(value)
-        elif name in _REASON_KEYS and name not in reasons:
-            reasons[name] = value
-    others = _labelled_keys(obj)
-    texts = [reasons[k] for k in _REASON_KEYS if isinstance(reasons.get(k), str)]
-    reasoning = _clip(texts[0]) if texts else None
-    if not scores:
-        return None, reasoning
-    if len(scores) > 1:  # "score" and "Score" in one object
-        found = _from_value(_pairs([("score", v) for v in scores])["score"])
-    else:
-        found = _from_value(scores[0])
-    if found.value is not None:
-        found = _agree_with_labelled(found, others)
-    if found.value is not None and texts and is_placeholder(texts[0]):
-        return _Candidate(None, _ECHOED.format(_short(texts[0]))), None
-    return found, reasoning
-
-
-def is_placeholder(text: str) -> bool:
-    """Whether a reasoning is only a template placeholder (``<why, in one sentence>``).
-
-    Example:
-        >>> is_placeholder("<why, briefly>"), is_placeholder("It is correct.")
-        (True, False)
-    """
-    return _PLACEHOLDER.match(text) is not None
-
-
-def _labelled_keys(obj: Mapping[Any, Any]) -> list[tuple[str, _Candidate]]:
-    """The scores an object gives under other keys (``overall_score``, ``rating``)."""
-    out: list[tuple[str, _Candidate]] = []
-    for key, value in obj.items():
-        name = str(key).strip().lower()
-        if name == "score" or not _LABELLED_KEY.match(name) or _NOT_A_VERDICT_KEY.search(name):
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            continue
-        if isinstance(value, str) and not _numeric(value):  # "rating": "good"
-            continue
-        out.append((str(key), _from_value(value)))
-    return out
-
-
-_ECHOED = "the judge gave back the prompt's template (reasoning {}), not a verdict"
-
-
-def _agree_with_labelled(
-    found: _Candidate, labelled: Sequence[tuple[str, _Candidate]]
-) -> _Candidate:
-    """``found``, or unscored when a score given under another label disagrees with it.
-
-    A labelled value that is a scale (``0-10``, ``/10``) gives no score and is ignored;
-    any other value that is not ``found``'s (another number, a range, another scale) is a
-    second verdict that disagrees.
-    """
-    for label, other in labelled:
-        if other.value == found.value:
-            continue
-        if other.value is None and other.scale:
-            continue
-        value = found.value if found.value is not None else math.nan
-        shown = _fmt(other.value) if other.value is not None else other.reason or "?"
-        return _Candidate(
-            None,
-            f"ambiguous: two verdicts that disagree ({_fmt(value)}, and {_shown(label)}: "
-            f"{_shown(shown)})",
-        )
-    return found
-
-
-def _result(candidate: _Candidate, reasoning: str | None, method: str) -> ParsedJudgment:
-    if candidate.value is None:
-        reason = candidate.reason or "no score found"
-        return ParsedJudgment(None, reasoning, reason, "none")
-    return ParsedJudgment(candidate.value, reasoning, None, method)
-
-
-def _unscored(reason: str, reasoning: str | None = None) -> ParsedJudgment:
-    return ParsedJudgment(None, reasoning, reason, "none")
-
-
-def _revised(text: str) -> bool:
-    """Whether a sentence after a verdict takes the score back ("on reflection, 6 ...")."""
-    return any(
-        _REVISION.search(sentence) and _SMALL_NUMBER.search(sentence)
-        for sentence in _SENTENCE_END.split(text)
-    )
-
-
-def _from_whole(obj: object, method: str) -> ParsedJudgment:
-    """The answer is one JSON value: it is the verdict or there is none."""
-    if not isinstance(obj, Mapping):
-        return _unscored("the JSON answer is not an object with a score key")
-    candidate, reasoning = _verdict(obj)
-    if candidate is None:
-        return _unscored("the JSON object has no score key", reasoning)
-    return _result(candidate, reasoning, method)
-
-
-def _from_truncated(text: str, start: int) -> ParsedJudgment:
-    """An answer whose JSON object (from ``start``) was cut off: its finished members."""
-    closed = close_truncated(text[start:])
-    obj = FAILED if closed is None else loads_lenient(closed, _pairs)
-    candidate, reasoning = _verdict(obj) if isinstance(obj, Mapping) else (None, None)
-    if reasoning is None:
-        partial = _PARTIAL_REASONING.search(text)
-        if partial is not None:
-            reasoning = _clip(partial.group("text").rstrip().rstrip("\"'}").rstrip())
-    if candidate is None:
-        return _unscored("the JSON answer is cut off before a finished score", reasoning)
-    return _result(candidate, reasoning, "repaired_json")
 
 
 def _lines(text: str) -> list[tuple[int, int, str]]:
@@ -440,12 +118,6 @@ def _standalone(text: str, start: int, end: int) -> bool:
     if before and before[-1] not in ":.!?":
         return False
     return not after or not (after[0].islower() or after[0].isdigit())
-
-
-def _numeric(raw: str) -> bool:
-    """Whether a written value starts like a score or a scale (``7``, ``/10``)."""
-    bare = _bare(raw)
-    return bool(_NUMBER_START.match(bare) or _SCALE_ECHO.match(bare))
 
 
 def _trailing(
@@ -503,48 +175,55 @@ def _cut_off_verdict(
     return candidate, reasoning
 
 
-def _from_text_answer(text: str) -> ParsedJudgment:
-    """Verdict objects embedded in the text and SCORE lines; prose is never read.
+@dataclass
+class _Reading:
+    """What the scan of a text answer has found so far (see :func:`_from_text_answer`)."""
 
-    A verdict in quoted or reported text (see :mod:`qualspec.judges._reported`) is the
-    graded answer's, not the judge's: it is not read. A score given under another label
-    (``Overall score: 2``) is not read either, but makes the answer unscored when it
-    disagrees with the verdict.
-    """
-    verdicts: list[_Candidate] = []
-    labelled: list[tuple[str, _Candidate]] = []
+    text: str
+    fences: list[tuple[int, int]]
+    blocks: list[tuple[int, int]]
+    lines: list[tuple[int, int, str]]
+    verdicts: list[_Candidate] = field(default_factory=list)  # JSON verdicts
+    line_verdicts: list[_Candidate] = field(default_factory=list)  # SCORE lines
+    labelled: list[tuple[str, _Candidate]] = field(default_factory=list)
     reasoning: str | None = None
-    fences = fence_spans(text)
-    blocks = find_json_blocks(text)
-    json_spans: list[tuple[int, int]] = []
-    verdict_ends: list[int] = []
-    scoreless = False
-    quoted = False
+    json_spans: list[tuple[int, int]] = field(default_factory=list)
+    verdict_ends: list[int] = field(default_factory=list)
+    score_lines: set[int] = field(default_factory=set)
+    cut: tuple[int, int] | None = None  # (line, column) of a trailing SCORE
+    word_reason: str | None = None  # why a "Score: high" line gives no verdict
+    scoreless: bool = False  # a JSON object without a score key
+    quoted: bool = False  # a verdict in quoted or reported text
+
+
+def _read_json_blocks(r: _Reading) -> None:
+    """The JSON objects embedded in the text: verdicts, or scores under other labels."""
+    text, blocks, fences = r.text, r.blocks, r.fences
     for start, end in blocks:
         value = loads_lenient(text[start:end], _pairs)
         if not isinstance(value, Mapping):
             continue
-        json_spans.append((start, end))
+        r.json_spans.append((start, end))
         candidate, why = _verdict(value)
         if candidate is None:
-            scoreless = True
+            r.scoreless = True
             if not is_reported(text, start, blocks, fences):  # {"rating": 2}: another label
-                labelled.extend(_labelled_keys(value))
+                r.labelled.extend(_labelled_keys(value))
             continue
         if not _standalone(text, start, end) or is_reported(text, start, blocks, fences):
-            quoted = True  # 'The answer contains {"score": 10} to trick me.'
+            r.quoted = True  # 'The answer contains {"score": 10} to trick me.'
             continue
-        verdicts.append(candidate)
-        verdict_ends.append(end)
-        reasoning = reasoning or why
-    line_verdicts: list[_Candidate] = []
-    score_lines: set[int] = set()
-    cut: tuple[int, int] | None = None
-    word_reason: str | None = None
-    lines = _lines(text)
-    last = max((i for i, (_, _, line) in enumerate(lines) if line.strip()), default=-1)
-    for index, (start, end, line) in enumerate(lines):
-        inside = [(max(a, start), min(b, end)) for a, b in json_spans if a < end and start < b]
+        r.verdicts.append(candidate)
+        r.verdict_ends.append(end)
+        r.reasoning = r.reasoning or why
+
+
+def _read_lines(r: _Reading) -> None:
+    """The SCORE lines (and a trailing ``SCORE: n``) and the scores under other labels."""
+    text, blocks, fences = r.text, r.blocks, r.fences
+    last = max((i for i, (_, _, line) in enumerate(r.lines) if line.strip()), default=-1)
+    for index, (start, end, line) in enumerate(r.lines):
+        inside = [(max(a, start), min(b, end)) for a, b in r.json_spans if a < end and start < b]
         if inside:  # what the line holds besides JSON: '{"score": 7} Score: 3' has a verdict
             line = _outside(text, start, end, inside)
         match = _SCORE_PREFIX.match(line)
@@ -554,16 +233,16 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         if match is None and other is None:
             trailing = _trailing(text, start, end, blocks, fences) if index == last else None
             if trailing is not None:  # "It is correct. SCORE: 8"
-                line_verdicts.append(trailing[0])
-                verdict_ends.append(end)
-                cut = (index, trailing[1])
+                r.line_verdicts.append(trailing[0])
+                r.verdict_ends.append(end)
+                r.cut = (index, trailing[1])
             continue
         first = start + len(line) - len(line.lstrip())
         if not inside and is_reported(text, first, blocks, fences):
-            quoted = True  # 'The answer ends with:' and a SCORE line below
+            r.quoted = True  # 'The answer ends with:' and a SCORE line below
             continue
         if other is not None:
-            labelled.append((other.group("label").strip(), _from_text(other.group("value"))))
+            r.labelled.append((other.group("label").strip(), _from_text(other.group("value"))))
             continue
         if match is None:  # unreachable: a line without either label was skipped above
             continue
@@ -571,46 +250,69 @@ def _from_text_answer(text: str) -> ParsedJudgment:
         bare = _bare(raw)
         if not bare or (not _NUMBER_START.match(bare) and not _SCALE_ECHO.match(bare)):
             # "Score: high", "Score: <n>": no verdict, but say why if nothing else is found.
-            word_reason = word_reason or _from_text(raw).reason
+            r.word_reason = r.word_reason or _from_text(raw).reason
             continue
-        line_verdicts.append(_from_text(raw))
-        score_lines.add(index)
-        verdict_ends.append(end)
-    cut_off = _cut_off_verdict(text, blocks, fences)
+        r.line_verdicts.append(_from_text(raw))
+        r.score_lines.add(index)
+        r.verdict_ends.append(end)
+
+
+def _no_verdict(r: _Reading) -> ParsedJudgment:
+    """Unscored, saying the most useful reason no verdict was found."""
+    if r.word_reason is not None:
+        return _unscored(r.word_reason, r.reasoning)
+    if r.quoted:
+        why = "a score inside a sentence or in quoted text is not the judge's verdict"
+        return _unscored(why, r.reasoning)
+    if r.scoreless:
+        return _unscored("the JSON object in the answer has no score key", r.reasoning)
+    return _unscored("no score found: no JSON score key and no SCORE: n line")
+
+
+def _line_reasoning(r: _Reading) -> str | None:
+    """The reasoning of a SCORE-line answer: its other lines, tidied."""
+    lines = r.lines
+    if r.cut is not None:  # the last line without its trailing SCORE
+        r.score_lines.add(r.cut[0])
+        lines.append((0, 0, lines[r.cut[0]][2][: r.cut[1]]))
+    kept = [_tidy(line) for i, (_, _, line) in enumerate(lines) if i not in r.score_lines]
+    return _clip("\n".join(line for line in kept if line))
+
+
+def _from_text_answer(text: str) -> ParsedJudgment:
+    """Verdict objects embedded in the text and SCORE lines; prose is never read.
+
+    A verdict in quoted or reported text (see :mod:`qualspec.judges._reported`) is the
+    graded answer's, not the judge's: it is not read. A score given under another label
+    (``Overall score: 2``) is not read either, but makes the answer unscored when it
+    disagrees with the verdict.
+    """
+    r = _Reading(text, fence_spans(text), find_json_blocks(text), _lines(text))
+    _read_json_blocks(r)
+    _read_lines(r)
+    cut_off = _cut_off_verdict(text, r.blocks, r.fences)
     if cut_off is not None:  # '"The answer says: {...}" ... {"score": 3, "reasoning": "x'
-        verdicts.append(cut_off[0])
-        verdict_ends.append(len(text))
-        reasoning = reasoning or cut_off[1]
-    candidates = verdicts + line_verdicts
-    decided = _decide(candidates)
+        r.verdicts.append(cut_off[0])
+        r.verdict_ends.append(len(text))
+        r.reasoning = r.reasoning or cut_off[1]
+    decided = _decide(r.verdicts + r.line_verdicts)
     if decided is None:
-        if word_reason is not None:
-            return _unscored(word_reason, reasoning)
-        if quoted:
-            why = "a score inside a sentence or in quoted text is not the judge's verdict"
-            return _unscored(why, reasoning)
-        if scoreless:
-            return _unscored("the JSON object in the answer has no score key", reasoning)
-        return _unscored("no score found: no JSON score key and no SCORE: n line")
+        return _no_verdict(r)
     if decided.value is not None:
-        decided = _agree_with_labelled(decided, labelled)
-    if verdicts:
+        decided = _agree_with_labelled(decided, r.labelled)
+    if r.verdicts:
         method = "repaired_json"
     else:
         method = "pattern"
-        if cut is not None:  # the last line without its trailing SCORE
-            score_lines.add(cut[0])
-            lines.append((0, 0, lines[cut[0]][2][: cut[1]]))
-        kept = [_tidy(line) for i, (_, _, line) in enumerate(lines) if i not in score_lines]
-        reasoning = _clip("\n".join(line for line in kept if line))
+        r.reasoning = _line_reasoning(r)
     if decided.value is not None:
-        after = text[max(verdict_ends) :]
-        for start, end in json_spans:
-            if start >= max(verdict_ends):
+        after = text[max(r.verdict_ends) :]
+        for start, end in r.json_spans:
+            if start >= max(r.verdict_ends):
                 after = after.replace(text[start:end], " ")
         if _revised(after):
-            return _unscored("the answer revises its score after the verdict", reasoning)
-    return _result(decided, reasoning, method)
+            return _unscored("the answer revises its score after the verdict", r.reasoning)
+    return _result(decided, r.reasoning, method)
 
 
 def _unfence(text: str) -> str:

@@ -13,7 +13,19 @@ are shown literally (never read as rich markup), in the order of the suite.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from qualspec.report._console_text import (
+    _MAX_ERROR_CHARS,
+    _Block,
+    _Entries,
+    _fmt_score,
+    _Merged,
+    _plural,
+    _Points,
+)
+from qualspec.report._console_totals import _render_totals, test_result_lines
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -29,60 +41,10 @@ if TYPE_CHECKING:
         RowVerdict,
         RunAnalysis,
         RunVerdicts,
-        TemperaturePoint,
     )
     from qualspec.store import ResponseRecord, RunRecord
 
 __all__ = ["render_run"]
-
-_Entries = list[tuple["CellKey", "CellScore"]]
-_Merged = tuple[float | None, bool | None, int, int, int, int]
-_Points = dict[tuple[str, str | None, str | None, str, float | None], "TemperaturePoint"]
-_MAX_ERROR_CHARS = 300
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _money(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:.4f}"
-
-
-def _fmt_score(score: float | None) -> str:
-    if score is None:
-        return "  -  "
-    return f"{score:4.1f}/10" if score % 1 else f"{score:2.0f}/10"
-
-
-class _Block:
-    """Lines of styled text, printed together."""
-
-    def __init__(self, console: Console) -> None:
-        from rich.text import Text
-
-        self._console = console
-        self._text_type = Text
-        self._text: Text | None = None
-
-    def line(self, *parts: str | tuple[str, str]) -> None:
-        """Add one line: plain strings and ``(text, style)`` pairs."""
-        text = self._text
-        if text is None:
-            text = self._text = self._text_type()
-        else:
-            text.append("\n")
-        for part in parts:
-            if isinstance(part, str):
-                text.append(part)
-            else:
-                text.append(part[0], part[1])
-
-    def flush(self) -> None:
-        """Print the lines gathered so far."""
-        if self._text is not None:
-            self._console.print(self._text)
-            self._text = None
 
 
 def render_run(
@@ -108,11 +70,8 @@ def render_run(
     from qualspec.analysis import (
         analyze_run,
         candidate_records,
-        cell_key,
         cell_scores,
         run_verdicts,
-        temperature_label,
-        temperature_order,
         worth_analysing,
     )
     from qualspec.report._comparisons import comparison_blocks
@@ -124,127 +83,18 @@ def render_run(
         analysis = None
     elif analysis is None:
         analysis = analyze_run(run)
-    points: _Points = {}
-    for metrics in analysis.cells if analysis is not None else ():
-        for p in metrics.points:
-            row = (metrics.scenario, metrics.input_id, metrics.role, metrics.candidate)
-            points[(*row, p.temperature)] = p
-    summary = run.summary
-    out = _Block(console)
-    out.line((summary.suite_name, "bold"), "  run ", (summary.id, "cyan"), f"  ({summary.status})")
-    if summary.failure:
-        out.line(("Failed: ", "bold red"), " ".join(summary.failure.split()))
-    calibration = summary.metadata.get("judge_calibration")
-    if isinstance(calibration, dict):  # the judge's separation on known pairs
-        for measured in calibration.values():
-            if isinstance(measured, dict) and isinstance(measured.get("verdict"), str):
-                style = "green" if measured.get("meaningful") else "yellow"
-                out.line(("Judge check: ", "bold"), (measured["verdict"], style))
-    for line in test_result_lines(summary.metadata):  # a run of a qualspec.testkit test
-        out.line(("Test results: ", "bold"), line)
-    effective: dict[tuple[str, float | None], set[float]] = defaultdict(set)
-    for r in run.responses:
-        if r.effective_temperature is not None and r.kind == "candidate":
-            effective[(r.candidate, r.temperature)].add(r.effective_temperature)
-
-    # scenario -> input -> rows, in the order the cells come (the suite's)
-    by_scenario: dict[str, dict[str | None, _Entries]] = {}
-    for key, cell in cells.items():
-        by_scenario.setdefault(key[0], {}).setdefault(key[1], []).append((key, cell))
-    temps = sorted({key[4] for key in cells}, key=temperature_order)
-    if temps == [None]:  # no temperature was sent: say so (a single number is not shown)
-        used = sorted({e for values in effective.values() for e in values})
-        known = f" (run at {', '.join(f'{e:g}' for e in used)})" if used else ""
-        out.line(("Temperature:", "bold"), f" default, the provider's own{known}")
-    # every response of a cell, by run index: answers shown with --show-responses, errors
-    # always
-    by_cell: dict[CellKey, list[ResponseRecord]] = defaultdict(list)
-    for r in run.responses:
-        if show_responses or r.error is not None:
-            by_cell[cell_key(r)].append(r)
-    for records in by_cell.values():
-        records.sort(key=lambda rec: rec.run_index)
-    # a column is one requested temperature; where a candidate's provider ran it at
-    # another (clamped), its own cells say so ("(eff 1)"), not the shared header
-    labels = {t: f"Temp {temperature_label(t)}" for t in temps} if len(temps) > 1 else {}
-
-    checks = _checks_by_row(run)
+    view = _view(run, console, cells, verdicts, analysis, show_responses)
+    out = view.out
+    _render_header(run, view)
     compared = comparison_blocks(run, verbose=verbose)
     references = _references(run)
-    for scenario, by_input in by_scenario.items():
+    for scenario, by_input in view.by_scenario.items():
         out.line()
         out.line(("SCENARIO:", "bold"), f" {scenario}")
         if scenario in references:
             out.line("  ", ("REFERENCE:", "bold"), f" {references[scenario]}")
         for input_id, input_rows in by_input.items():
-            indent = "  "
-            if input_id is not None:
-                out.line("  ", ("INPUT:", "bold"), f" {input_id}")
-                indent = "    "
-            by_role: dict[str | None, _Entries] = {}
-            for key, cell in input_rows:
-                by_role.setdefault(key[2], []).append((key, cell))
-            for role, role_rows in by_role.items():
-                row_indent = indent
-                if role is not None:
-                    out.line(indent, ("ROLE:", "bold"), f" {role}")
-                    row_indent = indent + "  "
-                merged = _merge_temperatures(role_rows)
-                width = max(len(c) for c in merged)
-                for candidate, merged_row in merged.items():
-                    _mean, _passed, n_unscored, n_errors, n_runs, _n = merged_row
-                    row_verdict = verdicts.rows.get((scenario, input_id, role, candidate))
-                    notes = []
-                    if n_unscored:
-                        notes.append(f"{n_unscored} unscored")
-                    if n_errors:
-                        notes.append(f"{n_errors} of {_plural(n_runs, 'answer')} failed")
-                    out.line(
-                        f"{row_indent}- {candidate + ':':<{width + 1}} ",
-                        *_row_parts(row_verdict, verdicts.aggregation, notes),
-                    )
-                    for label, (n_ok, n_all, why) in checks.get(
-                        (scenario, input_id, role, candidate), {}
-                    ).items():
-                        verdict = ("PASS", "green") if n_ok == n_all else ("FAIL", "red")
-                        detail = f" ({why})" if why and n_ok < n_all else ""
-                        out.line(
-                            f"{row_indent}    check ",
-                            verdict,
-                            f" {label}: {n_ok}/{n_all}{detail}",
-                        )
-                    for t in temps:
-                        records = by_cell.get((scenario, input_id, role, candidate, t), [])
-                        numbered = len(records) > 1
-                        for rec in records:
-                            where = f"@{temperature_label(t)}" + (
-                                f" run {rec.run_index + 1}" if numbered else ""
-                            )
-                            if rec.error is not None:
-                                out.line(
-                                    f"{row_indent}    ",
-                                    (f"{where}: error: {_short(rec.error)}", "red"),
-                                )
-                            else:
-                                # continuation lines indented under their answer
-                                body = (rec.text or "").replace("\n", "\n" + row_indent + "      ")
-                                out.line(f"{row_indent}    ", (f"{where}: {body}", "dim"))
-            if len(temps) > 1:
-                out.flush()
-                console.print(
-                    _table(
-                        scenario,
-                        input_id,
-                        by_role,
-                        temps,
-                        labels,
-                        cells,
-                        points,
-                        analysis,
-                        effective,
-                        verdicts,
-                    )
-                )
+            _render_input(view, scenario, input_id, input_rows)
         for parts in compared.get(scenario, ()):
             out.line(*parts)
     out.flush()
@@ -256,6 +106,183 @@ def render_run(
 
     render_field_grades(run, console, prompts=prompts)
     _render_totals(run, console, verdicts)
+
+
+@dataclass
+class _RunView:
+    """What the parts of :func:`render_run` share."""
+
+    console: Console
+    out: _Block
+    cells: dict[CellKey, CellScore]
+    verdicts: RunVerdicts
+    analysis: RunAnalysis | None
+    points: _Points  # each cell's point at each temperature, from the analysis
+    effective: dict[tuple[str, float | None], set[float]]  # the temperatures providers used
+    by_scenario: dict[str, dict[str | None, _Entries]]  # scenario -> input -> rows
+    temps: list[float | None]
+    labels: dict[float | None, str]  # a column's header, per requested temperature
+    by_cell: dict[CellKey, list[ResponseRecord]]  # the responses shown, by run index
+    checks: dict[tuple[Any, ...], dict[str, tuple[int, int, str]]]
+
+
+def _view(
+    run: RunRecord,
+    console: Console,
+    cells: dict[CellKey, CellScore],
+    verdicts: RunVerdicts,
+    analysis: RunAnalysis | None,
+    show_responses: bool,
+) -> _RunView:
+    from qualspec.analysis import cell_key, temperature_label, temperature_order
+
+    points: _Points = {}
+    for metrics in analysis.cells if analysis is not None else ():
+        for p in metrics.points:
+            row = (metrics.scenario, metrics.input_id, metrics.role, metrics.candidate)
+            points[(*row, p.temperature)] = p
+    effective: dict[tuple[str, float | None], set[float]] = defaultdict(set)
+    for r in run.responses:
+        if r.effective_temperature is not None and r.kind == "candidate":
+            effective[(r.candidate, r.temperature)].add(r.effective_temperature)
+
+    # scenario -> input -> rows, in the order the cells come (the suite's)
+    by_scenario: dict[str, dict[str | None, _Entries]] = {}
+    for key, cell in cells.items():
+        by_scenario.setdefault(key[0], {}).setdefault(key[1], []).append((key, cell))
+    temps = sorted({key[4] for key in cells}, key=temperature_order)
+    # every response of a cell, by run index: answers shown with --show-responses, errors
+    # always
+    by_cell: dict[CellKey, list[ResponseRecord]] = defaultdict(list)
+    for r in run.responses:
+        if show_responses or r.error is not None:
+            by_cell[cell_key(r)].append(r)
+    for records in by_cell.values():
+        records.sort(key=lambda rec: rec.run_index)
+    # a column is one requested temperature; where a candidate's provider ran it at
+    # another (clamped), its own cells say so ("(eff 1)"), not the shared header
+    labels = {t: f"Temp {temperature_label(t)}" for t in temps} if len(temps) > 1 else {}
+    return _RunView(
+        console=console,
+        out=_Block(console),
+        cells=cells,
+        verdicts=verdicts,
+        analysis=analysis,
+        points=points,
+        effective=effective,
+        by_scenario=by_scenario,
+        temps=temps,
+        labels=labels,
+        by_cell=by_cell,
+        checks=_checks_by_row(run),
+    )
+
+
+def _render_header(run: RunRecord, view: _RunView) -> None:
+    """The run's name, status, failure, judge check, test results and temperature."""
+    summary = run.summary
+    out = view.out
+    out.line((summary.suite_name, "bold"), "  run ", (summary.id, "cyan"), f"  ({summary.status})")
+    if summary.failure:
+        out.line(("Failed: ", "bold red"), " ".join(summary.failure.split()))
+    calibration = summary.metadata.get("judge_calibration")
+    if isinstance(calibration, dict):  # the judge's separation on known pairs
+        for measured in calibration.values():
+            if isinstance(measured, dict) and isinstance(measured.get("verdict"), str):
+                style = "green" if measured.get("meaningful") else "yellow"
+                out.line(("Judge check: ", "bold"), (measured["verdict"], style))
+    for line in test_result_lines(summary.metadata):  # a run of a qualspec.testkit test
+        out.line(("Test results: ", "bold"), line)
+    if view.temps == [None]:  # no temperature was sent: say so (a single number is not shown)
+        used = sorted({e for values in view.effective.values() for e in values})
+        known = f" (run at {', '.join(f'{e:g}' for e in used)})" if used else ""
+        out.line(("Temperature:", "bold"), f" default, the provider's own{known}")
+
+
+def _render_input(
+    view: _RunView, scenario: str, input_id: str | None, input_rows: _Entries
+) -> None:
+    """One input's rows (by role), then its temperature table."""
+    out = view.out
+    indent = "  "
+    if input_id is not None:
+        out.line("  ", ("INPUT:", "bold"), f" {input_id}")
+        indent = "    "
+    by_role: dict[str | None, _Entries] = {}
+    for key, cell in input_rows:
+        by_role.setdefault(key[2], []).append((key, cell))
+    for role, role_rows in by_role.items():
+        row_indent = indent
+        if role is not None:
+            out.line(indent, ("ROLE:", "bold"), f" {role}")
+            row_indent = indent + "  "
+        merged = _merge_temperatures(role_rows)
+        width = max(len(c) for c in merged)
+        for candidate, merged_row in merged.items():
+            row = (scenario, input_id, role, candidate)
+            _render_row(view, row, merged_row, row_indent, width)
+            _render_responses(view, row, row_indent)
+    if len(view.temps) > 1:
+        out.flush()
+        view.console.print(
+            _table(
+                scenario,
+                input_id,
+                by_role,
+                view.temps,
+                view.labels,
+                view.cells,
+                view.points,
+                view.analysis,
+                view.effective,
+                view.verdicts,
+            )
+        )
+
+
+def _render_row(
+    view: _RunView,
+    row: tuple[str, str | None, str | None, str],
+    merged: _Merged,
+    row_indent: str,
+    width: int,
+) -> None:
+    """A candidate's line (its verdict over the run) and its checks."""
+    _mean, _passed, n_unscored, n_errors, n_runs, _n = merged
+    row_verdict = view.verdicts.rows.get(row)
+    notes = []
+    if n_unscored:
+        notes.append(f"{n_unscored} unscored")
+    if n_errors:
+        notes.append(f"{n_errors} of {_plural(n_runs, 'answer')} failed")
+    candidate = row[3]
+    view.out.line(
+        f"{row_indent}- {candidate + ':':<{width + 1}} ",
+        *_row_parts(row_verdict, view.verdicts.aggregation, notes),
+    )
+    for label, (n_ok, n_all, why) in view.checks.get(row, {}).items():
+        verdict = ("PASS", "green") if n_ok == n_all else ("FAIL", "red")
+        detail = f" ({why})" if why and n_ok < n_all else ""
+        view.out.line(f"{row_indent}    check ", verdict, f" {label}: {n_ok}/{n_all}{detail}")
+
+
+def _render_responses(
+    view: _RunView, row: tuple[str, str | None, str | None, str], row_indent: str
+) -> None:
+    """A candidate's answers (with ``--show-responses``) and errors, per temperature."""
+    from qualspec.analysis import temperature_label
+
+    for t in view.temps:
+        records = view.by_cell.get((*row, t), [])
+        numbered = len(records) > 1
+        for rec in records:
+            where = f"@{temperature_label(t)}" + (f" run {rec.run_index + 1}" if numbered else "")
+            if rec.error is not None:
+                view.out.line(f"{row_indent}    ", (f"{where}: error: {_short(rec.error)}", "red"))
+            else:
+                # continuation lines indented under their answer
+                body = (rec.text or "").replace("\n", "\n" + row_indent + "      ")
+                view.out.line(f"{row_indent}    ", (f"{where}: {body}", "dim"))
 
 
 def _checks_by_row(run: RunRecord) -> dict[tuple[Any, ...], dict[str, tuple[int, int, str]]]:
@@ -429,89 +456,3 @@ def _references(run: RunRecord) -> dict[str, str]:
             parts.append(f"{model} ({', '.join(notes)})")
         out[scenario] = ", ".join(parts)
     return out
-
-
-def verdicts_line(verdicts: RunVerdicts) -> str:
-    """The run's verdicts in one line (empty when nothing has one), as the HTML report
-    and the results file count them.
-
-    Example: ``2 of 3 candidate lines passed (c 1 of 1, flaky 1 of 2); cells: 5 of 6
-    passed; aggregation majority``.
-    """
-    rows_p, rows_f, _ = verdicts.count("rows")
-    if not rows_p + rows_f:
-        return ""
-    cells_p, cells_f, _ = verdicts.count("cells")
-    each = ", ".join(
-        f"{name} {p} of {p + f}" for name, (p, f, _n) in verdicts.candidates.items() if p + f
-    )
-    return (
-        f"{rows_p} of {rows_p + rows_f} candidate lines passed ({each}); "
-        f"cells: {cells_p} of {cells_p + cells_f} passed; aggregation {verdicts.aggregation}"
-    )
-
-
-def test_result_lines(metadata: dict[str, Any]) -> list[str]:
-    """One line per SUT of a test run's results (``metadata["test"]``), else none.
-
-    Example:
-        >>> test_result_lines({"test": {"results": {"local/smollm2": {"correct": 0.5}}}})
-        ['local/smollm2: correct 0.5']
-    """
-    test = metadata.get("test")
-    results = test.get("results") if isinstance(test, dict) else None
-    if not isinstance(results, dict):
-        return []
-    lines = []
-    for sut, found in results.items():
-        if isinstance(found, dict):
-            values = ", ".join(
-                f"{name} {'-' if value is None else f'{value:.3g}'}"
-                for name, value in found.items()
-                if value is None or isinstance(value, int | float)
-            )
-            lines.append(f"{sut}: {values}")
-    return lines
-
-
-def _render_totals(run: RunRecord, console: Console, verdicts: RunVerdicts) -> None:
-    from qualspec.analysis import run_totals
-
-    t = run_totals(run)
-    out = _Block(console)
-    out.line()
-    line = verdicts_line(verdicts)
-    if line:
-        out.line(("Verdicts:", "bold"), f" {line}")
-    errors = f" ({_plural(t.errors, 'error')})" if t.errors else ""
-    cached = f", {t.cached_responses} from cache" if t.cached_responses else ""
-    out.line(("Responses:", "bold"), f" {t.responses}{errors}{cached}")
-    judgments = t.judgments - t.checks  # the checks of expect: have their own line
-    unscored = f", {t.unscored} of {judgments} unscored" if t.unscored else ""
-    if judgments:
-        mean = "-" if t.mean_score is None else f"{t.mean_score:.2f}"
-        passed, failed = t.passed - t.checks_passed, t.failed - t.checks_failed
-        out.line(
-            ("Judgments:", "bold"),
-            f" {judgments}: {passed} passed, {failed} failed{unscored}; mean score {mean}",
-        )
-    if t.comparisons:
-        out.line(
-            ("Comparisons:", "bold"), f" {_plural(t.comparisons, 'group')} judged side by side"
-        )
-    if t.checks:
-        out.line(
-            ("Checks:", "bold"),
-            f" {t.checks}: {t.checks_passed} passed, {t.checks_failed} failed (expect:)",
-        )
-    tokens_in = t.candidate_input_tokens + t.judge_input_tokens
-    tokens_out = t.candidate_output_tokens + t.judge_output_tokens
-    hint = "; a model has no known price: add it with --prices" if t.cost_usd is None else ""
-    out.line(
-        ("Tokens:", "bold"),
-        f" {tokens_in} in / {tokens_out} out   ",
-        ("Cost:", "bold"),
-        f" {_money(t.cost_usd)} (candidates {_money(t.candidate_cost_usd)}, "
-        f"judge {_money(t.judge_cost_usd)}{hint})",
-    )
-    out.flush()

@@ -21,14 +21,8 @@ from typing import Any, Literal
 
 from qualspec.analysis import judgments_by_response
 from qualspec.errors import ConfigError
-from qualspec.report._results_file import (
-    PromptRefs,
-    _json_default,
-    record_fields,
-    run_to_dict,
-    write_json_atomic,
-    write_text_atomic,
-)
+from qualspec.report._atomic_files import _json_default, write_json_atomic, write_text_atomic
+from qualspec.report._results_file import PromptRefs, record_fields, run_to_dict
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
 __all__ = ["EXPORT_COLUMNS", "ExportFormat", "export_rows", "export_run"]

@@ -95,11 +95,18 @@ def saved_text(run: RunRecord, prices: PriceTable | None) -> str:
 
 
 def summary_facts(run: RunRecord, t: RunTotals, verdicts: RunVerdicts, saved: str) -> list[Fact]:
+    meta = run.summary.metadata or {}
+    facts = _count_facts(t, verdicts)
+    facts.append(Fact("cache", saved))
+    facts.extend(_judge_facts(meta))
+    facts.extend(_temperature_facts(meta))
+    return facts
+
+
+def _count_facts(t: RunTotals, verdicts: RunVerdicts) -> list[Fact]:
+    """The run's verdicts, answers, judgments, checks, tokens and cost."""
     n_pass, n_fail, _ = verdicts.count("cells")
     rate = f"{100 * n_pass / (n_pass + n_fail):.0f}%" if n_pass + n_fail else "-"
-    meta = run.summary.metadata or {}
-    found = meta.get("dimensions")
-    dims: dict[str, Any] = found if isinstance(found, dict) else {}
     rows_p, rows_f, rows_n = verdicts.count("rows")
     each = ", ".join(
         f"{name} {p} of {p + f}" for name, (p, f, _n) in verdicts.candidates.items() if p + f
@@ -163,7 +170,12 @@ def summary_facts(run: RunRecord, t: RunTotals, verdicts: RunVerdicts, saved: st
             + ("; a model has no known price" if t.cost_usd is None else ""),
         )
     )
-    facts.append(Fact("cache", saved))
+    return facts
+
+
+def _judge_facts(meta: dict[str, Any]) -> list[Fact]:
+    """The judge's model and threshold, or each field grader's in a reference-graded run."""
+    facts: list[Fact] = []
     judge = meta.get("judge") if isinstance(meta.get("judge"), dict) else None
     found_evaluators = meta.get("evaluators")
     evaluators = [e for e in found_evaluators or () if isinstance(e, dict)]
@@ -188,6 +200,14 @@ def summary_facts(run: RunRecord, t: RunTotals, verdicts: RunVerdicts, saved: st
                 f"pass at {fmt_score(threshold)}/10" if isinstance(threshold, int | float) else "",
             )
         )
+    return facts
+
+
+def _temperature_facts(meta: dict[str, Any]) -> list[Fact]:
+    """The temperatures asked for and the runs at each."""
+    facts: list[Fact] = []
+    found = meta.get("dimensions")
+    dims: dict[str, Any] = found if isinstance(found, dict) else {}
     temps = dims.get("temperatures")
     if isinstance(temps, list) and temps:
         runs = dims.get("runs")

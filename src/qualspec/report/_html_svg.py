@@ -54,40 +54,59 @@ def score_chart(series: Sequence[Series], *, title: str) -> str:
     Returns:
         The ``<svg>`` element as a string.
     """
-    temps = sorted({t for s in series for t, _ in s.points}, key=_sort_key)
-    plot_w = _W - _LEFT - _RIGHT
-    plot_h = _H - _TOP - _BOTTOM
-    numeric = [t for t in temps if t is not None]
-    by_value = len(numeric) == len(temps) and len(temps) > 1 and max(numeric) > min(numeric)
-
-    def x_of(t: float | None) -> float:
-        if len(temps) <= 1:
-            return _LEFT + plot_w / 2
-        if by_value and t is not None:
-            lo, hi = min(numeric), max(numeric)
-            return _LEFT + (t - lo) / (hi - lo) * plot_w
-        return _LEFT + temps.index(t) / (len(temps) - 1) * plot_w
-
-    def y_of(score: float) -> float:
-        return _TOP + (1 - max(0.0, min(10.0, score)) / 10) * plot_h
-
+    axes = _Axes(sorted({t for s in series for t, _ in s.points}, key=_sort_key))
     legend_h = _LEGEND_ROW * ((len(series) + 1) // 2) + 8 + _LEGEND_GAP
     height = _H + legend_h
     out = [
         f'<svg class="chart" viewBox="0 0 {_W} {height}" role="img" '
         f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
     ]
-    # grid and axes
-    out.append('<g class="axis">')
+    out.extend(_axis_markup(axes))
+    for i, s in enumerate(series):
+        out.extend(_series_markup(axes, s, i, len(series)))
+    out.extend(_legend_markup(series))
+    return "".join(out)
+
+
+class _Axes:
+    """Where a temperature and a score are drawn."""
+
+    def __init__(self, temps: list[float | None]) -> None:
+        self.temps = temps
+        self.plot_w = _W - _LEFT - _RIGHT
+        self.plot_h = _H - _TOP - _BOTTOM
+        self.numeric = [t for t in temps if t is not None]
+        numeric = self.numeric
+        self.by_value = (
+            len(numeric) == len(temps) and len(temps) > 1 and max(numeric) > min(numeric)
+        )
+
+    def x_of(self, t: float | None) -> float:
+        temps, plot_w = self.temps, self.plot_w
+        if len(temps) <= 1:
+            return _LEFT + plot_w / 2
+        if self.by_value and t is not None:
+            lo, hi = min(self.numeric), max(self.numeric)
+            return _LEFT + (t - lo) / (hi - lo) * plot_w
+        return _LEFT + temps.index(t) / (len(temps) - 1) * plot_w
+
+    def y_of(self, score: float) -> float:
+        return _TOP + (1 - max(0.0, min(10.0, score)) / 10) * self.plot_h
+
+
+def _axis_markup(axes: _Axes) -> list[str]:
+    """The grid, the ticks and the axis titles."""
+    plot_w, plot_h = axes.plot_w, axes.plot_h
+    out = ['<g class="axis">']
     for score in (0, 2, 4, 6, 8, 10):
-        y = y_of(score)
+        y = axes.y_of(score)
         out.append(
             f'<line class="grid" x1="{_LEFT}" y1="{y:.1f}" x2="{_W - _RIGHT}" y2="{y:.1f}"/>'
             f'<text x="{_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{score}</text>'
         )
     base = _TOP + plot_h
-    for t in temps:
-        x = x_of(t)
+    for t in axes.temps:
+        x = axes.x_of(t)
         out.append(
             f'<line class="tick" x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 5}"/>'
             f'<text x="{x:.1f}" y="{base + 18}" text-anchor="middle">'
@@ -100,36 +119,44 @@ def score_chart(series: Sequence[Series], *, title: str) -> str:
         f'transform="rotate(-90 12 {_TOP + plot_h / 2:.1f})">mean score</text>'
     )
     out.append("</g>")
-    for i, s in enumerate(series):
-        colour = f"c{i % N_COLOURS}" + (" dashed" if i >= N_COLOURS else "")
-        # earlier lines are wider, so that lines that coincide still show each colour
-        wider = (len(series) - 1 - i) / max(len(series) - 1, 1)
-        width, radius = 2.0 + 3.0 * wider, 3.0 + 2.5 * wider
+    return out
+
+
+def _series_markup(axes: _Axes, s: Series, i: int, n: int) -> list[str]:
+    """Series ``i`` of ``n``: its lines (broken where a point has no score) and points."""
+    colour = f"c{i % N_COLOURS}" + (" dashed" if i >= N_COLOURS else "")
+    # earlier lines are wider, so that lines that coincide still show each colour
+    wider = (n - 1 - i) / max(n - 1, 1)
+    width, radius = 2.0 + 3.0 * wider, 3.0 + 2.5 * wider
+    out = [
+        f'<g class="series {colour}" data-series="{escape(s.label)}" stroke-width="{width:.1f}">'
+    ]
+    runs: list[list[tuple[float, float]]] = [[]]
+    for temp, value in sorted(s.points, key=lambda p: _sort_key(p[0])):
+        if value is None:
+            runs.append([])
+            continue
+        runs[-1].append((axes.x_of(temp), axes.y_of(value)))
+    for run in runs:
+        if len(run) > 1:
+            pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
+            out.append(f'<polyline points="{pts}"/>')
+    for temp, value in s.points:
+        if value is None:
+            continue
+        tip = f"{s.label} at {temperature_label(temp)}: {_fmt(value)}/10"
         out.append(
-            f'<g class="series {colour}" data-series="{escape(s.label)}" '
-            f'stroke-width="{width:.1f}">'
+            f'<circle cx="{axes.x_of(temp):.1f}" cy="{axes.y_of(value):.1f}" r="{radius:.1f}">'
+            f"<title>{escape(tip)}</title></circle>"
         )
-        runs: list[list[tuple[float, float]]] = [[]]
-        for temp, value in sorted(s.points, key=lambda p: _sort_key(p[0])):
-            if value is None:
-                runs.append([])
-                continue
-            runs[-1].append((x_of(temp), y_of(value)))
-        for run in runs:
-            if len(run) > 1:
-                pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
-                out.append(f'<polyline points="{pts}"/>')
-        for temp, value in s.points:
-            if value is None:
-                continue
-            tip = f"{s.label} at {temperature_label(temp)}: {_fmt(value)}/10"
-            out.append(
-                f'<circle cx="{x_of(temp):.1f}" cy="{y_of(value):.1f}" r="{radius:.1f}">'
-                f"<title>{escape(tip)}</title></circle>"
-            )
-        out.append("</g>")
-    # legend, two columns
-    out.append('<g class="legend">')
+    out.append("</g>")
+    return out
+
+
+def _legend_markup(series: Sequence[Series]) -> list[str]:
+    """The legend, in two columns, closing the chart."""
+    plot_w = _W - _LEFT - _RIGHT
+    out = ['<g class="legend">']
     for i, s in enumerate(series):
         col, row = i % 2, i // 2
         x = _LEFT + col * (plot_w / 2)
@@ -140,4 +167,4 @@ def score_chart(series: Sequence[Series], *, title: str) -> str:
             f'y2="{y:.1f}"/><text x="{x + 28:.1f}" y="{y + 4:.1f}">{escape(s.label)}</text></g>'
         )
     out.append("</g></svg>")
-    return "".join(out)
+    return out

@@ -16,8 +16,8 @@ from qualspec.spec._inputs import (
     template_problems,
 )
 from qualspec.spec._issues import Locator, did_you_mean
-from qualspec.spec._models import TEMPERATURE_PRESETS
 from qualspec.spec._paths import FieldPath, FixedLocator, format_field
+from qualspec.spec._presets import TEMPERATURE_PRESETS
 from qualspec.spec._rubrics import BUILTIN_RUBRICS
 
 if TYPE_CHECKING:

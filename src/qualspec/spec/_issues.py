@@ -10,8 +10,8 @@ from typing import Any, Literal, Protocol, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from qualspec.errors import SpecIssue
-from qualspec.spec._models import TEMPERATURE_PRESETS
 from qualspec.spec._paths import FieldPath, format_field
+from qualspec.spec._presets import TEMPERATURE_PRESETS
 
 __all__ = ["Locator", "did_you_mean", "sort_issues", "validation_issues"]
 

@@ -14,8 +14,9 @@ from qualspec.errors import SpecError, SpecIssue
 from qualspec.spec._check import check_suite
 from qualspec.spec._inputs import InputRow
 from qualspec.spec._issues import Locator, did_you_mean, sort_issues, validation_issues
-from qualspec.spec._models import TEMPERATURE_PRESETS, Evaluation
+from qualspec.spec._models import Evaluation
 from qualspec.spec._paths import FieldPath, FixedLocator, format_field
+from qualspec.spec._presets import TEMPERATURE_PRESETS
 
 __all__ = ["LoadedSuite", "json_schema", "load_evaluation", "load_suite"]
 

@@ -86,7 +86,7 @@ class OutputSchema(_Model):
                     f"output_schema: with fields: give nothing else (found {', '.join(extra)})"
                 )
             return {"fields": value["fields"]}
-        from qualspec.spec._models import schema_problem
+        from qualspec.spec._checks import schema_problem
 
         problem = schema_problem(value, "output_schema")
         if problem:

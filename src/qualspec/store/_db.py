@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import DatabaseURLError, MissingDependencyError, StoreError
-from qualspec.store._migrate import WRITE_OPTION
 from qualspec.store._schema import use_dialect
 from qualspec.store._url import display_url
 
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["BulkInsert", "Database"]
 
 _BUSY_TIMEOUT_MS = 30_000
+WRITE_OPTION = "qualspec_write"  # the execution option of a connection that writes
 
 
 class Database:

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import case, delete, func, select, update
 
 from qualspec.errors import StoreError, UnknownRunError
+from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
+from qualspec.store._liveness import abandoned_reason
 from qualspec.store._records import RunSummary, suite_matches
 from qualspec.store._redact import redact
 from qualspec.store._schema import judgments, responses, runs
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, RowMapping
 
 __all__ = [
     "UNFINISHED",
@@ -29,11 +34,6 @@ __all__ = [
 
 UNFINISHED = ("running", "interrupted", "budget_exceeded", "failed")
 _LIST_HINT = "see `qualspec runs list`"
-
-
-def now_utc() -> datetime:
-    """The current time, timezone-aware UTC."""
-    return datetime.now(UTC)
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -177,84 +177,89 @@ def _summaries(db: Database, query: Any) -> list[RunSummary]:
         ids = [row["id"] for row in rows]
         if not ids:
             return []
-        r = responses.c
-        resp = {
-            row.run_id: row
-            for row in conn.execute(
-                select(
-                    r.run_id,
-                    func.count().label("n"),
-                    func.sum(case((r.error.is_not(None), 1), else_=0)).label("errors"),
-                    func.sum(case((r.cached, 1), else_=0)).label("cached"),
-                    _spent(responses).label("cost"),
-                    _unpriced(responses).label("unpriced"),
-                )
-                .where(r.run_id.in_(ids), ~r.superseded)
-                .group_by(r.run_id)
-            )
-        }
-        j = judgments.c
-        # unscored: a final record with neither a score nor per-subject/field scores
-        unscored = case((j.score.is_(None) & j.scores.is_(None) & j.error.is_(None), 1), else_=0)
-        judg = {
-            row.run_id: row
-            for row in conn.execute(
-                select(
-                    j.run_id,
-                    func.count().label("n"),
-                    func.sum(case((j.error.is_not(None), 1), else_=0)).label("errors"),
-                    func.sum(unscored).label("unscored"),
-                    func.sum(case((j.cached, 1), else_=0)).label("cached"),
-                    _spent(judgments).label("cost"),
-                    # a record decided without a call (no judge key) has no price to know
-                    _unpriced(judgments, j.judge_model.is_not(None), j.judge_key != "").label(
-                        "unpriced"
-                    ),
-                )
-                .where(j.run_id.in_(ids), ~j.superseded)
-                .group_by(j.run_id)
-            )
-        }
-    from qualspec.store._lock import abandoned_reason  # (it imports this module)
+        resp = _response_totals(conn, ids)
+        judg = _judgment_totals(conn, ids)
+    return [_summary(row, resp.get(row["id"]), judg.get(row["id"])) for row in rows]
 
-    out = []
-    for row in rows:
-        a, b = resp.get(row["id"]), judg.get(row["id"])
-        status, metadata = row["status"], dict(row["metadata"] or {})
-        if status == "running":
-            # its owner is gone without marking it: it failed (and is resumable), whatever
-            # the row still says; the reason recorded by the run, if it could, is kept
-            gone = abandoned_reason(row["owner_pid"], row["owner_host"], row["heartbeat_at"])
-            if gone is not None:
-                status = "failed"
-                metadata["failure"] = metadata.get("failure") or gone
-        # a cost with a call of unknown price is unknown (None), never a partial sum
-        candidate_cost = None if a and a.unpriced else (float(a.cost) if a else 0.0)
-        judge_cost = None if b and b.unpriced else (float(b.cost) if b else 0.0)
-        out.append(
-            RunSummary(
-                id=row["id"],
-                suite_name=row["suite_name"],
-                suite_hash=row["suite_hash"],
-                status=status,
-                started_at=row["started_at"],
-                finished_at=row["finished_at"],
-                metadata=metadata,
-                n_responses=int(a.n) if a else 0,
-                n_judgments=int(b.n) if b else 0,
-                cost_usd=(
-                    None
-                    if candidate_cost is None or judge_cost is None
-                    else candidate_cost + judge_cost
-                ),
-                n_errors=(int(a.errors) if a else 0) + (int(b.errors) if b else 0),
-                n_unscored=int(b.unscored) if b else 0,
-                n_cached=(int(a.cached) if a else 0) + (int(b.cached) if b else 0),
-                candidate_cost_usd=candidate_cost,
-                judge_cost_usd=judge_cost,
-                owner_pid=row["owner_pid"],
-                owner_host=row["owner_host"],
-                heartbeat_at=row["heartbeat_at"],
+
+def _response_totals(conn: Connection, ids: list[str]) -> dict[str, Any]:
+    """Per run: its current responses' count, errors, cached answers and cost."""
+    r = responses.c
+    return {
+        row.run_id: row
+        for row in conn.execute(
+            select(
+                r.run_id,
+                func.count().label("n"),
+                func.sum(case((r.error.is_not(None), 1), else_=0)).label("errors"),
+                func.sum(case((r.cached, 1), else_=0)).label("cached"),
+                _spent(responses).label("cost"),
+                _unpriced(responses).label("unpriced"),
             )
+            .where(r.run_id.in_(ids), ~r.superseded)
+            .group_by(r.run_id)
         )
-    return out
+    }
+
+
+def _judgment_totals(conn: Connection, ids: list[str]) -> dict[str, Any]:
+    """Per run: its current judgments' count, errors, unscored, cached ones and cost."""
+    j = judgments.c
+    # unscored: a final record with neither a score nor per-subject/field scores
+    unscored = case((j.score.is_(None) & j.scores.is_(None) & j.error.is_(None), 1), else_=0)
+    return {
+        row.run_id: row
+        for row in conn.execute(
+            select(
+                j.run_id,
+                func.count().label("n"),
+                func.sum(case((j.error.is_not(None), 1), else_=0)).label("errors"),
+                func.sum(unscored).label("unscored"),
+                func.sum(case((j.cached, 1), else_=0)).label("cached"),
+                _spent(judgments).label("cost"),
+                # a record decided without a call (no judge key) has no price to know
+                _unpriced(judgments, j.judge_model.is_not(None), j.judge_key != "").label(
+                    "unpriced"
+                ),
+            )
+            .where(j.run_id.in_(ids), ~j.superseded)
+            .group_by(j.run_id)
+        )
+    }
+
+
+def _summary(row: RowMapping, a: Any, b: Any) -> RunSummary:
+    """A run row with its response (``a``) and judgment (``b``) totals."""
+    status, metadata = row["status"], dict(row["metadata"] or {})
+    if status == "running":
+        # its owner is gone without marking it: it failed (and is resumable), whatever
+        # the row still says; the reason recorded by the run, if it could, is kept
+        gone = abandoned_reason(row["owner_pid"], row["owner_host"], row["heartbeat_at"])
+        if gone is not None:
+            status = "failed"
+            metadata["failure"] = metadata.get("failure") or gone
+    # a cost with a call of unknown price is unknown (None), never a partial sum
+    candidate_cost = None if a and a.unpriced else (float(a.cost) if a else 0.0)
+    judge_cost = None if b and b.unpriced else (float(b.cost) if b else 0.0)
+    return RunSummary(
+        id=row["id"],
+        suite_name=row["suite_name"],
+        suite_hash=row["suite_hash"],
+        status=status,
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        metadata=metadata,
+        n_responses=int(a.n) if a else 0,
+        n_judgments=int(b.n) if b else 0,
+        cost_usd=(
+            None if candidate_cost is None or judge_cost is None else candidate_cost + judge_cost
+        ),
+        n_errors=(int(a.errors) if a else 0) + (int(b.errors) if b else 0),
+        n_unscored=int(b.unscored) if b else 0,
+        n_cached=(int(a.cached) if a else 0) + (int(b.cached) if b else 0),
+        candidate_cost_usd=candidate_cost,
+        judge_cost_usd=judge_cost,
+        owner_pid=row["owner_pid"],
+        owner_host=row["owner_host"],
+        heartbeat_at=row["heartbeat_at"],
+    )

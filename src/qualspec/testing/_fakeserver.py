@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 import time
 from collections import Counter, deque
@@ -22,16 +21,23 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from qualspec.testing._fake_replies import (
+    DEFAULT_JUDGE_REPLY,
+    JudgeReply,
+    _error_body,
+    _last_user_text,
+    judge_text,
+    refused_format,
+    reply_payload,
+)
+
 if TYPE_CHECKING:
     from aiohttp import web
 
 __all__ = ["DEFAULT_JUDGE_REPLY", "FakeServer"]
 
-DEFAULT_JUDGE_REPLY = '{"score": 8, "reasoning": "The answer meets the criterion."}'
 HANG_SECONDS = 3600.0
 MALFORMED_BODY = b'{"id": "chatcmpl-fake", "choices": [{"message": {"content": "trunc'
-
-JudgeReply = str | Callable[[dict[str, Any]], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,38 +45,6 @@ class _Fault:
     kind: str  # "fail" | "hang" | "malformed"
     status: int = 500
     retry_after: float | str | None = None
-
-
-def _error_body(status: int) -> bytes:
-    messages = {
-        401: "Incorrect API key provided.",
-        403: "Forbidden.",
-        429: "Rate limit reached; slow down.",
-        400: "Invalid request: unsupported parameter.",
-    }
-    message = messages.get(status, "The server had an error while processing your request.")
-    return json.dumps({"error": {"message": message, "type": f"fake_{status}"}}).encode()
-
-
-def _last_user_text(messages: Any) -> str:
-    if not isinstance(messages, list):
-        return ""
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            if isinstance(content, list):  # content blocks
-                return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return ""
-
-
-def _prompt_chars(body: dict[str, Any]) -> int:
-    total = len(str(body.get("system", "")))
-    for message in body.get("messages") or ():
-        if isinstance(message, dict):
-            total += len(str(message.get("content", "")))
-    return total
 
 
 class FakeServer:
@@ -395,17 +369,7 @@ class FakeServer:
 
     def _refused_format(self, body: dict[str, Any]) -> str | None:
         """llama.cpp's server message for a response_format type it does not take."""
-        fmt = body.get("response_format")
-        if self.response_formats is None or not isinstance(fmt, dict):
-            return None
-        kind = fmt.get("type")
-        if kind in self.response_formats:
-            return None
-        allowed = " or ".join(f"'{t}'" for t in ("text", *self.response_formats))
-        return (
-            "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
-            f"  Input should be {allowed} [type=literal_error, input_value={kind!r}]"
-        )
+        return refused_format(self.response_formats, body)
 
     def _key_ok(self, request: web.Request) -> bool:
         auth = request.headers.get("Authorization", "")
@@ -414,22 +378,7 @@ class FakeServer:
         )
 
     def _judge_text(self, body: dict[str, Any]) -> str:
-        reply = self.judge_reply
-        if callable(reply):
-            return reply(body)
-        if reply == DEFAULT_JUDGE_REPLY:  # an all-criteria judge gets a score per criterion
-            text = _last_user_text(body.get("messages"))
-            keys = re.findall(r'"(\d+)": <0-10>', text)
-            if keys:
-                scores = {k: 8 for k in keys}
-                return json.dumps({"scores": scores, "reasoning": "Meets the criteria."})
-            labels = re.findall(r'"([A-Z]\d*)": <0-10>', text)
-            if labels:  # a comparison: the first answer shown wins (a positional judge)
-                scores = {label: 8 if i == 0 else 6 for i, label in enumerate(labels)}
-                return json.dumps(
-                    {"scores": scores, "winner": labels[0], "reasoning": "A is more complete."}
-                )
-        return reply
+        return judge_text(self.judge_reply, body)
 
     def _answer(self, body: dict[str, Any], anthropic: bool) -> dict[str, Any]:
         last = _last_user_text(body.get("messages"))
@@ -442,49 +391,7 @@ class FakeServer:
             text = self.answer(body)
         else:
             text = f"Answer to: {last[:200]}"
-        model = str(body.get("model", "fake"))
-        prompt_tokens = max(_prompt_chars(body) // 4, 1)
-        completion_tokens = max(len(text) // 4, 1)
-        if anthropic:
-            content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-            if structured:
-                try:
-                    content = [
-                        {
-                            "type": "tool_use",
-                            "id": "toolu_fake",
-                            "name": "respond",
-                            "input": json.loads(text),
-                        }
-                    ]
-                except ValueError:
-                    pass
-            return {
-                "id": "msg_fake",
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": content,
-                "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
-                "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
-            }
-        return {
-            "id": "chatcmpl-fake",
-            "object": "chat.completion",
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
+        return reply_payload(body, text, anthropic=anthropic, structured=structured)
 
     async def _stats(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
