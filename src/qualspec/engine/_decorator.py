@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Self, overload
 
 from qualspec.engine._evaluators import EvalContext, Scope, Subject, Verdict
 from qualspec.errors import ConfigError
@@ -137,7 +137,7 @@ class BaseEvaluator:
         self.options: Mapping[str, Any] = dict(options or {})
 
     @classmethod
-    def create(cls, config: EvaluatorConfig) -> BaseEvaluator:
+    def create(cls, config: EvaluatorConfig) -> Self:
         """The evaluator a ``judges:`` entry describes (its name, model, threshold and
         options): the factory to register."""
         return cls(
