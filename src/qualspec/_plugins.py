@@ -90,8 +90,7 @@ class Registry:
 
     def hint(self, name: str, options: list[str] | None = None) -> str:
         """``"did you mean 'x'? "`` for the name closest to ``name``, or ``""``."""
-        found = did_you_mean(name, self.names() if options is None else options)
-        return f"{found} " if found else ""
+        return did_you_mean(name, self.names() if options is None else options, after=" ")
 
     def unknown(self, name: str) -> ConfigError:
         """The error for a name that is not registered: did-you-mean and the list."""

@@ -23,29 +23,44 @@ def closest(word: str, options: Iterable[str], *, cutoff: float = 0.6) -> str | 
     return found[0] if found else None
 
 
-def did_you_mean(word: str, options: Iterable[str], *, cutoff: float = 0.6) -> str:
-    """``"did you mean 'x'?"`` for the option closest to ``word``, or ``""``.
+def did_you_mean(
+    word: str,
+    options: Iterable[str],
+    *,
+    cutoff: float = 0.6,
+    before: str = "",
+    after: str = "",
+) -> str:
+    """``"did you mean 'x'?"`` (between ``before`` and ``after``) for the option closest to
+    ``word``, or ``""`` when none is close.
 
     Example:
         >>> did_you_mean("critera", ["criteria", "expect"])
         "did you mean 'criteria'?"
+        >>> did_you_mean("critera", ["criteria"], before="; ")
+        "; did you mean 'criteria'?"
         >>> did_you_mean("zzz", ["criteria"])
         ''
     """
     found = closest(word, options, cutoff=cutoff)
-    return f"did you mean '{found}'?" if found else ""
+    return f"{before}did you mean '{found}'?{after}" if found else ""
 
 
-def one_line(text: str, limit: int | None = None) -> str:
+def one_line(text: str | BaseException, limit: int | None = None) -> str:
     """``text`` with its whitespace runs (newlines included) made single spaces, cut to
-    ``limit`` characters (ending ``...``) when given.
+    ``limit`` characters (ending ``...``) when given. An exception gives its message, or
+    its type's name when the message is empty.
 
     Example:
         >>> one_line("a\\n  b", limit=10)
         'a b'
         >>> one_line("abcdefghij", limit=6)
         'abc...'
+        >>> one_line(KeyError())
+        'KeyError'
     """
+    if isinstance(text, BaseException):
+        return one_line(str(text), limit) or type(text).__name__
     line = " ".join(text.split())
     if limit is not None and len(line) > limit:
         line = line[: limit - 3] + "..."

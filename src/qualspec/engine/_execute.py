@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from qualspec._text import one_line as _one_line
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._evaluators import (
     Evaluator,
@@ -613,11 +614,6 @@ class _Context:
             attempt=attempt,
             structured_mode=structured_mode,
         )
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 def _now() -> datetime:

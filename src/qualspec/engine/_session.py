@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from qualspec._text import one_line as _one_line
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._execute import BoundEvaluator, ExecuteOptions, ExecuteStats, Executor
 from qualspec.errors import ConfigError, StoreError
@@ -745,11 +746,6 @@ def _superseded(
             if planned is None or j.criterion not in evaluator.aspects(planned):
                 stale_e.add(key)
     return stale, stale_e
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 def run_sync(main: Callable[[], Awaitable[_T]]) -> _T:
