@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qualspec._text import one_line
+from qualspec.messages import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console

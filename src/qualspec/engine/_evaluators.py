@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from qualspec._plugins import Registry
 from qualspec.errors import ConfigError
+from qualspec.plugins import Registry
 
 if TYPE_CHECKING:
     from qualspec.engine._calls import Reply

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from qualspec._text import one_line as _one_line
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._evaluators import (
     Evaluator,
@@ -31,6 +30,7 @@ from qualspec.engine._evaluators import (
 from qualspec.engine._items import WorkItem
 from qualspec.engine._retry import RetryPolicy
 from qualspec.errors import AuthenticationError, ConfigError
+from qualspec.messages import one_line as _one_line
 from qualspec.providers import (
     STRUCTURED_MODES,
     ChatRequest,

@@ -12,9 +12,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qualspec._text import did_you_mean
 from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
 from qualspec.errors import ConfigError
+from qualspec.messages import did_you_mean
 from qualspec.providers import Message
 
 if TYPE_CHECKING:

@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from qualspec._text import one_line as _one_line
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._execute import BoundEvaluator, ExecuteOptions, ExecuteStats, Executor
 from qualspec.errors import ConfigError, StoreError
+from qualspec.messages import one_line as _one_line
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator

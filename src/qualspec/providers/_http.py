@@ -17,13 +17,13 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from qualspec._text import one_line
 from qualspec.errors import (
     AuthenticationError,
     BadResponseError,
     ProviderError,
     RateLimitError,
 )
+from qualspec.messages import one_line
 
 if TYPE_CHECKING:
     import aiohttp

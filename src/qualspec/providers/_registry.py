@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from qualspec._plugins import Registry
 from qualspec.errors import ConfigError, MissingDependencyError
+from qualspec.plugins import Registry
 from qualspec.providers import Provider
 
 if TYPE_CHECKING:

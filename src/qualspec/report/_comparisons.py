@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from qualspec._text import one_line
+from qualspec.messages import one_line
 
 if TYPE_CHECKING:
     from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord

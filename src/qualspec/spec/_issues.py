@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from qualspec import _text
+from qualspec import messages
 from qualspec.errors import SpecIssue
 from qualspec.spec._models import TEMPERATURE_PRESETS
 from qualspec.spec._paths import FieldPath, format_field
@@ -46,7 +46,7 @@ class Locator(Protocol):
 
 def did_you_mean(word: str, options: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest option, or ``""`` when none is close."""
-    return _text.did_you_mean(word, options, before="; ")
+    return messages.did_you_mean(word, options, before="; ")
 
 
 def sort_issues(issues: Iterable[SpecIssue], first_file: str) -> list[SpecIssue]:

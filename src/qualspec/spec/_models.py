@@ -145,7 +145,7 @@ def schema_problem(schema: Any, where: str = "json_schema") -> str | None:
     """
     import re
 
-    from qualspec._text import did_you_mean
+    from qualspec.messages import did_you_mean
 
     def hint(word: str, options: tuple[str, ...]) -> str:
         return did_you_mean(word, options, before="; ")

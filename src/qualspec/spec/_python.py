@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from qualspec._text import closest
 from qualspec.errors import SpecIssue
+from qualspec.messages import closest
 from qualspec.spec import _models
 from qualspec.spec._issues import Locator, did_you_mean, validation_issues
 from qualspec.spec._models import Evaluation

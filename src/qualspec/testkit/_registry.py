@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from qualspec._plugins import Registry
 from qualspec.errors import ConfigError
+from qualspec.plugins import Registry
 
 if TYPE_CHECKING:
     from qualspec.testkit._test import PromptResponseTest

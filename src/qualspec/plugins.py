@@ -6,7 +6,7 @@ dotted path ``package.module:attribute`` for what is not installed as a plugin. 
 name is answered with the closest registered one ("did you mean ...?") and the list.
 
 The lowest layer of the package: it imports only :mod:`qualspec.errors` and
-:mod:`qualspec._text`, so each layer's registry (``providers``, ``engine``, ``testkit``)
+:mod:`qualspec.messages`, so each layer's registry (``providers``, ``engine``, ``testkit``)
 is one instance of it.
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qualspec._text import did_you_mean
 from qualspec.errors import ConfigError
+from qualspec.messages import did_you_mean
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
