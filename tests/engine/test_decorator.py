@@ -97,7 +97,7 @@ def test_the_decorator_and_the_base_class_build_full_evaluators() -> None:
     assert isinstance(made, Evaluator)
     assert (made.name, made.scope, made.model, made.prompt()) == ("short", "response", None, None)
     item: Any = SimpleNamespace(scenario="s", input_id="i", role=None, candidate="c")
-    assert made.aspects((item,)) == ("brevity",)
+    assert made.aspects((item,)) == ("brevity",) and made.group_of(item) is None
     group = create_evaluator(EvaluatorConfig(type="helpers_decorated:same_length"))
     assert group.scope == "group" and group.name == "same_length"
     assert group.group_of(item) == "s/i//c"  # a matrix cell, across temperatures and runs

@@ -150,7 +150,7 @@ class BaseEvaluator:
 
     def group_of(self, item: WorkItem) -> str | None:
         """For group scope: one group per matrix cell across temperatures and runs."""
-        return _cell(item)
+        return _cell(item) if self.scope == "group" else None
 
     def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
         """One aspect, named after the evaluator."""
@@ -218,7 +218,7 @@ class FunctionEvaluator(BaseEvaluator):
 
     def group_of(self, item: WorkItem) -> str | None:
         """For group scope: the group ``group_by`` names (default: the matrix cell)."""
-        return self.group_by(item)
+        return self.group_by(item) if self.scope == "group" else None
 
     def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
         """Its one aspect, for a subject of at least ``min_answers`` answers."""
