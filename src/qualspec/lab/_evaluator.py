@@ -38,9 +38,8 @@ class LabEvaluator(BaseEvaluator):
     ) -> None:
         from qualspec.spec import DEFAULT_JUDGE_MODEL
 
-        super().__init__(
-            name, model=model or DEFAULT_JUDGE_MODEL, threshold=threshold, options=options
-        )
+        self.judge: str = model or DEFAULT_JUDGE_MODEL
+        super().__init__(name, model=self.judge, threshold=threshold, options=options)
         criteria = self.options.get("criteria")
         if not isinstance(criteria, str) or not criteria.strip():
             raise ConfigError(
@@ -60,7 +59,6 @@ class LabEvaluator(BaseEvaluator):
         from qualspec.lab._lab import PARSE_RETRIES
         from qualspec.lab._prompts import EVALUATION_SCHEMA, evaluation_messages, read_evaluation
 
-        assert self.model is not None
         item = subject.items[0]
         asked = [m.content for m in item.messages if m.role == "user"]
         instruct = str(self.instruct or (asked[-1] if asked else ""))
@@ -70,7 +68,7 @@ class LabEvaluator(BaseEvaluator):
         raw: str | None = None
         for attempt in range(PARSE_RETRIES + 1):
             reply = await ctx.complete(
-                self.model,
+                self.judge,
                 evaluation_messages(instruct, self.format, self.criteria, answer, note),
                 kind="lab_eval",
                 json_schema=EVALUATION_SCHEMA,
