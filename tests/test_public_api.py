@@ -15,6 +15,7 @@ SRC = Path(qualspec.__file__).resolve().parent
 
 PUBLIC = {
     "AtTemperature",
+    "BaseEvaluator",
     "Candidate",
     "Comparison",
     "EvalContext",
@@ -34,6 +35,7 @@ PUBLIC = {
     "Subject",
     "Verdict",
     "__version__",
+    "evaluator",
     "load_suite",
     "run",
 }

@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "AtTemperature": "qualspec.spec",
+    "BaseEvaluator": "qualspec.engine",
     "Candidate": "qualspec.spec",
     "Comparison": "qualspec.spec",
     "Evaluation": "qualspec.spec",
@@ -32,11 +33,13 @@ _EXPORTS: dict[str, str] = {
     "RunOutcome": "qualspec.engine",
     "Scenario": "qualspec.spec",
     "load_suite": "qualspec.spec",
+    "evaluator": "qualspec.engine",
     "run": "qualspec.engine",
 }
 
 __all__ = [
     "AtTemperature",
+    "BaseEvaluator",
     "Candidate",
     "Comparison",
     "EvalContext",
@@ -56,12 +59,14 @@ __all__ = [
     "Subject",
     "Verdict",
     "__version__",
+    "evaluator",
     "load_suite",
     "run",
 ]
 
 if TYPE_CHECKING:
     from qualspec.engine import (
+        BaseEvaluator,
         EvalContext,
         Evaluator,
         ExecuteOptions,
@@ -71,6 +76,7 @@ if TYPE_CHECKING:
         Session,
         Subject,
         Verdict,
+        evaluator,
         run,
     )
     from qualspec.spec import (

@@ -85,7 +85,20 @@ def test_the_example_plugin_installs_and_runs_through_its_entry_point(
         extra="temperatures: [0.0, 0.7]\nruns_per_temperature: 2\n",
     )
     home = tmp_path / "home"
-    env = cli_env(home, PYTHONPATH=str(target))
+    env = cli_env(home, PYTHONPATH=os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")]))
+    # the plugin is one function under @qualspec.evaluator: its entry point names it
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import qualspec_consistency as p; print(type(p.consistency).__name__)",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert probe.stdout.split() == ["DecoratedEvaluator"], probe.stderr
     result = run_cli(["run", str(suite), "--quiet"], cwd=tmp_path, env=env)
     assert result.returncode == 0, describe(result)
     with open_store(home) as store:

@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qualspec.messages import one_line
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
@@ -208,7 +210,7 @@ def _exit_code(record: RunRecord, *, fail_on_errors: bool) -> int:
     if responses and len(failed) == len(responses):
         print(
             f"qualspec: run failed: no cell could be answered ({_plural(len(failed), 'call')} "
-            f"failed; first error: {_one_line(failed[0].error or '')})",
+            f"failed; first error: {one_line(failed[0].error or '', 300)})",
             file=sys.stderr,
         )
         return 1
@@ -222,11 +224,6 @@ def _exit_code(record: RunRecord, *, fail_on_errors: bool) -> int:
         print(f"qualspec: errors in the run (--fail-on-errors): {', '.join(what)}", file=sys.stderr)
         return 1
     return 0
-
-
-def _one_line(message: str, limit: int = 300) -> str:
-    line = " ".join(message.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def _cache_ttl(values: list[str]) -> dict[str, float | None]:

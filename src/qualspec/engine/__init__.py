@@ -17,6 +17,13 @@ logging.getLogger("qualspec").addHandler(logging.NullHandler())
 if TYPE_CHECKING:
     from qualspec.engine._api import run
     from qualspec.engine._calls import CallEngine, CallStopped, Reply
+    from qualspec.engine._decorator import (
+        BaseEvaluator,
+        DecoratedEvaluator,
+        FunctionContext,
+        FunctionEvaluator,
+        evaluator,
+    )
     from qualspec.engine._estimate import Estimate, GroupEstimate, ModelEstimate, estimate
     from qualspec.engine._evaluators import (
         EVALUATOR_ENTRY_POINT_GROUP,
@@ -47,9 +54,11 @@ if TYPE_CHECKING:
     from qualspec.engine._session import RunOutcome, Session, run_sync
 
 _EXPORTS: dict[str, str] = {
+    "BaseEvaluator": "_decorator",
     "BoundEvaluator": "_execute",
     "CallEngine": "_calls",
     "CallStopped": "_calls",
+    "DecoratedEvaluator": "_decorator",
     "EVALUATOR_ENTRY_POINT_GROUP": "_evaluators",
     "Estimate": "_estimate",
     "EvalContext": "_evaluators",
@@ -58,6 +67,8 @@ _EXPORTS: dict[str, str] = {
     "ExecuteOptions": "_execute",
     "ExecuteStats": "_execute",
     "Executor": "_execute",
+    "FunctionContext": "_decorator",
+    "FunctionEvaluator": "_decorator",
     "GroupEstimate": "_estimate",
     "ModelEstimate": "_estimate",
     "Plan": "_plan",
@@ -78,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "create_evaluator": "_evaluators",
     "estimate": "_estimate",
     "evaluates": "_evaluators",
+    "evaluator": "_decorator",
     "execute_plan": "_run",
     "expand": "_plan",
     "group_subject_key": "_evaluators",
@@ -89,9 +101,11 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "BaseEvaluator",
     "BoundEvaluator",
     "CallEngine",
     "CallStopped",
+    "DecoratedEvaluator",
     "EVALUATOR_ENTRY_POINT_GROUP",
     "Estimate",
     "EvalContext",
@@ -100,6 +114,8 @@ __all__ = [
     "ExecuteOptions",
     "ExecuteStats",
     "Executor",
+    "FunctionContext",
+    "FunctionEvaluator",
     "GroupEstimate",
     "ModelEstimate",
     "Plan",
@@ -120,6 +136,7 @@ __all__ = [
     "create_evaluator",
     "estimate",
     "evaluates",
+    "evaluator",
     "execute_plan",
     "expand",
     "group_subject_key",

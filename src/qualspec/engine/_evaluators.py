@@ -13,19 +13,15 @@ or named by a dotted path ``package.module:factory``.
 
 from __future__ import annotations
 
-import difflib
-import functools
 import hashlib
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from qualspec.errors import ConfigError
+from qualspec.plugins import Registry
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
     from qualspec.engine._calls import Reply
     from qualspec.engine._items import WorkItem
     from qualspec.providers import Message
@@ -190,47 +186,22 @@ def group_subject_key(evaluator: str, item_keys: Sequence[str]) -> str:
     return "g" + hashlib.sha256(text.encode()).hexdigest()[:31]
 
 
-def _entry_points() -> dict[str, EntryPoint]:
-    return dict(_scan(tuple(sys.path)))
-
-
-@functools.lru_cache(maxsize=4)
-def _scan(path: tuple[str, ...]) -> dict[str, EntryPoint]:
-    """The group's entry points, read once per ``sys.path``: a scan reads the metadata of
-    every installed package (milliseconds each time, and a run looks several times)."""
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=EVALUATOR_ENTRY_POINT_GROUP)}
+REGISTRY = Registry(
+    EVALUATOR_ENTRY_POINT_GROUP,
+    "evaluator type",
+    "module:factory",
+    "install its plugin or give module:factory",
+)
+"""The evaluator types: entry points ``qualspec.evaluators`` or ``module:factory``."""
 
 
 def available_evaluators() -> list[str]:
     """Types of the registered evaluators (built-ins and plugins), sorted."""
-    return sorted(_entry_points())
+    return REGISTRY.names()
 
 
 def _load_factory(type_name: str) -> EvaluatorFactory:
-    if ":" in type_name:
-        import importlib
-
-        module_name, _, attr = type_name.partition(":")
-        try:
-            loaded: Any = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(
-                f"evaluator type {type_name!r} cannot be loaded ({exc}): give module:factory "
-                "of an importable module"
-            ) from exc
-        return loaded  # type: ignore[no-any-return]
-    eps = _entry_points()
-    ep = eps.get(type_name)
-    if ep is None:
-        close = difflib.get_close_matches(type_name, list(eps), n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        raise ConfigError(
-            f"unknown evaluator type {type_name!r}: {hint}registered: "
-            f"{', '.join(sorted(eps)) or '(none)'}; install its plugin or give module:factory"
-        )
-    factory: Any = ep.load()
+    factory: Any = REGISTRY.load(type_name)
     return factory  # type: ignore[no-any-return]
 
 

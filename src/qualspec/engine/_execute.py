@@ -30,6 +30,7 @@ from qualspec.engine._evaluators import (
 from qualspec.engine._items import WorkItem
 from qualspec.engine._retry import RetryPolicy
 from qualspec.errors import AuthenticationError, ConfigError
+from qualspec.messages import one_line as _one_line
 from qualspec.providers import (
     STRUCTURED_MODES,
     ChatRequest,
@@ -621,11 +622,6 @@ class _Context:
             attempt=attempt,
             structured_mode=structured_mode,
         )
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 def _now() -> datetime:

@@ -8,13 +8,13 @@ input row; the system prompt is the first set of role > scenario > candidate.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
 from qualspec.errors import ConfigError
+from qualspec.messages import did_you_mean
 from qualspec.providers import Message
 
 if TYPE_CHECKING:
@@ -234,8 +234,7 @@ def parse_temperatures(text: str) -> tuple[float, ...]:
             value = float(part.strip())
         except ValueError:
             presets = ", ".join(TEMPERATURE_PRESETS)
-            close = difflib.get_close_matches(name, list(TEMPERATURE_PRESETS), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
+            hint = did_you_mean(name, TEMPERATURE_PRESETS, after=" ")
             raise ConfigError(
                 f"Invalid temperatures {text!r}: {hint}give numbers like 0,0.7 "
                 f"or a preset ({presets})"
@@ -253,8 +252,7 @@ def _select(kind: str, flag: str, names: Sequence[str] | None, valid: list[str])
         raise ConfigError(f"{flag} was given but the suite defines no {kind}s: remove {flag}")
     for name in names:
         if name not in valid:
-            close = difflib.get_close_matches(name, valid, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
+            hint = did_you_mean(name, valid, after=" ")
             raise ConfigError(
                 f"Unknown {kind} {name!r} in {flag}: {hint}valid {kind}s: {', '.join(valid)}"
             )

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._execute import BoundEvaluator, ExecuteOptions, ExecuteStats, Executor
 from qualspec.errors import ConfigError, StoreError
+from qualspec.messages import one_line as _one_line
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator
@@ -745,11 +746,6 @@ def _superseded(
             if planned is None or j.criterion not in evaluator.aspects(planned):
                 stale_e.add(key)
     return stale, stale_e
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 def run_sync(main: Callable[[], Awaitable[_T]]) -> _T:

@@ -23,6 +23,7 @@ from qualspec.errors import (
     ProviderError,
     RateLimitError,
 )
+from qualspec.messages import one_line
 
 if TYPE_CHECKING:
     import aiohttp
@@ -71,13 +72,9 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     return max((when - current).total_seconds(), 0.0)
 
 
-def _one_line(text: str, secret: str | None) -> str:
-    if secret:
-        text = text.replace(secret, "***")
-    text = " ".join(text.split())
-    if len(text) > _MAX_MESSAGE:
-        text = text[: _MAX_MESSAGE - 3] + "..."
-    return text
+def _masked_line(text: str, secret: str | None) -> str:
+    """One line of at most ``_MAX_MESSAGE`` characters, with ``secret`` masked."""
+    return one_line(text.replace(secret, "***") if secret else text, _MAX_MESSAGE)
 
 
 def _server_message(body: bytes) -> str:
@@ -131,7 +128,7 @@ def classify_status(
             retryable=False,
             **ctx,
         )
-    detail = _one_line(_server_message(body), secret)
+    detail = _masked_line(_server_message(body), secret)
     if status == 429:
         wait = f"; retry after {retry_after:g}s" if retry_after is not None else ""
         return RateLimitError(
@@ -222,7 +219,7 @@ class HTTPClient:
                         retryable_statuses=self._retryable,
                     )
         except aiohttp.ClientError as exc:
-            reason = _one_line(f"{type(exc).__name__}: {exc}", self._secret)
+            reason = _masked_line(f"{type(exc).__name__}: {exc}", self._secret)
             raise ProviderError(
                 f"Could not reach provider '{self._provider}' at {url} ({reason}); "
                 "check that the server is running and its base_url",
@@ -283,7 +280,7 @@ def bad_response(provider: str, model: str, status: int | None, why: str) -> Bad
     """A BadResponseError with the usual context and a one-line message."""
     return BadResponseError(
         f"Provider '{provider}' sent an answer qualspec cannot read for model '{model}': "
-        f"{_one_line(why, None)}",
+        f"{_masked_line(why, None)}",
         provider=provider,
         model=model,
         status=status,

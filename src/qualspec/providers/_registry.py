@@ -6,13 +6,11 @@ registered there the same way as plugins) and are imported only when first used.
 
 from __future__ import annotations
 
-import difflib
-import functools
-import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import ConfigError, MissingDependencyError
+from qualspec.plugins import Registry
 from qualspec.providers import Provider
 
 if TYPE_CHECKING:
@@ -54,22 +52,13 @@ def split_address(address: str) -> tuple[str, str]:
     return provider, model
 
 
-def _entry_points() -> dict[str, EntryPoint]:
-    return dict(_scan(tuple(sys.path)))
-
-
-@functools.lru_cache(maxsize=4)
-def _scan(path: tuple[str, ...]) -> dict[str, EntryPoint]:
-    """The group's entry points, read once per ``sys.path``: a scan reads the metadata of
-    every installed package (milliseconds each time, and a run looks several times)."""
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+REGISTRY = Registry(ENTRY_POINT_GROUP, "provider type")
+"""The provider types: entry points ``qualspec.providers`` (no dotted paths)."""
 
 
 def available_providers() -> list[str]:
     """Names of the registered providers (built-ins and plugins), sorted."""
-    return sorted(_entry_points())
+    return REGISTRY.names()
 
 
 class ProviderPool:
@@ -160,7 +149,7 @@ class ProviderPool:
 
     def _registered(self) -> dict[str, EntryPoint]:
         if self._eps is None:
-            self._eps = _entry_points()
+            self._eps = dict(REGISTRY.entry_points())
         return self._eps
 
     def _factory(self, name: str) -> Factory:
@@ -178,8 +167,7 @@ class ProviderPool:
 
     def _unknown(self, name: str) -> ConfigError:
         names = self.names()
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
+        hint = REGISTRY.hint(name, names)
         return ConfigError(
             f"Unknown provider '{name}': {hint}available: {', '.join(names)}; or define it "
             "under providers: in the suite"

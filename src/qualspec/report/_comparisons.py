@@ -10,6 +10,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from qualspec.messages import one_line
+
 if TYPE_CHECKING:
     from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
 
@@ -21,11 +23,6 @@ _MAX_REASON_CHARS = 160
 
 def _score(value: float) -> str:
     return f"{value:.1f}" if value % 1 else f"{value:.0f}"
-
-
-def _one_line(text: str, limit: int = _MAX_REASON_CHARS) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def _where(details: dict[str, Any], temps: bool, runs: bool) -> str:
@@ -50,9 +47,9 @@ def _group_lines(
     members: dict[str, str] = details.get("members") or {}
     where = _where(details, temps, runs)
     if j.error is not None:
-        return [[f"{indent}{where}: ", (f"error: {_one_line(j.error)}", "red")]]
+        return [[f"{indent}{where}: ", (f"error: {one_line(j.error, _MAX_REASON_CHARS)}", "red")]]
     if not j.scores:
-        reason = _one_line(j.unscored_reason or "no verdict")
+        reason = one_line(j.unscored_reason or "no verdict", _MAX_REASON_CHARS)
         return [[f"{indent}{where}: ", (f"unscored ({reason})", "yellow")]]
     winner = details.get("winner")
     shown = "tie" if winner == "tie" else members.get(str(winner), str(winner))
@@ -72,7 +69,13 @@ def _group_lines(
     if j.reasoning:
         labels: dict[str, str] = details.get("labels") or {}
         legend = ", ".join(f"{label} = {members.get(key, key)}" for label, key in labels.items())
-        lines.append([f"{indent}  ", (f'"{_one_line(j.reasoning)}"', "dim"), f" ({legend})"])
+        lines.append(
+            [
+                f"{indent}  ",
+                (f'"{one_line(j.reasoning, _MAX_REASON_CHARS)}"', "dim"),
+                f" ({legend})",
+            ]
+        )
     return lines
 
 

@@ -64,12 +64,12 @@ def schema_problem(schema: Any, where: str = "json_schema") -> str | None:
         >>> schema_problem({"type": "objekt"})
         "json_schema.type: unknown type 'objekt'; did you mean 'object'?"
     """
-    import difflib
     import re
 
+    from qualspec.messages import did_you_mean
+
     def hint(word: str, options: tuple[str, ...]) -> str:
-        close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-        return f"; did you mean '{close[0]}'?" if close else ""
+        return did_you_mean(word, options, before="; ")
 
     if not isinstance(schema, dict):
         return f"{where}: give a mapping (a JSON Schema), got {type(schema).__name__}"

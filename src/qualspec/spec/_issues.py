@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import types
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, Protocol, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from qualspec import messages
 from qualspec.errors import SpecIssue
 from qualspec.spec._paths import FieldPath, format_field
 from qualspec.spec._presets import TEMPERATURE_PRESETS
@@ -46,8 +46,7 @@ class Locator(Protocol):
 
 def did_you_mean(word: str, options: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest option, or ``""`` when none is close."""
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    return messages.did_you_mean(word, options, before="; ")
 
 
 def sort_issues(issues: Iterable[SpecIssue], first_file: str) -> list[SpecIssue]:

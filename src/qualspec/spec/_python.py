@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import difflib
 import sys
 import traceback
 import types
@@ -14,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from qualspec.errors import SpecIssue
+from qualspec.messages import closest
 from qualspec.spec import _models
 from qualspec.spec._issues import Locator, did_you_mean, validation_issues
 from qualspec.spec._models import Evaluation
@@ -130,8 +130,8 @@ def _exception_issue(
     if isinstance(exc, NameError) and exc.name:
         hint = did_you_mean(exc.name, [*namespace, *dir(builtins)])
         if not hint:
-            close = difflib.get_close_matches(exc.name, _PUBLIC, n=1, cutoff=0.8)
-            hint = f"; import it: from qualspec.spec import {close[0]}" if close else ""
+            close = closest(exc.name, _PUBLIC, cutoff=0.8)
+            hint = f"; import it: from qualspec.spec import {close}" if close else ""
         message += hint
     return SpecIssue(shown, line, col, "", message)
 

@@ -3,16 +3,12 @@ registered the same way) or a dotted path ``package.module:TestClass``."""
 
 from __future__ import annotations
 
-import difflib
-import functools
-import sys
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import ConfigError
+from qualspec.plugins import Registry
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
     from qualspec.testkit._test import PromptResponseTest
 
 __all__ = ["TEST_ENTRY_POINT_GROUP", "available_tests", "load_test"]
@@ -20,16 +16,18 @@ __all__ = ["TEST_ENTRY_POINT_GROUP", "available_tests", "load_test"]
 TEST_ENTRY_POINT_GROUP = "qualspec.tests"
 
 
-@functools.lru_cache(maxsize=4)
-def _scan(path: tuple[str, ...]) -> dict[str, EntryPoint]:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=TEST_ENTRY_POINT_GROUP)}
+REGISTRY = Registry(
+    TEST_ENTRY_POINT_GROUP,
+    "test",
+    "module:TestClass",
+    "see qualspec test list, install its plugin or give module:TestClass",
+)
+"""The tests: entry points ``qualspec.tests`` or ``module:TestClass``."""
 
 
 def available_tests() -> dict[str, str]:
     """The registered tests (built-ins and plugins): name -> where it is defined, sorted."""
-    return {name: ep.value for name, ep in sorted(_scan(tuple(sys.path)).items())}
+    return {name: ep.value for name, ep in sorted(REGISTRY.entry_points().items())}
 
 
 def load_test(name: str) -> PromptResponseTest:
@@ -41,28 +39,7 @@ def load_test(name: str) -> PromptResponseTest:
     """
     from qualspec.testkit._test import PromptResponseTest
 
-    if ":" in name:
-        import importlib
-
-        module_name, _, attr = name.partition(":")
-        try:
-            found: Any = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(
-                f"test {name!r} cannot be loaded ({exc}): give module:TestClass of an "
-                "importable module"
-            ) from exc
-    else:
-        eps = _scan(tuple(sys.path))
-        ep = eps.get(name)
-        if ep is None:
-            close = difflib.get_close_matches(name, list(eps), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            raise ConfigError(
-                f"unknown test {name!r}: {hint}registered: {', '.join(sorted(eps)) or '(none)'}"
-                "; see qualspec test list, install its plugin or give module:TestClass"
-            )
-        found = ep.load()
+    found: Any = REGISTRY.load(name)
     test = found() if callable(found) else found
     if not isinstance(test, PromptResponseTest):
         raise ConfigError(

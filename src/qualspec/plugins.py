@@ -1,0 +1,115 @@
+"""One plugin registry for every kind of plugin: providers, evaluators and tests.
+
+A :class:`Registry` is an entry-point group (the built-ins are registered in qualspec's
+own ``pyproject.toml`` the same way as a plugin's) plus, where the group allows it, a
+dotted path ``package.module:attribute`` for what is not installed as a plugin. An unknown
+name is answered with the closest registered one ("did you mean ...?") and the list.
+
+The lowest layer of the package: it imports only :mod:`qualspec.errors` and
+:mod:`qualspec.messages`, so each layer's registry (``providers``, ``engine``, ``testkit``)
+is one instance of it.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from qualspec.errors import ConfigError
+from qualspec.messages import did_you_mean
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+__all__ = ["Registry", "load_path"]
+
+
+@functools.lru_cache(maxsize=16)
+def _scan(group: str, path: tuple[str, ...]) -> dict[str, EntryPoint]:
+    """A group's entry points, read once per ``sys.path``: a scan reads the metadata of
+    every installed package (milliseconds each time, and a run looks several times)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=group)}
+
+
+def load_path(path: str, what: str, form: str) -> Any:
+    """The attribute a dotted path ``module:attribute`` names (``attribute`` may be
+    dotted, ``module:Class.create``, as in an entry point).
+
+    Raises:
+        ConfigError: The module cannot be imported or lacks the attribute; the message
+            names ``what`` is loaded and the ``form`` expected (``module:factory``).
+    """
+    import importlib
+
+    module_name, _, attr = path.partition(":")
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            found = getattr(found, part)
+        return found
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"{what} {path!r} cannot be loaded ({exc}): give {form} of an importable module"
+        ) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """The plugins of one entry-point group.
+
+    Attributes:
+        group: The entry-point group (``qualspec.evaluators``).
+        what: What a plugin is, in messages (``evaluator type``).
+        form: The dotted-path form accepted besides a registered name
+            (``module:factory``), or None when only registered names are accepted.
+        advice: What to do about an unknown name, ending the message.
+
+    Example::
+
+        tests = Registry("qualspec.tests", "test", "module:TestClass", "install its plugin")
+        found = tests.load("refusal")  # the object its entry point names
+    """
+
+    group: str
+    what: str
+    form: str | None = None
+    advice: str = "install its plugin"
+
+    def entry_points(self) -> Mapping[str, EntryPoint]:
+        """The group's entry points by name (read once per ``sys.path``)."""
+        return _scan(self.group, tuple(sys.path))
+
+    def names(self) -> list[str]:
+        """The registered names (built-ins and plugins), sorted."""
+        return sorted(self.entry_points())
+
+    def hint(self, name: str, options: list[str] | None = None) -> str:
+        """``"did you mean 'x'? "`` for the name closest to ``name``, or ``""``."""
+        return did_you_mean(name, self.names() if options is None else options, after=" ")
+
+    def unknown(self, name: str) -> ConfigError:
+        """The error for a name that is not registered: did-you-mean and the list."""
+        eps = self.entry_points()
+        return ConfigError(
+            f"unknown {self.what} {name!r}: {self.hint(name, list(eps))}registered: "
+            f"{', '.join(sorted(eps)) or '(none)'}; {self.advice}"
+        )
+
+    def load(self, name: str) -> Any:
+        """What ``name`` names: a registered entry point, or (when the registry accepts
+        dotted paths) ``module:attribute``.
+
+        Raises:
+            ConfigError: Unknown (with the closest registered name), or not loadable.
+        """
+        if self.form is not None and ":" in name:
+            return load_path(name, self.what, self.form)
+        ep = self.entry_points().get(name)
+        if ep is None:
+            raise self.unknown(name)
+        return ep.load()
