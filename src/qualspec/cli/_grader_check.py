@@ -12,12 +12,12 @@ The result is printed and recorded in the run's metadata (``grader_check``), whe
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from qualspec.cli._args import Commands, add_db, non_negative_float, positive_float, positive_int
 
 if TYPE_CHECKING:
     from qualspec.engine import Plan
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from qualspec.spec import EvaluatorConfig, LoadedSuite
     from qualspec.store import RunRecord
 
-__all__ = ["cmd_grader_check"]
+__all__ = ["add_parser", "cmd_grader_check"]
 
 
 def _rebuild(run: RunRecord) -> tuple[LoadedSuite, Plan]:
@@ -147,8 +147,35 @@ def _print(result: GraderCheck, model: str) -> None:
         )
 
 
+def add_parser(commands: Commands) -> None:
+    """``qualspec grader-check RUN``."""
+    gc_ = commands.add_parser(
+        "grader-check",
+        help="re-grade a run's graded answers N times: is the grader consistent?",
+    )
+    gc_.add_argument("run_id", metavar="RUN", help="run id or unique id prefix")
+    gc_.add_argument(
+        "--repeats", type=positive_int, default=3, metavar="N", help="re-grade N times (default 3)"
+    )
+    gc_.add_argument(
+        "--max-spread",
+        type=non_negative_float,
+        default=None,
+        metavar="POINTS",
+        help="flag items whose scores spread more than this (default 5 on the 0-100 field "
+        "scale, 0.5 on the 0-10 criteria scale)",
+    )
+    gc_.add_argument("--max-cost", type=positive_float, metavar="USD", help="stop at this cost")
+    gc_.add_argument("--format", choices=["text", "json"], default="text")
+    add_db(gc_)
+    gc_.set_defaults(handler=cmd_grader_check)
+
+
 def cmd_grader_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Re-grade a run's items ``--repeats`` times, print and record the spread."""
+    import asyncio
+    import json
+
     from qualspec.engine import Session, run_sync
     from qualspec.errors import ConfigError
     from qualspec.judges import grader_check, grader_check_items

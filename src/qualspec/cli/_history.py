@@ -8,10 +8,53 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qualspec.cli._args import Commands, add_db, add_output, non_negative_float, positive_int
+
 if TYPE_CHECKING:
     from qualspec.store import RunRecord
 
-__all__ = ["cmd_diff", "cmd_report", "cmd_runs_export", "cmd_runs_list", "cmd_runs_show"]
+__all__ = [
+    "add_diff_parser",
+    "add_report_parser",
+    "add_runs_parser",
+    "cmd_diff",
+    "cmd_report",
+    "cmd_runs_export",
+    "cmd_runs_list",
+    "cmd_runs_show",
+]
+
+
+def add_runs_parser(commands: Commands) -> None:
+    """``qualspec runs list|show|export``."""
+    runs = commands.add_parser("runs", help="history: list, show and export recorded runs")
+    actions = runs.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+    rl = actions.add_parser("list", help="recent runs")
+    rl.add_argument("--suite", help="only runs of this suite name")
+    rl.add_argument("--limit", type=positive_int, default=20)
+    add_db(rl)
+    rl.set_defaults(handler=cmd_runs_list)
+    rs = actions.add_parser("show", help="the report of one run")
+    rs.add_argument("run_id", metavar="RUN")
+    rs.add_argument("--show-responses", action="store_true")
+    add_db(rs)
+    rs.set_defaults(handler=cmd_runs_show)
+    re_ = actions.add_parser("export", help="write a run as json, jsonl or csv")
+    re_.add_argument("run_id", metavar="RUN")
+    re_.add_argument("--format", choices=["json", "jsonl", "csv"], default="json")
+    add_output(
+        re_,
+        "--output",
+        hint="choose the format with --format json|jsonl|csv",
+        help="file (default: standard output)",
+    )
+    re_.add_argument(
+        "--include-superseded",
+        action="store_true",
+        help="also the rows a resume after an edit superseded (marked superseded)",
+    )
+    add_db(re_)
+    re_.set_defaults(handler=cmd_runs_export)
 
 
 def cmd_runs_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -99,6 +142,26 @@ def _load(ref: str, db: str | None) -> RunRecord:
         return store.load_run(ref)
 
 
+def add_diff_parser(commands: Commands) -> None:
+    """``qualspec diff A B``."""
+    diff = commands.add_parser("diff", help="compare two runs (run ids or results JSON files)")
+    diff.add_argument("a", metavar="A")
+    diff.add_argument("b", metavar="B")
+    diff.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    diff.add_argument(
+        "--noise",
+        type=non_negative_float,
+        default=0.5,
+        metavar="POINTS",
+        help="score changes within this many points are unchanged (default 0.5)",
+    )
+    diff.add_argument(
+        "--fail-on-regression", action="store_true", help="exit 1 when something regressed"
+    )
+    add_db(diff)
+    diff.set_defaults(handler=cmd_diff)
+
+
 def cmd_diff(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Compare two runs; exit 1 on regression with --fail-on-regression."""
     from qualspec.analysis import diff_runs, format_diff
@@ -106,6 +169,22 @@ def cmd_diff(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     diff = diff_runs(_load(ns.a, ns.db), _load(ns.b, ns.db), noise=ns.noise)
     sys.stdout.write(format_diff(diff, ns.format).rstrip("\n") + "\n")
     return 1 if ns.fail_on_regression and diff.has_regression else 0
+
+
+def add_report_parser(commands: Commands) -> None:
+    """``qualspec report RUN --html PATH``."""
+    report = commands.add_parser(
+        "report", help="write the HTML report of a run (run id, prefix or results JSON)"
+    )
+    report.add_argument("run_id", metavar="RUN", help="run id, unique id prefix, or results .json")
+    report.add_argument(
+        "--html",
+        required=True,
+        metavar="PATH",
+        help="write the self-contained HTML report (offline, no script) to PATH",
+    )
+    add_db(report)
+    report.set_defaults(handler=cmd_report)
 
 
 def cmd_report(ns: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -9,15 +9,53 @@ grader_judge_check``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 
-__all__ = ["cmd_judge_check"]
+from qualspec.cli._args import Commands, add_db, positive_int
+
+__all__ = ["add_parser", "cmd_judge_check"]
+
+
+def add_parser(commands: Commands) -> None:
+    """``qualspec judge-check [--judge | --grader PROVIDER/MODEL]``."""
+    jc = commands.add_parser(
+        "judge-check",
+        help="calibrate a judge on known good and bad answers, or a field grader on known "
+        "field values (--grader): separation",
+    )
+    who = jc.add_mutually_exclusive_group()
+    who.add_argument(
+        "--judge", default=None, metavar="PROVIDER/MODEL", help="the judge (default local/smollm2)"
+    )
+    who.add_argument(
+        "--grader",
+        default=None,
+        metavar="PROVIDER/MODEL",
+        help="calibrate this reference field grader instead: equal-meaning values against "
+        "clearly wrong ones",
+    )
+    jc.add_argument(
+        "--repeats", type=positive_int, default=1, metavar="N", help="score each answer N times"
+    )
+    jc.add_argument(
+        "--pairs", type=positive_int, default=None, metavar="N", help="the first N pairs only"
+    )
+    jc.add_argument(
+        "--mode",
+        choices=("per_criterion", "all_criteria"),
+        default="per_criterion",
+        help="the judge's mode (as judge.mode in a suite)",
+    )
+    jc.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_db(jc)
+    jc.set_defaults(handler=cmd_judge_check)
 
 
 def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Score the built-in known pairs with the judge and print its separation."""
+    import json
+
     from qualspec.engine import Session, run_sync
     from qualspec.judges import SEPARATION_THRESHOLD, CriteriaJudge, calibrate
     from qualspec.providers import split_address
@@ -74,6 +112,8 @@ def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _grader_check(ns: argparse.Namespace) -> int:
     """``judge-check --grader MODEL``: the field grader on the known field pairs."""
+    import json
+
     from qualspec.engine import Session, run_sync
     from qualspec.judges import SEPARATION_THRESHOLD, Calibration, FieldGrader, calibrate_grader
     from qualspec.providers import split_address

@@ -3,15 +3,56 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 
-__all__ = ["cmd_lab", "cmd_serve"]
+from qualspec.cli._args import Commands, add_db, non_negative_int, number, positive_int, whole
+
+__all__ = ["add_lab_parser", "add_serve_parser", "cmd_lab", "cmd_serve"]
+
+
+def _unit(text: str) -> float:
+    value = number(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a score from 0 to 1, got {value:g}")
+    return value
+
+
+def _iterations(text: str) -> int:
+    value = whole(text, 1)
+    if value > 10:
+        raise argparse.ArgumentTypeError(f"expected 1 to 10 iterations, got {value}")
+    return value
+
+
+def add_lab_parser(commands: Commands) -> None:
+    """``qualspec lab INSTRUCTION --format ... --criteria ...``."""
+    lab = commands.add_parser(
+        "lab", help="refine an answer: generate, evaluate (0-1), feed back, keep the best"
+    )
+    lab.add_argument("instruct", metavar="INSTRUCTION", help="the question or task")
+    lab.add_argument("--format", required=True, help="the form the answer must take")
+    lab.add_argument("--criteria", required=True, help="what the evaluator checks")
+    lab.add_argument(
+        "--iter-max", type=_iterations, default=3, metavar="N", help="at most N rounds (1-10)"
+    )
+    lab.add_argument(
+        "--threshold", type=_unit, default=0.8, help="score (0-1) that accepts an answer"
+    )
+    lab.add_argument("--model", metavar="PROVIDER/MODEL", help="writer (default local/smollm2)")
+    lab.add_argument("--judge", metavar="PROVIDER/MODEL", help="evaluator (default: --model)")
+    lab.add_argument(
+        "--max-tokens", type=positive_int, metavar="N", help="the writer's answer length limit"
+    )
+    lab.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    add_db(lab)
+    lab.set_defaults(handler=cmd_lab)
 
 
 def cmd_lab(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Refine an answer until it meets the criteria; print each iteration and the best one."""
+    import json
+
     from qualspec.lab import IterationData, generate_answer
 
     def show(iteration: IterationData) -> None:
@@ -62,6 +103,20 @@ def cmd_lab(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         )
     print(result.final_answer)
     return 0 if result.success else 1
+
+
+def add_serve_parser(commands: Commands) -> None:
+    """``qualspec serve``."""
+    serve = commands.add_parser("serve", help="the web app: runs, run detail, diff, the Lab")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=non_negative_int, default=8000, help="default 8000")
+    serve.add_argument(
+        "--token",
+        help="require this token on every route (default $QUALSPEC_WEB_TOKEN); needed to "
+        "bind anything but 127.0.0.1",
+    )
+    add_db(serve)
+    serve.set_defaults(handler=cmd_serve)
 
 
 def cmd_serve(ns: argparse.Namespace, argv: Sequence[str]) -> int:

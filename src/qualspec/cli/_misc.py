@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import difflib
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from qualspec.cli._args import Commands, add_cache_ttl, add_db, positive_int
+
 __all__ = [
+    "add_cache_parser",
+    "add_prompts_parser",
+    "add_schema_parser",
     "cmd_cache_clear",
     "cmd_cache_stats",
     "cmd_prompts_diff",
@@ -19,12 +22,40 @@ __all__ = [
 ]
 
 
+def add_schema_parser(commands: Commands) -> None:
+    """``qualspec schema``."""
+    schema = commands.add_parser("schema", help="print the JSON Schema of the YAML suite format")
+    schema.set_defaults(handler=cmd_schema)
+
+
 def cmd_schema(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Print the JSON Schema of the YAML suite format."""
+    import json
+
     from qualspec.spec import json_schema
 
     sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
     return 0
+
+
+def add_prompts_parser(commands: Commands) -> None:
+    """``qualspec prompts list|show|diff``."""
+    prompts = commands.add_parser("prompts", help="versioned prompts: list, show, diff")
+    actions = prompts.add_subparsers(dest="prompts_command", metavar="ACTION", required=True)
+    pl = actions.add_parser("list", help="every prompt name with its versions")
+    add_db(pl)
+    pl.set_defaults(handler=cmd_prompts_list)
+    ps = actions.add_parser("show", help="one prompt version's text")
+    ps.add_argument("name")
+    ps.add_argument("version", type=positive_int, nargs="?")
+    add_db(ps)
+    ps.set_defaults(handler=cmd_prompts_show)
+    pd = actions.add_parser("diff", help="unified diff of two versions of a prompt")
+    pd.add_argument("name")
+    pd.add_argument("version_a", type=positive_int)
+    pd.add_argument("version_b", type=positive_int)
+    add_db(pd)
+    pd.set_defaults(handler=cmd_prompts_diff)
 
 
 def cmd_prompts_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -64,6 +95,8 @@ def cmd_prompts_show(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def cmd_prompts_diff(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Unified diff between two versions of a prompt."""
+    import difflib
+
     from qualspec.store import Store
 
     with Store.open(ns.db) as store:
@@ -85,8 +118,31 @@ def cmd_prompts_diff(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
+def add_cache_parser(commands: Commands) -> None:
+    """``qualspec cache stats|clear``."""
+    cache = commands.add_parser("cache", help="the response cache: stats, clear")
+    actions = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
+    cs = actions.add_parser("stats", help="entries and size per kind")
+    cs.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    add_cache_ttl(cs, "count as expired what a run with these lifetimes would not read")
+    add_db(cs)
+    cs.set_defaults(handler=cmd_cache_stats)
+    cc = actions.add_parser("clear", help="delete cache entries")
+    cc.add_argument("--kind", help="only this kind (candidate, judge, reference)")
+    cc.add_argument(
+        "--expired",
+        action="store_true",
+        help="only entries a run would not read now (see --cache-ttl)",
+    )
+    add_cache_ttl(cc, "with --expired: remove what a run with these lifetimes would not read")
+    add_db(cc)
+    cc.set_defaults(handler=cmd_cache_clear)
+
+
 def cmd_cache_stats(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Entries and sizes in the response cache."""
+    import json
+
     from qualspec.store import Store
 
     ttl = _lifetimes(ns)

@@ -8,12 +8,32 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qualspec.cli._args import Commands, add_db
 from qualspec.cli._history import _load
 
 if TYPE_CHECKING:
     from qualspec.store import RunRecord
 
-__all__ = ["cmd_compare", "cmd_insights"]
+__all__ = ["add_compare_parser", "add_insights_parser", "cmd_compare", "cmd_insights"]
+
+
+def add_compare_parser(commands: Commands) -> None:
+    """``qualspec compare RUN_A RUN_B``."""
+    compare = commands.add_parser(
+        "compare",
+        help="compare two runs with statistical confidence (run ids, prefixes or results "
+        "JSON files)",
+    )
+    compare.add_argument("a", metavar="RUN_A", help="the baseline run (e.g. agent prompt v1)")
+    compare.add_argument("b", metavar="RUN_B", help="the run to compare with it (e.g. v2)")
+    compare.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when B is significantly worse than A overall",
+    )
+    add_db(compare)
+    compare.set_defaults(handler=cmd_compare)
 
 
 def cmd_compare(ns: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -41,6 +61,19 @@ def _baseline(run: RunRecord, db: str | None) -> RunRecord | None:
             if any(is_field_grade(j) for j in earlier.judgments):
                 return earlier
     return None
+
+
+def add_insights_parser(commands: Commands) -> None:
+    """``qualspec insights RUN``."""
+    insights = commands.add_parser(
+        "insights", help="what to fix next in a run, each recommendation with its evidence"
+    )
+    insights.add_argument(
+        "run_id", metavar="RUN", help="run id, unique id prefix, or results .json"
+    )
+    insights.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    add_db(insights)
+    insights.set_defaults(handler=cmd_insights)
 
 
 def cmd_insights(ns: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -7,19 +7,20 @@ prefix of it, as ``reference list`` shows. "Who" is ``$QUALSPEC_USER``, else the
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qualspec.cli._args import Commands, add_db
 from qualspec.errors import ConfigError
-from qualspec.store import reviewer, schema_problem
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from qualspec.store import ReferenceAnswer, ReferenceReview
 
 __all__ = [
+    "add_parser",
     "cmd_reference_list",
     "cmd_reference_override",
     "cmd_reference_show",
@@ -48,6 +49,47 @@ def _status(answer: ReferenceAnswer) -> str:
     if now != review.status:
         return f"{now} (was {review.status}: the answer changed since)"
     return now
+
+
+def add_parser(commands: Commands) -> None:
+    """``qualspec reference list|show|validate|dispute|needs-review|override``."""
+    reference = commands.add_parser(
+        "reference", help="reference answers: list, show, validate, dispute, override"
+    )
+    actions = reference.add_subparsers(dest="reference_command", metavar="ACTION", required=True)
+    rfl = actions.add_parser("list", help="the reference answers with their review status")
+    rfl.add_argument(
+        "--status",
+        metavar="S",
+        help="only this status: unvalidated, validated, needs_review, disputed",
+    )
+    rfl.add_argument("--run", metavar="RUN", help="only the references this run used")
+    rfl.set_defaults(handler=cmd_reference_list)
+    rfs = actions.add_parser("show", help="a reference answer, its status, notes and audit trail")
+    rfs.set_defaults(handler=cmd_reference_show)
+    ref_commands = [rfl, rfs]
+    for action, what in (
+        ("validate", "mark a reference answer validated (checked by a person)"),
+        ("dispute", "mark a reference answer disputed (a person thinks it is wrong)"),
+        ("needs-review", "mark a reference answer as needing review"),
+    ):
+        status_cmd = actions.add_parser(action, help=what)
+        status_cmd.add_argument("--notes", metavar="TEXT", help="why (kept with the review)")
+        status_cmd.set_defaults(handler=cmd_reference_status)
+        ref_commands.append(status_cmd)
+    rfo = actions.add_parser(
+        "override", help="replace a reference answer by a corrected JSON file (audited)"
+    )
+    rfo.add_argument(
+        "--file", required=True, metavar="PATH", help="the corrected answer, a JSON file"
+    )
+    rfo.add_argument("--notes", metavar="TEXT", help="why (kept with the review)")
+    rfo.set_defaults(handler=cmd_reference_override)
+    ref_commands.append(rfo)
+    for command in ref_commands[1:]:
+        command.add_argument("id", metavar="ID", help="call key or unique prefix (reference list)")
+    for command in ref_commands:
+        add_db(command)
 
 
 def cmd_reference_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -171,7 +213,7 @@ def _report(key: str, before: str, review: ReferenceReview, who: str) -> None:
 
 def cmd_reference_status(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """``validate``, ``dispute`` or ``needs-review``: set the status, with notes."""
-    from qualspec.store import Store
+    from qualspec.store import Store, reviewer
 
     status = _STATUS_OF[ns.reference_command]
     who = reviewer()
@@ -186,6 +228,8 @@ def cmd_reference_status(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _read_override(path: Path) -> tuple[str, Any]:
     """The file's text and its JSON value; ConfigError (exit 2) when unreadable or not JSON."""
+    import json
+
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -207,7 +251,7 @@ def _read_override(path: Path) -> tuple[str, Any]:
 
 def cmd_reference_override(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Replace a reference answer by the JSON in ``--file`` (audited; it becomes validated)."""
-    from qualspec.store import Store
+    from qualspec.store import Store, reviewer, schema_problem
 
     path = Path(ns.file)
     text, value = _read_override(path)

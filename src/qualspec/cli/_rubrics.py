@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from qualspec.cli._args import (
+    Commands,
+    add_db,
+    add_output,
+    non_negative_int,
+    number,
+    positive_float,
+    positive_int,
+)
 
 if TYPE_CHECKING:
     from qualspec.rubrics import ChatSession, MiningOptions
 
 __all__ = [
+    "add_parser",
     "cmd_rubrics_extract",
     "cmd_rubrics_format",
     "cmd_rubrics_judge",
@@ -55,6 +65,8 @@ def _progress(ns: argparse.Namespace) -> Any:
 
 
 def _write_json(data: Any, path: str | None) -> None:
+    import json
+
     from qualspec.report import write_json_atomic
 
     if path is None:
@@ -72,6 +84,58 @@ async def _in_session(ns: argparse.Namespace, options: MiningOptions, work: Any)
         return await work(session)
 
 
+def add_parser(commands: Commands) -> None:
+    """``qualspec rubrics extract|summarize|judge|format``."""
+    rubrics = commands.add_parser(
+        "rubrics", help="mine rubrics from coding-assistant sessions and judge sessions by them"
+    )
+    actions = rubrics.add_subparsers(dest="rubrics_command", metavar="ACTION", required=True)
+    _add_extract(actions)
+    _add_summarize(actions)
+    _add_judge(actions)
+    _add_format(actions)
+
+
+def _add_mining(parser: argparse.ArgumentParser) -> None:
+    """The model flags of the rubric commands that call a model."""
+    parser.add_argument(
+        "--model",
+        metavar="PROVIDER/MODEL",
+        help="the model that reads the sessions (default local/smollm2)",
+    )
+    parser.add_argument(
+        "--retries",
+        type=non_negative_int,
+        default=2,
+        metavar="N",
+        help="ask again up to N times when an answer cannot be read (default 2)",
+    )
+    parser.add_argument(
+        "--max-session-chars",
+        type=positive_int,
+        metavar="N",
+        help="cut longer sessions, with a visible marker (default: what fits the model)",
+    )
+    parser.add_argument(
+        "--max-tokens", type=positive_int, metavar="N", help="the answer's token limit"
+    )
+    parser.add_argument("--max-cost", type=positive_float, metavar="USD", help="stop at this cost")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    add_db(parser)
+
+
+def _add_format(actions: Commands) -> None:
+    fo = actions.add_parser("format", help="print a session as the models see it")
+    fo.add_argument("session", metavar="SESSION", help="a .jsonl or .json session file")
+    fo.add_argument(
+        "--max-session-chars",
+        type=positive_int,
+        metavar="N",
+        help="cut as a model with this room would see it",
+    )
+    fo.set_defaults(handler=cmd_rubrics_format)
+
+
 def cmd_rubrics_format(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Print a session as the models see it (secrets redacted, cut as for --model)."""
     from qualspec.rubrics import fit_to_context, format_session, read_session
@@ -85,6 +149,52 @@ def cmd_rubrics_format(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         text = fit_to_context(text, ns.max_session_chars)
     sys.stdout.write(text + "\n")
     return 0
+
+
+def _add_extract(actions: Commands) -> None:
+    ex = actions.add_parser("extract", help="extract rubrics from each (selected) session")
+    ex.add_argument("sessions", metavar="DIR", help="a session file or a folder of them")
+    ex.add_argument(
+        "--score-name",
+        default="default",
+        metavar="NAME",
+        help="what made the sessions good: default, excellence, token_efficiency, "
+        "user_turn_efficiency (chooses the extractor prompt)",
+    )
+    ex.add_argument(
+        "--min",
+        type=positive_int,
+        default=3,
+        metavar="N",
+        help="rubrics per session, at least (default 3)",
+    )
+    ex.add_argument(
+        "--max",
+        type=positive_int,
+        default=7,
+        metavar="N",
+        help="rubrics per session, at most (default 7)",
+    )
+    ex.add_argument(
+        "--min-score",
+        type=number,
+        metavar="X",
+        help="only sessions scoring X or more (their label, else the --score-name metric)",
+    )
+    ex.add_argument(
+        "--labels",
+        metavar="PATH",
+        help='scores per session: JSON {"<session id>": score} or CSV session_id,score',
+    )
+    add_output(
+        ex,
+        "--out",
+        "--output",
+        hint="the output is JSON, on standard output without -o",
+        help="write the JSON here (default stdout)",
+    )
+    _add_mining(ex)
+    ex.set_defaults(handler=cmd_rubrics_extract)
 
 
 def cmd_rubrics_extract(ns: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -130,6 +240,20 @@ def cmd_rubrics_extract(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0 if result["rubrics"] else 1
 
 
+def _add_summarize(actions: Commands) -> None:
+    su = actions.add_parser("summarize", help="consolidate extracted rubrics into 5-10 final ones")
+    su.add_argument("extracted", metavar="EXTRACTED", help="the JSON of `rubrics extract`")
+    add_output(
+        su,
+        "--out",
+        "--output",
+        hint="the output is JSON, on standard output without -o",
+        help="write the JSON here (default stdout)",
+    )
+    _add_mining(su)
+    su.set_defaults(handler=cmd_rubrics_summarize)
+
+
 def cmd_rubrics_summarize(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Consolidate extracted rubrics into the final set."""
     from qualspec.engine import run_sync
@@ -152,6 +276,24 @@ def cmd_rubrics_summarize(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     for rubric in result["rubrics"]:
         print(f"  {rubric['id']}  {rubric['name']} (weight {rubric['weight']:g})", file=sys.stderr)
     return 0
+
+
+def _add_judge(actions: Commands) -> None:
+    ju = actions.add_parser("judge", help="score sessions 1-5 on each rubric, weighted")
+    ju.add_argument("sessions", metavar="DIR", help="a session file or a folder of them")
+    ju.add_argument(
+        "--rubrics", required=True, metavar="PATH", help="the JSON of `rubrics summarize`"
+    )
+    add_output(
+        ju,
+        "--out",
+        "--output",
+        hint="the scores file is always JSON",
+        help="also write the scores as JSON",
+    )
+    ju.add_argument("--html", metavar="PATH", help="also write an offline HTML page")
+    _add_mining(ju)
+    ju.set_defaults(handler=cmd_rubrics_judge)
 
 
 def cmd_rubrics_judge(ns: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -9,27 +9,169 @@ text are printed literally (never read as rich markup).
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import gc
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qualspec.cli._args import (
+    Commands,
+    add_db,
+    add_output,
+    cache_ttl,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    score,
+)
+from qualspec.cli._console import plural, say
+from qualspec.cli._dry_run import dry_run
 from qualspec.messages import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
-    from qualspec.engine import Estimate, Plan
-    from qualspec.judges import CriteriaJudge, FieldGrader
+    from qualspec.engine import ExecuteOptions, Plan, RunOutcome
+    from qualspec.providers import PriceTable
+    from qualspec.report import PromptRefs
     from qualspec.spec import LoadedSuite
     from qualspec.store import RunRecord
 
-__all__ = ["cmd_run"]
+__all__ = ["add_parser", "cmd_run"]
+
+
+def add_parser(commands: Commands) -> None:
+    """``qualspec run SUITE`` and its flags."""
+    run = commands.add_parser("run", help="run (or --dry-run) a suite file (.yaml or .py)")
+    run.add_argument("suite", help="suite file: YAML, or Python defining an Evaluation")
+    run.add_argument(
+        "--dry-run", action="store_true", help="print the matrix and costs; call nothing"
+    )
+    run.add_argument("--candidates", metavar="A,B", help="only these candidates")
+    run.add_argument("--roles", metavar="A,B", help="only these roles")
+    run.add_argument("--scenarios", metavar="A,B", help="only these scenarios")
+    run.add_argument(
+        "--temps",
+        "--temperatures",
+        dest="temps",
+        metavar="T,T|PRESET",
+        help="temperatures, e.g. 0,0.7 or a preset: stability_test, full_range, safety_probe",
+    )
+    run.add_argument(
+        "--runs",
+        "--runs-per-temp",
+        dest="runs",
+        type=positive_int,
+        metavar="N",
+        help="repeated runs per temperature",
+    )
+    run.add_argument("--model", metavar="PROVIDER/MODEL", help="run every candidate on this model")
+    run.add_argument("--judge", metavar="PROVIDER/MODEL", help="judge model (default: suite's)")
+    run.add_argument("--threshold", type=score, metavar="SCORE", help="pass threshold 0-10")
+    run.add_argument("--no-judge", action="store_true", help="collect answers only")
+    run.add_argument(
+        "--no-calibration",
+        action="store_true",
+        help="do not measure the judge's separation on known good/bad pairs before the run",
+    )
+    _add_call_flags(run)
+    _add_cache_flags(run)
+    _add_outcome_flags(run)
+    run.set_defaults(handler=cmd_run)
+
+
+def _add_call_flags(run: argparse.ArgumentParser) -> None:
+    """How calls are made, where the results go, and ``--resume``."""
+    run.add_argument(
+        "--max-concurrency",
+        type=positive_int,
+        metavar="N",
+        help="concurrent calls per provider (default: the provider's)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=120.0,
+        metavar="SECONDS",
+        help="per-attempt timeout (default 120)",
+    )
+    run.add_argument(
+        "--retries",
+        type=non_negative_int,
+        default=3,
+        metavar="N",
+        help="retries after a failed attempt (default 3)",
+    )
+    add_output(run, "--output", hint="the results file is always JSON", help="results JSON path")
+    run.add_argument(
+        "--html",
+        metavar="PATH",
+        help="also write the self-contained HTML report of the run to PATH",
+    )
+    run.add_argument(
+        "--results-dir",
+        default="results",
+        metavar="DIR",
+        help="directory for results/<suite>_<timestamp>.json (default results)",
+    )
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="RUN_ID",
+        help="continue the latest unfinished run of this suite (or RUN_ID): only missing work",
+    )
+
+
+def _add_cache_flags(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--no-cache", action="store_true", help="neither read nor use the cache")
+    run.add_argument("--refresh", action="store_true", help="call again and overwrite the cache")
+    run.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help="ask the reference models again and overwrite their cached answers",
+    )
+    run.add_argument(
+        "--cache-ttl",
+        action="append",
+        default=[],
+        type=cache_ttl,
+        metavar="KIND=SECONDS",
+        help="cache lifetime per kind (candidate, judge, reference; 'none' = forever), "
+        "repeatable; judged by each entry's age when it is read, so it applies to entries "
+        "already cached; default: candidate and judge answers never expire, reference "
+        "answers after 86400 s (24 h)",
+    )
+
+
+def _add_outcome_flags(run: argparse.ArgumentParser) -> None:
+    """Budget, prices, what is printed, the exit code, the database."""
+    run.add_argument("--max-cost", type=positive_float, metavar="USD", help="stop at this cost")
+    run.add_argument("--prices", metavar="PATH", help="JSON price table overriding the built-in")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    run.add_argument("--show-responses", action="store_true", help="print each response text")
+    run.add_argument(
+        "--fail-on-errors",
+        action="store_true",
+        help="exit 1 when any call failed (default: only when no cell could be answered)",
+    )
+    run.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a judge could not score anything (unreachable, or never parsed)",
+    )
+    run.add_argument(
+        "--store-retry",
+        type=positive_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long a failing database is retried before the run stops, failed and "
+        "resumable (default 30)",
+    )
+    add_db(run)
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -58,28 +200,10 @@ def build_plan(ns: argparse.Namespace) -> tuple[LoadedSuite, Plan]:
     return suite, plan.with_judge(model=ns.judge or None, threshold=ns.threshold)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _say(console: Console, *parts: str | tuple[str, str]) -> None:
-    """Print one line of plain strings and ``(text, style)`` pairs, never read as markup."""
-    from rich.text import Text
-
-    text = Text()
-    for part in parts:
-        if isinstance(part, str):
-            text.append(part)
-        else:
-            text.append(part[0], part[1])
-    console.print(text, soft_wrap=True)  # one line, never broken (piped output, ids, paths)
-
-
 def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Entry of ``qualspec run``."""
     from rich.console import Console
 
-    from qualspec.engine import estimate
     from qualspec.providers import PriceTable
 
     suite, plan = build_plan(ns)
@@ -88,30 +212,33 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     check_plan(suite, plan, judge=not ns.no_judge)  # unknown providers, missing packages
     console = Console(highlight=False)
     for warning in plan.warnings:  # at plan time, before any call (and in a dry run)
-        _say(console, ("warning:", "yellow"), f" {warning}")
-    gc.freeze()  # the suite, the plan and what they imported: see below
+        say(console, ("warning:", "yellow"), f" {warning}")
+    gc.freeze()  # the suite, the plan and what they imported: see _execute
     cache_ttl = _cache_ttl(ns.cache_ttl)
     prices = PriceTable.load(Path(ns.prices) if ns.prices else None)
     if ns.dry_run:
-        judge = not ns.no_judge
-        calibrate = judge and not getattr(ns, "no_calibration", False)
-        with _calibration_cache(ns.db, calibrate) as calibrated:
-            est = estimate(plan, prices, judge=judge, calibrate=calibrate, calibrated=calibrated)
-        _print_dry_run(plan, est, console, judge=judge, retries=ns.retries)
+        dry_run(ns, plan, prices, console)
         return 0
+    outcome, db_display, refs = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
+    for warning in outcome.warnings:
+        if warning in plan.warnings:  # said before the run
+            continue
+        say(console, ("warning:", "yellow"), f" {warning}")
+    # the results file first: whatever happens to the report, the results are kept
+    path = _write_and_render(ns, outcome, refs, prices, console)
+    _print_footer(ns, outcome, path, db_display, console)
+    code = _exit_code(outcome.record, fail_on_errors=getattr(ns, "fail_on_errors", False))
+    if code == 0 and getattr(ns, "strict", False) and outcome.judge_failures:
+        print(f"qualspec: --strict: {outcome.judge_failures[0]}", file=sys.stderr)
+        code = 1
+    return code
 
-    from qualspec.analysis import analyze_run
-    from qualspec.engine import ExecuteOptions, RetryPolicy, RunOutcome, Session, run_sync
-    from qualspec.report import (
-        PromptRefs,
-        default_results_path,
-        prompt_refs,
-        render_run,
-        run_to_dict,
-        write_json_atomic,
-    )
 
-    options = ExecuteOptions(
+def _options(ns: argparse.Namespace, cache_ttl: dict[str, float | None]) -> ExecuteOptions:
+    """The run's execution options, from the command line."""
+    from qualspec.engine import ExecuteOptions, RetryPolicy
+
+    return ExecuteOptions(
         cache_ttl=cache_ttl,
         max_concurrency=ns.max_concurrency,
         timeout=ns.timeout,
@@ -124,6 +251,21 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         store_retry_s=ns.store_retry,
         calibrate=not getattr(ns, "no_calibration", False),
     )
+
+
+def _execute(
+    ns: argparse.Namespace,
+    suite: LoadedSuite,
+    plan: Plan,
+    options: ExecuteOptions,
+    argv: Sequence[str],
+) -> tuple[RunOutcome, str, PromptRefs]:
+    """Run the plan, recorded; the outcome, the database as shown, the prompts used."""
+    import asyncio
+
+    import qualspec.analysis  # noqa: F401 - used after the run: imported before the freeze
+    from qualspec.engine import Session, run_sync
+    from qualspec.report import prompt_refs
 
     async def main() -> tuple[RunOutcome, str, PromptRefs]:
         async with Session(db=ns.db, options=options, prices=ns.prices) as session:
@@ -140,12 +282,22 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from qualspec.store import Store  # noqa: F401 - imported before the freeze
 
     gc.freeze()
-    outcome, db_display, refs = run_sync(main)
-    for warning in outcome.warnings:
-        if warning in plan.warnings:  # said before the run
-            continue
-        _say(console, ("warning:", "yellow"), f" {warning}")
-    # the results file first: whatever happens to the report, the results are kept
+    return run_sync(main)
+
+
+def _write_and_render(
+    ns: argparse.Namespace,
+    outcome: RunOutcome,
+    refs: PromptRefs,
+    prices: PriceTable,
+    console: Console,
+) -> Path:
+    """Write the results file (then the HTML report) and print the report; the file's path."""
+    from datetime import UTC, datetime
+
+    from qualspec.analysis import analyze_run
+    from qualspec.report import default_results_path, render_run, run_to_dict, write_json_atomic
+
     run_id = outcome.record.summary.id
     path = (
         Path(ns.output)
@@ -168,13 +320,20 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         prompts=refs,
         verbose=bool(getattr(ns, "verbose", 0)),
     )
-    stats = outcome.stats
+    return path
+
+
+def _print_footer(
+    ns: argparse.Namespace, outcome: RunOutcome, path: Path, db_display: str, console: Console
+) -> None:
+    """The calls made, where the results are, and how to go on after a budget stop."""
     from qualspec.analysis import run_totals
     from qualspec.report import cache_phrase
 
+    stats = outcome.stats
     # calls made here; what came from the cache is counted from the stored records, as the
     # results file (cached_responses, cached_judgments) and the HTML report count it
-    _say(
+    say(
         console,
         ("Calls:", "bold"),
         f" {stats.candidate_calls} candidate, {stats.judge_calls} judge"
@@ -182,24 +341,19 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         + f" made; {cache_phrase(run_totals(outcome.record))}"
         + (f" (saved ${stats.saved_usd:.4f})" if stats.saved_usd else ""),
     )
-    _say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
+    say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
     if ns.html:
-        _say(console, f"HTML report: {ns.html}")
+        say(console, f"HTML report: {ns.html}")
     if outcome.status == "budget_exceeded":
-        _say(
+        say(
             console,
             (
                 f"Stopped at the budget of ${ns.max_cost:.2f}; "
-                f"{_plural(stats.skipped_for_budget, 'call')} not made. Continue with: "
+                f"{plural(stats.skipped_for_budget, 'call')} not made. Continue with: "
                 f"qualspec run {ns.suite} --resume {outcome.run_id} --max-cost <more>",
                 "yellow",
             ),
         )
-    code = _exit_code(outcome.record, fail_on_errors=getattr(ns, "fail_on_errors", False))
-    if code == 0 and getattr(ns, "strict", False) and outcome.judge_failures:
-        print(f"qualspec: --strict: {outcome.judge_failures[0]}", file=sys.stderr)
-        code = 1
-    return code
 
 
 def _exit_code(record: RunRecord, *, fail_on_errors: bool) -> int:
@@ -209,7 +363,7 @@ def _exit_code(record: RunRecord, *, fail_on_errors: bool) -> int:
     failed = [r for r in responses if r.error is not None]
     if responses and len(failed) == len(responses):
         print(
-            f"qualspec: run failed: no cell could be answered ({_plural(len(failed), 'call')} "
+            f"qualspec: run failed: no cell could be answered ({plural(len(failed), 'call')} "
             f"failed; first error: {one_line(failed[0].error or '', 300)})",
             file=sys.stderr,
         )
@@ -218,9 +372,9 @@ def _exit_code(record: RunRecord, *, fail_on_errors: bool) -> int:
     if fail_on_errors and (failed or judge_errors):
         what = []
         if failed:
-            what.append(f"{_plural(len(failed), 'candidate call')} failed")
+            what.append(f"{plural(len(failed), 'candidate call')} failed")
         if judge_errors:
-            what.append(f"{_plural(len(judge_errors), 'judgment')} failed")
+            what.append(f"{plural(len(judge_errors), 'judgment')} failed")
         print(f"qualspec: errors in the run (--fail-on-errors): {', '.join(what)}", file=sys.stderr)
         return 1
     return 0
@@ -306,180 +460,3 @@ class _LazyProgress:
                 bar.update(task, total=n)
         elif n and kind in tasks:
             bar.advance(tasks[kind], n)
-
-
-@contextlib.contextmanager
-def _calibration_cache(
-    db: str | None, calibrate: bool
-) -> Iterator[Callable[[CriteriaJudge | FieldGrader, int], bool] | None]:
-    """Whether a judge's calibration is cached (then a run makes none), for the dry run.
-
-    Read from the store when there is one; a dry run creates no database (a store that
-    does not exist yet, or cannot be reached, holds nothing: every calibration is
-    counted). Without ``calibrate`` nothing is opened.
-    """
-    from qualspec.errors import StoreError
-    from qualspec.store import Store, database_exists
-
-    if not calibrate or not database_exists(db):
-        yield None
-        return
-    from qualspec.judges import CriteriaJudge, cached_calibration, cached_grader_calibration
-
-    try:
-        opened = Store.open(db)
-    except StoreError:
-        yield None
-        return
-    with opened as store:
-
-        def calibrated(judge: CriteriaJudge | FieldGrader, pairs: int) -> bool:
-            # as the run looks: the full set (qualspec judge-check [--grader]), then these
-            if not isinstance(judge, CriteriaJudge):
-                return (
-                    cached_grader_calibration(store, judge) is not None
-                    or cached_grader_calibration(store, judge, pairs=pairs) is not None
-                )
-            return (
-                cached_calibration(store, judge) is not None
-                or cached_calibration(store, judge, pairs=pairs) is not None
-            )
-
-        yield calibrated
-
-
-def _print_dry_run(
-    plan: Plan, est: Estimate, console: Console, *, judge: bool = True, retries: int = 3
-) -> None:
-    roles = ", ".join(plan.roles) if plan.roles else "(none)"
-    from qualspec.analysis import temperature_label
-
-    temps = ", ".join(temperature_label(t) for t in plan.temperatures)
-    if plan.temperatures == (None,):
-        temps += " (none sent: each provider's own)"
-    _say(console, ("Dry run", "bold"), ": nothing will be called.")
-    _say(console, f"  candidates   {len(plan.candidates)}: {', '.join(plan.candidates)}")
-    _say(console, f"  roles        {len(plan.roles)}: {roles}")
-    _say(console, f"  scenarios    {len(plan.scenarios)}: {', '.join(plan.scenarios)}")
-    rows = len({(i.scenario, i.input_id) for i in plan.items if i.input_id is not None})
-    _say(
-        console,
-        f"  inputs       {rows} (rows over all scenarios)" if rows else "  inputs       none",
-    )
-    _say(console, f"  temperatures {len(plan.temperatures)}: {temps}")
-    _say(console, f"  runs         {plan.runs} per temperature")
-    used = plan.run_evaluators()
-    judges = [j for j in plan.judges if j.type != "comparative" and j in used]
-    compared = [j for j in plan.judges if j.type == "comparative"]
-    if not judge:
-        _say(console, "  judge        none (--no-judge)")
-    elif len(judges) > 1:
-        names = ", ".join(
-            f"{j.label} ({j.type}, {j.model or plan.judge_model}, pass at {_pass_mark(j)})"
-            for j in judges
-        )
-        _say(console, f"  judges       {len(judges)}: {names}")
-    elif judges and judges[0].type == "field_grader":
-        grader = judges[0]
-        mark = _pass_mark(grader)
-        _say(console, f"  grader       {grader.model or plan.judge_model} (pass at {mark})")
-    else:
-        _say(console, f"  judge        {plan.judge_model} (pass at {plan.threshold:g}/10)")
-    if judge and compared:
-        names = ", ".join(
-            f"{c.label} ({c.options.get('compare')} within {c.options.get('within')}, "
-            f"{c.model or plan.judge_model}{', debias' if c.options.get('debias') else ''})"
-            for c in compared
-        )
-        _say(console, f"  comparisons  {len(compared)}: {names}")
-    _say(console, ("Candidate calls:", "bold"), f" {est.candidate_calls}")
-    if est.reference_calls:
-        _say(console, ("Reference calls:", "bold"), f" {est.reference_calls}")
-    if judge and (est.judge_calls or not est.grader_calls):
-        _say(
-            console,
-            ("Judge calls:", "bold"),
-            f" {est.judge_calls} (before parse retries)"
-            + _at_most(est.judge_calls, est.max_judge_calls),
-        )
-    if judge and est.grader_calls:
-        _say(
-            console,
-            ("Grader calls:", "bold"),
-            f" at most {est.grader_calls} (one per answer; none where rules decide every "
-            "field)" + _at_most(est.grader_calls, est.max_grader_calls),
-        )
-    for group in est.groups:
-        skipped = (
-            f"; {_plural(group.skipped, 'group')} of fewer than 2 answers skipped"
-            if group.skipped
-            else ""
-        )
-        _say(
-            console,
-            ("Comparison calls:", "bold"),
-            f" {group.calls} ({group.name}: {_plural(group.groups, 'group')}{skipped})"
-            + _at_most(group.calls, group.max_calls),
-        )
-    for cal in est.calibrations:
-        known = "known field pair" if cal.role == "grader" else "known pair"
-        _say(
-            console,
-            ("Calibration calls:", "bold"),
-            f" {cal.calls} ({cal.role} {cal.model} on {_plural(cal.pairs, known)}, "
-            "before the run, once: --no-calibration skips it)" + _at_most(cal.calls, cal.max_calls),
-        )
-    checks = sum(len(item.checks) for item in plan.items)
-    if checks:
-        _say(console, ("Checks:", "bold"), f" {checks} (expect:, no model call)")
-    retried = "" if retries == 0 else f"; a failed call is retried up to {retries} times on top"
-    if est.max_calls > est.calls:
-        total = (
-            f" {est.calls} to {est.max_calls} (the most when every verdict has to be asked "
-            f"again, as often as its evaluator allows; fewer where answers are cached{retried})"
-        )
-    else:
-        total = f" {est.calls} (fewer where answers are cached{retried})"
-    _say(console, ("Total calls:", "bold"), total)
-    _say(
-        console,
-        ("Estimated tokens:", "bold"),
-        f" {est.input_tokens} in / {est.output_tokens} out"
-        + (
-            f" (up to {est.max_input_tokens} in / {est.max_output_tokens} out with re-asks)"
-            if est.max_calls > est.calls
-            else ""
-        ),
-    )
-    for row in est.rows:
-        cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
-        calls = "call " if row.calls == 1 else "calls"
-        most = ""
-        if row.max_calls > row.calls:
-            dollars = "" if row.max_cost_usd is None else f", ${row.max_cost_usd:.4f}"
-            most = f"  (at most {row.max_calls} calls{dollars})"
-        _say(
-            console,
-            f"  {row.kind:<11} {row.model:<24} {row.calls:>5} {calls} "
-            f"{row.input_tokens:>8} in {row.output_tokens:>8} out  {cost}{most}",
-        )
-    low, high = est.cost_usd, est.max_cost_usd
-    if low is None or high is None:
-        cost_text = "unknown (some model has no price: add it with --prices)"
-    elif high > low:
-        cost_text = f"${low:.4f} to ${high:.4f} (with every re-ask)"
-    else:
-        cost_text = f"${low:.4f}"
-    _say(console, ("Estimated cost:", "bold"), " " + cost_text)
-
-
-def _at_most(calls: int, most: int) -> str:
-    """``, up to N with re-asks`` when re-asks can add calls."""
-    return f", up to {most} with re-asks" if most > calls else ""
-
-
-def _pass_mark(config: Any) -> str:
-    """An evaluator's pass mark as shown: 0-10, or 0-100 for the field grader."""
-    if config.type == "field_grader":
-        return f"{float(config.options.get('threshold', 80)):g}/100"
-    return f"{config.threshold:g}"

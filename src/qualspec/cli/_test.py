@@ -4,14 +4,52 @@ line; a test run is a stored run (``qualspec runs``, ``diff`` and ``report`` rea
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from qualspec.cli._args import Commands, add_db, positive_float, positive_int
 
 if TYPE_CHECKING:
     from qualspec.testkit import PromptResponseTest
 
-__all__ = ["cmd_test_list", "cmd_test_run"]
+__all__ = ["add_parser", "cmd_test_list", "cmd_test_run"]
+
+
+def add_parser(commands: Commands) -> None:
+    """``qualspec test list|run``."""
+    test = commands.add_parser("test", help="prompt-response tests (qualspec.testkit): list, run")
+    actions = test.add_subparsers(dest="test_command", metavar="ACTION", required=True)
+    tl = actions.add_parser("list", help="the registered tests (entry point group qualspec.tests)")
+    tl.set_defaults(handler=cmd_test_list)
+    tr = actions.add_parser("run", help="run a test on one or more systems under test")
+    tr.add_argument("test_name", metavar="NAME", help="a registered test, or module:TestClass")
+    tr.add_argument(
+        "--sut",
+        action="append",
+        required=True,
+        metavar="PROVIDER/MODEL",
+        help="a system under test (repeat for several)",
+    )
+    tr.add_argument("--limit", type=positive_int, metavar="N", help="the first N items only")
+    tr.add_argument(
+        "--resume",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="RUN",
+        help="finish the latest unfinished run of this test (or run RUN)",
+    )
+    tr.add_argument("--no-cache", action="store_true", help="neither read nor use the cache")
+    tr.add_argument("--refresh", action="store_true", help="call again and overwrite the cache")
+    tr.add_argument("--max-cost", type=positive_float, metavar="USD", help="stop at this cost")
+    tr.add_argument("--json", action="store_true", help="print the results as JSON")
+    tr.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list every prompt the test would send to each SUT; call nothing",
+    )
+    add_db(tr)
+    tr.set_defaults(handler=cmd_test_run)
 
 
 def cmd_test_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -43,6 +81,8 @@ def cmd_test_list(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def cmd_test_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run a test on the SUTs; print each SUT's results. Exit 1 unless it finished."""
+    import json
+
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -80,6 +120,8 @@ def cmd_test_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _dry_run(test: PromptResponseTest, ns: argparse.Namespace) -> int:
     """Print every prompt the test would send, per SUT; send nothing."""
+    import json
+
     planned = test.plan_prompts(ns.sut, limit=ns.limit)
     if ns.json:
         rows = [

@@ -9,12 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qualspec.cli._args import Commands, add_db, positive_int
 from qualspec.cli._history import _load
 
 if TYPE_CHECKING:
     from qualspec.store import RunRecord
 
-__all__ = ["cmd_trend"]
+__all__ = ["add_parser", "cmd_trend"]
 
 
 def _refs(ns: argparse.Namespace, runs: Sequence[RunRecord]) -> dict[int, tuple[str, int]]:
@@ -58,6 +59,30 @@ def _runs(ns: argparse.Namespace) -> list[RunRecord]:
                 + (f" ({len(found) - len(finished)} unfinished left out)" if found else "")
             )
         return [store.load_run(r.id) for r in reversed(finished)]  # oldest first
+
+
+def add_parser(commands: Commands) -> None:
+    """``qualspec trend [RUN ...] [--suite NAME --last N]``."""
+    trend = commands.add_parser(
+        "trend",
+        help="accuracy across several runs (oldest first), per model, with n and 95%% CI",
+    )
+    trend.add_argument(
+        "runs", nargs="*", metavar="RUN", help="run ids, prefixes or results JSON, oldest first"
+    )
+    trend.add_argument("--suite", metavar="NAME", help="the last finished runs of this suite")
+    trend.add_argument(
+        "--last", type=positive_int, default=5, metavar="N", help="with --suite (default 5)"
+    )
+    trend.add_argument("--format", choices=["text", "json"], default="text")
+    trend.add_argument("--output", "-o", metavar="PATH", help="also write the trend as JSON")
+    trend.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a run is significantly worse than the one before it",
+    )
+    add_db(trend)
+    trend.set_defaults(handler=cmd_trend)
 
 
 def cmd_trend(ns: argparse.Namespace, argv: Sequence[str]) -> int:
