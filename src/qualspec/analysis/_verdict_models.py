@@ -139,8 +139,42 @@ def answer_verdict(judgments: Iterable[JudgmentRecord], *, error: bool = False) 
     )
 
 
+class _CountedVerdict:
+    """What a cell and a row verdict derive alike from their verdict and run counts."""
+
+    __slots__ = ()
+
+    passed: bool | None
+    score: float | None
+    scale: int
+    runs: int
+    errors: int
+    voted: int
+    runs_passed: int
+    judged: int
+
+    @property
+    def runs_failed(self) -> int:
+        """Runs whose own verdict is FAIL."""
+        return self.voted - self.runs_passed
+
+    @property
+    def label(self) -> str:
+        """``PASS``, ``FAIL``, or ``ERROR`` / ``UNSCORED`` / ``ANSWERED`` without a verdict."""
+        if self.passed is not None:
+            return "PASS" if self.passed else "FAIL"
+        if self.runs and self.errors >= self.runs:
+            return "ERROR"
+        return "UNSCORED" if self.judged else "ANSWERED"
+
+    @property
+    def score_text(self) -> str:
+        """``8.1/10``, ``92.1/100`` or ``-``."""
+        return format_verdict_score(self.score, self.scale)
+
+
 @dataclass(frozen=True, slots=True)
-class CellVerdict:
+class CellVerdict(_CountedVerdict):
     """The verdict of one cell over its runs (see the module docstring).
 
     Attributes:
@@ -164,28 +198,9 @@ class CellVerdict:
     judged: int
     reasons: tuple[str, ...] = ()
 
-    @property
-    def runs_failed(self) -> int:
-        """Runs whose own verdict is FAIL."""
-        return self.voted - self.runs_passed
-
-    @property
-    def label(self) -> str:
-        """``PASS``, ``FAIL``, or ``ERROR`` / ``UNSCORED`` / ``ANSWERED`` without a verdict."""
-        if self.passed is not None:
-            return "PASS" if self.passed else "FAIL"
-        if self.runs and self.errors >= self.runs:
-            return "ERROR"
-        return "UNSCORED" if self.judged else "ANSWERED"
-
-    @property
-    def score_text(self) -> str:
-        """``8.1/10``, ``92.1/100`` or ``-``."""
-        return format_verdict_score(self.score, self.scale)
-
 
 @dataclass(frozen=True, slots=True)
-class RowVerdict:
+class RowVerdict(_CountedVerdict):
     """A candidate's verdict over the temperatures of one (scenario, input, role).
 
     Attributes:
@@ -210,25 +225,6 @@ class RowVerdict:
     runs_passed: int
     judged: int
     reasons: tuple[str, ...] = ()
-
-    @property
-    def runs_failed(self) -> int:
-        """Runs whose own verdict is FAIL."""
-        return self.voted - self.runs_passed
-
-    @property
-    def label(self) -> str:
-        """``PASS``, ``FAIL``, or ``ERROR`` / ``UNSCORED`` / ``ANSWERED``."""
-        if self.passed is not None:
-            return "PASS" if self.passed else "FAIL"
-        if self.runs and self.errors >= self.runs:
-            return "ERROR"
-        return "UNSCORED" if self.judged else "ANSWERED"
-
-    @property
-    def score_text(self) -> str:
-        """``8.1/10``, ``92.1/100`` or ``-``."""
-        return format_verdict_score(self.score, self.scale)
 
 
 @dataclass(frozen=True, slots=True)
