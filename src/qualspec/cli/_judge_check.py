@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from qualspec.cli._args import Commands, add_db, positive_int
+
+if TYPE_CHECKING:
+    from qualspec.engine import Session
+    from qualspec.judges import Calibration
 
 __all__ = ["add_parser", "cmd_judge_check"]
 
@@ -54,9 +59,6 @@ def add_parser(commands: Commands) -> None:
 
 def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Score the built-in known pairs with the judge and print its separation."""
-    import json
-
-    from qualspec.engine import Session, run_sync
     from qualspec.judges import SEPARATION_THRESHOLD, CriteriaJudge, calibrate
     from qualspec.providers import split_address
     from qualspec.spec import DEFAULT_JUDGE_MODEL, EvaluatorConfig
@@ -67,41 +69,22 @@ def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     split_address(model)  # a malformed address is one line, exit 2
     judge = CriteriaJudge.from_config(EvaluatorConfig(type="criteria", model=model, mode=ns.mode))
 
-    async def main() -> object:
-        import asyncio
-
-        async with Session(db=ns.db) as session:
-            session.calls.providers([split_address(model)[0]])  # an unknown provider: exit 2
-            described = {
-                "kind": "judge_check",
-                "judge": model,
-                "mode": ns.mode,
-                "pairs": ns.pairs,
-                "repeats": ns.repeats,
-            }
-            async with session.recording(f"judge-check {model}", described) as run_id:
-                found = await calibrate(session, judge, pairs=ns.pairs, repeats=ns.repeats)
-                await asyncio.to_thread(
-                    session.store.update_run_metadata,
-                    run_id,
-                    {"judge_calibration": {judge.name: found.summary()}},
-                )
-            return found
-
-    result = run_sync(main)
-    from qualspec.judges import Calibration
-
-    if not isinstance(result, Calibration):  # pragma: no cover - calibrate returns one
-        return 1
-    if ns.json:
-        sys.stdout.write(json.dumps(result.summary() | {"by_domain": result.by_domain()}) + "\n")
+    described = {"kind": "judge_check", "judge": model, "mode": ns.mode}
+    result = _recorded_check(
+        ns,
+        model,
+        f"judge-check {model}",
+        described,
+        judge.name,
+        lambda session: calibrate(session, judge, pairs=ns.pairs, repeats=ns.repeats),
+    )
+    if _printed_json(ns, result):
         return 0
     print(f"Judge calibration: {model} ({result.n_pairs} known pairs, {result.repeats} repeat(s))")
     print(f"  {'domain':<16}{'separated':>10}")
     for domain, (separated, n) in sorted(result.by_domain().items()):
         print(f"  {domain:<16}{separated:>6} of {n}")
-    gap = "n/a" if result.mean_gap is None else f"{result.mean_gap:+.1f}"
-    spread = "n/a (use --repeats 2+)" if result.spread is None else f"{result.spread:.2f}"
+    gap, spread = _gap_and_spread(result)
     print(
         f"Separation: {result.separation:.2f} (threshold {SEPARATION_THRESHOLD:.2f})   "
         f"mean gap: {gap}   spread on repeats: {spread}   unscored: {result.n_unscored}"
@@ -112,39 +95,23 @@ def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _grader_check(ns: argparse.Namespace) -> int:
     """``judge-check --grader MODEL``: the field grader on the known field pairs."""
-    import json
-
-    from qualspec.engine import Session, run_sync
-    from qualspec.judges import SEPARATION_THRESHOLD, Calibration, FieldGrader, calibrate_grader
+    from qualspec.judges import SEPARATION_THRESHOLD, FieldGrader, calibrate_grader
     from qualspec.providers import split_address
 
     model = str(ns.grader)
     split_address(model)  # a malformed address is one line, exit 2
     grader = FieldGrader(name="field_grader", model=model, fields={})
 
-    async def main() -> Calibration:
-        import asyncio
-
-        async with Session(db=ns.db) as session:
-            session.calls.providers([split_address(model)[0]])  # an unknown provider: exit 2
-            described = {
-                "kind": "grader_judge_check",
-                "grader": model,
-                "pairs": ns.pairs,
-                "repeats": ns.repeats,
-            }
-            async with session.recording(f"judge-check --grader {model}", described) as run_id:
-                found = await calibrate_grader(session, grader, pairs=ns.pairs, repeats=ns.repeats)
-                await asyncio.to_thread(
-                    session.store.update_run_metadata,
-                    run_id,
-                    {"judge_calibration": {grader.name: found.summary()}},
-                )
-            return found
-
-    result = run_sync(main)
-    if ns.json:
-        sys.stdout.write(json.dumps(result.summary() | {"by_domain": result.by_domain()}) + "\n")
+    described = {"kind": "grader_judge_check", "grader": model}
+    result = _recorded_check(
+        ns,
+        model,
+        f"judge-check --grader {model}",
+        described,
+        grader.name,
+        lambda session: calibrate_grader(session, grader, pairs=ns.pairs, repeats=ns.repeats),
+    )
+    if _printed_json(ns, result):
         return 0
     print(
         f"Grader calibration: {model} ({result.n_pairs} known field pairs, "
@@ -156,8 +123,7 @@ def _grader_check(ns: argparse.Namespace) -> int:
         bad = ", ".join("-" if v is None else f"{v:g}" for v in pair.bad)
         mark = "" if pair.separated else "  NOT SEPARATED"
         print(f"  {pair.id:<26}{good:>14}{bad:>8}{mark}")
-    gap = "n/a" if result.mean_gap is None else f"{result.mean_gap:+.1f}"
-    spread = "n/a (use --repeats 2+)" if result.spread is None else f"{result.spread:.2f}"
+    gap, spread = _gap_and_spread(result)
     print(
         f"Separation: {result.separation:.2f} (threshold {SEPARATION_THRESHOLD:.2f})   "
         f"mean gap: {gap} of 100   spread on repeats: {spread}   ungraded: "
@@ -165,3 +131,51 @@ def _grader_check(ns: argparse.Namespace) -> int:
     )
     print(result.verdict)
     return 0
+
+
+def _recorded_check(
+    ns: argparse.Namespace,
+    model: str,
+    title: str,
+    described: Mapping[str, object],
+    name: str,
+    check: Callable[[Session], Awaitable[Calibration]],
+) -> Calibration:
+    """Run ``check`` in a session, recorded as a run named ``title`` whose metadata is
+    ``described`` (with ``pairs`` and ``repeats``) and the result under ``name``."""
+    import asyncio
+
+    from qualspec.engine import Session, run_sync
+    from qualspec.providers import split_address
+
+    async def main() -> Calibration:
+        async with Session(db=ns.db) as session:
+            session.calls.providers([split_address(model)[0]])  # an unknown provider: exit 2
+            metadata = {**described, "pairs": ns.pairs, "repeats": ns.repeats}
+            async with session.recording(title, metadata) as run_id:
+                found = await check(session)
+                await asyncio.to_thread(
+                    session.store.update_run_metadata,
+                    run_id,
+                    {"judge_calibration": {name: found.summary()}},
+                )
+            return found
+
+    return run_sync(main)
+
+
+def _printed_json(ns: argparse.Namespace, result: Calibration) -> bool:
+    """With ``--json``, print the result as one JSON line and say so."""
+    import json
+
+    if not ns.json:
+        return False
+    sys.stdout.write(json.dumps(result.summary() | {"by_domain": result.by_domain()}) + "\n")
+    return True
+
+
+def _gap_and_spread(result: Calibration) -> tuple[str, str]:
+    """The mean gap and the spread on repeats, as the summary line prints them."""
+    gap = "n/a" if result.mean_gap is None else f"{result.mean_gap:+.1f}"
+    spread = "n/a (use --repeats 2+)" if result.spread is None else f"{result.spread:.2f}"
+    return gap, spread
