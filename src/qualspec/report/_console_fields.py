@@ -7,38 +7,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from qualspec.report._field_text import call_cost_text, money_text, pct_text, score_text
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from rich.console import Console
 
-    from qualspec.analysis import CallCost, FieldAnalysis, GroupCost
+    from qualspec.analysis import FieldAnalysis, GroupCost
     from qualspec.store import RunRecord
 
 __all__ = ["render_field_grades"]
 
 _MAX_ROWS = 10
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}%"
-
-
-def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
-
-
-def _cost(cost: CallCost) -> str:
-    money = "price unknown" if cost.cost_usd is None else f"${cost.cost_usd:.4f}"
-    cached = f", {cost.cached} cached (saved)" if cost.cached else ""
-    return (
-        f"{cost.calls} calls{cached}, {cost.input_tokens} in / {cost.output_tokens} out tokens, "
-        f"{money}"
-    )
-
-
-def _money(cost: float | None) -> str:
-    return "price unknown" if cost is None else f"${cost:.4f}"
 
 
 def render_field_grades(
@@ -70,9 +51,9 @@ def render_field_grades(
     )
     graded = o.n - o.n_unscored
     line = (
-        f"Overall: {_score(o.mean)} weighted, {_score(o.simple_mean)} simple"
-        f"  {o.band or 'not graded'}  passed {_pct(o.pass_rate)} of {graded} graded answers"
-        f"  fields passing {_pct(o.field_pass_rate)}"
+        f"Overall: {score_text(o.mean)} weighted, {score_text(o.simple_mean)} simple"
+        f"  {o.band or 'not graded'}  passed {pct_text(o.pass_rate)} of {graded} graded answers"
+        f"  fields passing {pct_text(o.field_pass_rate)}"
     )
     if o.n_unscored:
         line += f"  ({o.n_unscored} of {o.n} not graded)"
@@ -85,7 +66,7 @@ def render_field_grades(
         models.add_column(name, justify="left" if name in ("Model", "Band") else "right")
     for model, g in analysis.by_model.items():
         models.add_row(
-            Text(model), _score(g.mean), _score(g.simple_mean), _pct(g.pass_rate),
+            Text(model), score_text(g.mean), score_text(g.simple_mean), pct_text(g.pass_rate),
             Text(g.band or "-"), str(g.n),
         )  # fmt: skip
     console.print(models)
@@ -95,7 +76,9 @@ def render_field_grades(
         inputs.add_column(name, justify="left" if name in ("Scenario", "Input") else "right")
     for (scenario, input_id), g in list(analysis.by_input.items())[:_MAX_ROWS]:
         variance = "-" if g.variance is None else f"{g.variance:.1f}"
-        inputs.add_row(Text(scenario), Text(input_id or "-"), _score(g.mean), variance, str(g.n))
+        inputs.add_row(
+            Text(scenario), Text(input_id or "-"), score_text(g.mean), variance, str(g.n)
+        )
     console.print(inputs)
 
     fields = Table(title=Text("Fields, most problematic first"))
@@ -104,7 +87,7 @@ def render_field_grades(
     for f in analysis.fields[:_MAX_ROWS]:
         label = f.name + (" (critical)" if f.critical else "")
         matches = ", ".join(f"{k} {v}" for k, v in f.matches.items())
-        fields.add_row(Text(label), _score(f.mean), _pct(f.pass_rate), Text(matches))
+        fields.add_row(Text(label), score_text(f.mean), pct_text(f.pass_rate), Text(matches))
     console.print(fields)
     if analysis.flags:
         flags = ", ".join(f"{name} {n}" for name, n in analysis.flags.items())
@@ -112,7 +95,7 @@ def render_field_grades(
     costs = suite_costs(run)
     console.print(Text("Cost per suite:", style="bold"))
     for kind, label in (("agent", "agent"), ("reference", "reference"), ("grading", "grading")):
-        console.print(Text(f"  {label}: {_cost(costs[kind])}"))
+        console.print(Text(f"  {label}: {call_cost_text(costs[kind])}"))
     _render_breakdown(run, console, prompts)
 
 
@@ -133,7 +116,7 @@ def _render_breakdown(
         return out
 
     def cells(g: GroupCost) -> tuple[str, ...]:
-        return (str(g.calls), str(g.input_tokens), str(g.output_tokens), _money(g.cost_usd))
+        return (str(g.calls), str(g.input_tokens), str(g.output_tokens), money_text(g.cost_usd))
 
     models = table("Cost per model (its answers and their grading)", ("Model",))
     for model, g in breakdown.by_model.items():

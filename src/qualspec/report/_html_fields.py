@@ -8,8 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from qualspec.report._field_text import call_cost_text, pct_text, score_text
+
 if TYPE_CHECKING:
-    from qualspec.analysis import CallCost, FieldAnalysis
+    from qualspec.analysis import FieldAnalysis
     from qualspec.store import RunRecord
 
 __all__ = ["FieldsView", "fields_view"]
@@ -55,23 +57,6 @@ class FieldsView:
     costs: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}%"
-
-
-def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
-
-
-def _cost(cost: CallCost) -> str:
-    money = "price unknown" if cost.cost_usd is None else f"${cost.cost_usd:.4f}"
-    cached = f", {cost.cached} cached (saved)" if cost.cached else ""
-    return (
-        f"{cost.calls} calls{cached}, {cost.input_tokens} in / {cost.output_tokens} out tokens, "
-        f"{money}"
-    )
-
-
 def fields_view(analysis: FieldAnalysis, run: RunRecord) -> FieldsView:
     """What the report shows of ``analysis`` (the field grades of ``run``)."""
     from qualspec.analysis import suite_costs
@@ -79,9 +64,10 @@ def fields_view(analysis: FieldAnalysis, run: RunRecord) -> FieldsView:
     o = analysis.overall
     graded = o.n - o.n_unscored
     overall = (
-        f"{_score(o.mean)} weighted, {_score(o.simple_mean)} simple · {o.band or 'not graded'}"
-        f" · passed {_pct(o.pass_rate)} of {graded} graded answers"
-        f" · fields passing {_pct(o.field_pass_rate)}"
+        f"{score_text(o.mean)} weighted, {score_text(o.simple_mean)} simple"
+        f" · {o.band or 'not graded'}"
+        f" · passed {pct_text(o.pass_rate)} of {graded} graded answers"
+        f" · fields passing {pct_text(o.field_pass_rate)}"
     )
     if o.n_unscored:
         overall += f" · {o.n_unscored} of {o.n} not graded"
@@ -89,16 +75,21 @@ def fields_view(analysis: FieldAnalysis, run: RunRecord) -> FieldsView:
         overall += f" · {analysis.errors} grading calls failed (resume grades them)"
     models = [
         GradeRow(
-            model, _score(g.mean), _score(g.simple_mean), _pct(g.pass_rate), g.band or "-", str(g.n)
+            model,
+            score_text(g.mean),
+            score_text(g.simple_mean),
+            pct_text(g.pass_rate),
+            g.band or "-",
+            str(g.n),
         )
         for model, g in analysis.by_model.items()
     ]
     inputs = [
         GradeRow(
             f"{scenario} / {input_id or '-'}",
-            _score(g.mean),
-            _score(g.simple_mean),
-            _pct(g.pass_rate),
+            score_text(g.mean),
+            score_text(g.simple_mean),
+            pct_text(g.pass_rate),
             g.band or "-",
             str(g.n),
             "-" if g.variance is None else f"{g.variance:.1f}",
@@ -109,8 +100,8 @@ def fields_view(analysis: FieldAnalysis, run: RunRecord) -> FieldsView:
         FieldRow(
             f.name + (" (critical)" if f.critical else ""),
             f.scenario,
-            _score(f.mean),
-            _pct(f.pass_rate),
+            score_text(f.mean),
+            pct_text(f.pass_rate),
             ", ".join(f"{k} {v}" for k, v in f.matches.items()),
         )
         for f in analysis.fields[:_MAX_ROWS]
@@ -124,5 +115,5 @@ def fields_view(analysis: FieldAnalysis, run: RunRecord) -> FieldsView:
         inputs=inputs,
         fields=fields,
         flags=", ".join(f"{name} {n}" for name, n in analysis.flags.items()),
-        costs=[(kind, _cost(costs[kind])) for kind in ("agent", "reference", "grading")],
+        costs=[(kind, call_cost_text(costs[kind])) for kind in ("agent", "reference", "grading")],
     )
