@@ -364,7 +364,7 @@ def cost_breakdown(
     )
 
 
-def _call_cost_dict(c: CallCost) -> dict[str, Any]:
+def _call_cost_dict(c: CallCost | GroupCost) -> dict[str, Any]:
     return {
         "calls": c.calls,
         "cached": c.cached,
@@ -376,11 +376,7 @@ def _call_cost_dict(c: CallCost) -> dict[str, Any]:
 
 def _group_cost_dict(g: GroupCost) -> dict[str, Any]:
     return {
-        "calls": g.calls,
-        "cached": g.cached,
-        "input_tokens": g.input_tokens,
-        "output_tokens": g.output_tokens,
-        "cost_usd": g.cost_usd,
+        **_call_cost_dict(g),
         "agent": _call_cost_dict(g.agent),
         "reference": _call_cost_dict(g.reference),
         "grading": _call_cost_dict(g.grading),

@@ -96,6 +96,18 @@ def add_parser(commands: Commands) -> None:
     _add_format(actions)
 
 
+def _add_json_out_and_mining(parser: argparse.ArgumentParser) -> None:
+    """``-o/--out/--output`` for the JSON, and the mining flags (extract and summarize)."""
+    add_output(
+        parser,
+        "--out",
+        "--output",
+        hint="the output is JSON, on standard output without -o",
+        help="write the JSON here (default stdout)",
+    )
+    _add_mining(parser)
+
+
 def _add_mining(parser: argparse.ArgumentParser) -> None:
     """The model flags of the rubric commands that call a model."""
     parser.add_argument(
@@ -186,14 +198,7 @@ def _add_extract(actions: Commands) -> None:
         metavar="PATH",
         help='scores per session: JSON {"<session id>": score} or CSV session_id,score',
     )
-    add_output(
-        ex,
-        "--out",
-        "--output",
-        hint="the output is JSON, on standard output without -o",
-        help="write the JSON here (default stdout)",
-    )
-    _add_mining(ex)
+    _add_json_out_and_mining(ex)
     ex.set_defaults(handler=cmd_rubrics_extract)
 
 
@@ -243,14 +248,7 @@ def cmd_rubrics_extract(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 def _add_summarize(actions: Commands) -> None:
     su = actions.add_parser("summarize", help="consolidate extracted rubrics into 5-10 final ones")
     su.add_argument("extracted", metavar="EXTRACTED", help="the JSON of `rubrics extract`")
-    add_output(
-        su,
-        "--out",
-        "--output",
-        hint="the output is JSON, on standard output without -o",
-        help="write the JSON here (default stdout)",
-    )
-    _add_mining(su)
+    _add_json_out_and_mining(su)
     su.set_defaults(handler=cmd_rubrics_summarize)
 
 
