@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from qualspec.report._console_text import append_parts
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
@@ -174,11 +176,7 @@ def render_analysis(analysis: RunAnalysis, console: Console) -> None:
     def line(*parts: str | tuple[str, str]) -> None:
         if out:
             out.append("\n")
-        for part in parts:
-            if isinstance(part, str):
-                out.append(part)
-            else:
-                out.append(part[0], part[1])
+        append_parts(out, parts)
 
     if temps:
         console.print()

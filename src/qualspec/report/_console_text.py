@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rich.console import Console
     from rich.text import Text
 
@@ -36,6 +38,15 @@ def _fmt_score(score: float | None) -> str:
     return f"{score:4.1f}/10" if score % 1 else f"{score:2.0f}/10"
 
 
+def append_parts(text: Text, parts: Iterable[str | tuple[str, str]]) -> None:
+    """Append plain strings and ``(text, style)`` pairs to ``text``."""
+    for part in parts:
+        if isinstance(part, str):
+            text.append(part)
+        else:
+            text.append(part[0], part[1])
+
+
 class _Block:
     """Lines of styled text, printed together."""
 
@@ -53,11 +64,7 @@ class _Block:
             text = self._text = self._text_type()
         else:
             text.append("\n")
-        for part in parts:
-            if isinstance(part, str):
-                text.append(part)
-            else:
-                text.append(part[0], part[1])
+        append_parts(text, parts)
 
     def flush(self) -> None:
         """Print the lines gathered so far."""
