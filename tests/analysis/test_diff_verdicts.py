@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli_joined
 from qualspec.testing import FakeServer
 
 KEY_ENV = "FAKE_DIFF_VERDICT_KEY"
@@ -29,14 +29,6 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(KEY_ENV, "sk-diff-verdict")
     monkeypatch.setenv("COLUMNS", "250")
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), out.out + out.err
 
 
 class _Answers:
@@ -82,7 +74,7 @@ providers:
 
 def _run(capsys: pytest.CaptureFixture[str], suite: Path, db: str, out: str) -> dict[str, Any]:
     args = ["run", str(suite), "--quiet", "--no-calibration", "--no-cache", "--db", db]
-    code, console = _cli(capsys, *args, "-o", out)
+    code, console = run_cli_joined(capsys, *args, "-o", out)
     assert code == 0, console
     data: dict[str, Any] = json.loads(Path(out).read_text(encoding="utf-8"))
     return data
@@ -132,7 +124,7 @@ def test_diff_pass_fail_is_the_run_reports_under_majority(
     # the run report: 2 of 3 runs passed, so the cell passes under majority (mean 6.3)
     assert one_fails["label"] == "PASS" and one_fails["runs_passed"] == 2
 
-    code, out = _cli(capsys, "diff", "a.json", "b.json", "--format", "json")
+    code, out = run_cli_joined(capsys, "diff", "a.json", "b.json", "--format", "json")
     assert code == 0, out
     diff = json.loads(out)
     flaky = _changes(diff)[("flaky", 1.5)]
@@ -151,14 +143,14 @@ def test_diff_pass_fail_is_the_run_reports_under_majority(
     assert two_fail["label"] == "FAIL"
     (reason,) = two_fail["reasons"]
     assert reason.startswith("majority: 2 of 3 runs failed (2 scored below 7, check ")
-    code, out = _cli(capsys, "diff", "a.json", "c.json", "--format", "json")
+    code, out = run_cli_joined(capsys, "diff", "a.json", "c.json", "--format", "json")
     changed = _changes(json.loads(out))[("flaky", 1.5)]
     assert (changed["status"], changed["reasons_a"], changed["reasons_b"]) == (
         "new_fail",
         [],
         [reason],
     )
-    code, text = _cli(capsys, "diff", "a.json", "c.json", "--fail-on-regression")
+    code, text = run_cli_joined(capsys, "diff", "a.json", "c.json", "--fail-on-regression")
     assert code == 1
     (line,) = [row for row in text.splitlines() if row.startswith("new_fail")]
     assert line.split()[:2] == ["new_fail", "flaky"]
@@ -208,7 +200,7 @@ def test_a_reference_graded_diff_has_no_reference_cell_and_reads_the_field_grade
         before = _run(capsys, suite, db, "a.json")
         drift[0] = False  # the drifter now answers as the reference does
         after = _run(capsys, suite, db, "b.json")
-    code, out = _cli(capsys, "diff", "a.json", "b.json", "--format", "json")
+    code, out = run_cli_joined(capsys, "diff", "a.json", "b.json", "--format", "json")
     assert code == 0, out
     diff = json.loads(out)
     # the reference model's answers are no candidate cell
@@ -231,7 +223,7 @@ def test_a_reference_graded_diff_has_no_reference_cell_and_reads_the_field_grade
     (now,) = [c for c in after["verdicts"]["cells"] if c["candidate"] == "drifter"]
     assert now["label"] == "PASS"
     # the text names the reference apart, never as a candidate row
-    code, text = _cli(capsys, "diff", "a.json", "b.json")
+    code, text = run_cli_joined(capsys, "diff", "a.json", "b.json")
     rows = [line.split()[1] for line in text.splitlines() if line.startswith(("new_", "unch"))]
     assert sorted(rows) == ["drifter", "exact"]
     assert "Reference answers (not candidates): 1 in A, 1 in B, unchanged" in text

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli
 from qualspec.store import CacheEntry, Store
 
 NOW = datetime.now(UTC)
@@ -50,14 +50,6 @@ ENTRIES = [
     _entry("cal-kept", "calibration", timedelta(days=1), None),
 ]
 KEYS = [e.key for e in ENTRIES]
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
 
 
 @pytest.fixture
@@ -100,7 +92,7 @@ def test_stats_and_clear_expired_agree_with_what_a_run_reads(
     expired: set[str],
 ) -> None:
     assert _read(db, ttl) == set(KEYS) - expired  # what a run with these lifetimes reads
-    code, out, err = _cli(capsys, "cache", "stats", "--json", "--db", db, *flags)
+    code, out, err = run_cli(capsys, "cache", "stats", "--json", "--db", db, *flags)
     assert code == 0, err
     stats = json.loads(out)
     assert stats["entries"] == len(KEYS) and stats["expired"] == len(expired)
@@ -108,11 +100,11 @@ def test_stats_and_clear_expired_agree_with_what_a_run_reads(
     for kind in ("candidate", "judge", "reference", "calibration"):
         wanted = sum(1 for e in ENTRIES if e.kind == kind and e.key in expired)
         assert stats["kinds"][kind]["expired"] == wanted, kind
-    code, out, err = _cli(capsys, "cache", "stats", "--db", db, *flags)
+    code, out, err = run_cli(capsys, "cache", "stats", "--db", db, *flags)
     assert code == 0, err
     assert "expired: what a run would not read now" in " ".join(out.split())
 
-    code, out, err = _cli(capsys, "cache", "clear", "--expired", "--db", db, *flags)
+    code, out, err = run_cli(capsys, "cache", "clear", "--expired", "--db", db, *flags)
     assert code == 0, err
     assert f"Removed {len(expired)} expired cache entries" in out
     with Store.open(db) as store:
@@ -125,7 +117,7 @@ def test_stats_and_clear_expired_agree_with_what_a_run_reads(
 def test_a_lifetime_without_expired_is_refused_not_read_as_clear_everything(
     db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = _cli(capsys, "cache", "clear", "--cache-ttl", "candidate=60", "--db", db)
+    code, out, err = run_cli(capsys, "cache", "clear", "--cache-ttl", "candidate=60", "--db", db)
     assert code == 2 and "add --expired" in err
     with Store.open(db) as store:
         assert store.cache_stats()["entries"] == len(KEYS)

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.cli import main
 from qualspec.report import run_to_dict, write_json_atomic
 from qualspec.store import RunRecord, Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "analysis"))
 
 from helpers_fields import FieldRunBuilder  # noqa: E402
+
+from helpers_cli import run_cli
 
 INPUTS = ["acme", "bolt", "cyra", "dune", "eiko"]
 
@@ -38,29 +39,21 @@ def _file(tmp_path: Path, run: RunRecord) -> str:
     return str(path)
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-
 def test_compare_results_files_in_three_formats(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     v1, v2 = _file(tmp_path, _run("v1", 60)), _file(tmp_path, _run("v2", 85))
-    code, out, err = _cli(capsys, "compare", v1, v2)
+    code, out, err = run_cli(capsys, "compare", v1, v2)
     assert code == 0, err
     assert out.startswith("qualspec compare v1 -> v2 (suite profiles; field accuracy 0-100)")
     industry = next(line for line in out.splitlines() if line.strip().startswith("industry"))
     assert "+25.0" in industry and "improved" in industry
     assert "Verdict: improved" in out
-    code, out, _ = _cli(capsys, "compare", v1, v2, "--format", "json")
+    code, out, _ = run_cli(capsys, "compare", v1, v2, "--format", "json")
     data = json.loads(out)
     assert code == 0 and data["overall"]["verdict"] == "improved"
     assert {r["name"] for r in data["by_field"]} == {"name", "industry", "founded_year"}
-    code, out, _ = _cli(capsys, "compare", v1, v2, "--format", "markdown")
+    code, out, _ = run_cli(capsys, "compare", v1, v2, "--format", "markdown")
     assert code == 0 and out.startswith("## qualspec compare v1 -> v2")
 
 
@@ -70,11 +63,11 @@ def test_fail_on_regression_exits_1_only_on_a_significant_regression(
     base = _file(tmp_path, _run("base", 80))
     worse = _file(tmp_path, _run("worse", 50, founded=60))
     same = _file(tmp_path, _run("same", 80))
-    code, out, _ = _cli(capsys, "compare", base, worse, "--fail-on-regression")
+    code, out, _ = run_cli(capsys, "compare", base, worse, "--fail-on-regression")
     assert code == 1 and "Verdict: regressed" in out and "regression: yes" in out
-    code, out, _ = _cli(capsys, "compare", base, same, "--fail-on-regression")
+    code, out, _ = run_cli(capsys, "compare", base, same, "--fail-on-regression")
     assert code == 0 and "Verdict: no detectable change" in out
-    code, _, _ = _cli(capsys, "compare", base, worse)  # reported, not enforced
+    code, _, _ = run_cli(capsys, "compare", base, worse)  # reported, not enforced
     assert code == 0
 
 
@@ -93,13 +86,13 @@ def test_compare_and_insights_read_stored_runs_by_id(
             store.record_responses(run_id, run.responses)
             store.record_judgments(run_id, run.judgments)
             ids.append(run_id)
-    code, out, err = _cli(capsys, "compare", ids[0], ids[1])
+    code, out, err = run_cli(capsys, "compare", ids[0], ids[1])
     assert code == 0, err
     assert f"qualspec compare {ids[0]} -> {ids[1]}" in out
-    code, out, err = _cli(capsys, "insights", ids[1])
+    code, out, err = run_cli(capsys, "insights", ids[1])
     assert code == 0, err
     assert "fails in every answer" in out and "'industry'" in out
-    code, out, _ = _cli(capsys, "insights", ids[1], "--format", "json")
+    code, out, _ = run_cli(capsys, "insights", ids[1], "--format", "json")
     kinds = [i["kind"] for i in json.loads(out)["insights"]]
     assert "failing_field" in kinds
 
@@ -107,7 +100,7 @@ def test_compare_and_insights_read_stored_runs_by_id(
 def test_unknown_runs_are_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = _cli(capsys, "compare", "nope", "nada")
+    code, _, err = run_cli(capsys, "compare", "nope", "nada")
     assert code != 0 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    code, _, err = _cli(capsys, "insights", str(tmp_path / "missing.json"))
+    code, _, err = run_cli(capsys, "insights", str(tmp_path / "missing.json"))
     assert code != 0 and len(err.strip().splitlines()) == 1 and "Traceback" not in err

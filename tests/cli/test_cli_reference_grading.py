@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
@@ -48,14 +48,6 @@ def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "300")
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-
 def _suite(tmp_path: Path, server: FakeServer) -> Path:
     path = tmp_path / "suite.yaml"
     path.write_text(
@@ -84,7 +76,9 @@ def _grade(run_id: str) -> Any:
 
 
 def _run(capsys: pytest.CaptureFixture[str], suite: Path) -> str:
-    code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json")
+    code, out, err = run_cli(
+        capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json"
+    )
     assert code == 0, out + err
     with Store.open() as store:
         return store.list_runs(limit=1)[0].id
@@ -105,18 +99,20 @@ def test_grader_check_and_a_rerun_grade_against_the_reviewed_override(
         with Store.open() as store:
             (reference,) = store.reference_answers()
         ref_id = reference.call_key[:12]
-        code, out, err = _cli(capsys, "reference", "validate", ref_id, "--notes", "checked")
+        code, out, err = run_cli(capsys, "reference", "validate", ref_id, "--notes", "checked")
         assert code == 0, out + err
         fixed = tmp_path / "fixed.json"
         fixed.write_text('{"name": "Acme", "industry": "Software"}', encoding="utf-8")
-        code, out, err = _cli(
+        code, out, err = run_cli(
             capsys, "reference", "override", ref_id, "--file", str(fixed), "--notes", "it is"
         )
         assert code == 0, out + err
 
         # grader-check re-grades the run's answer against the override: equal values are
         # decided by rule, so the grader is not asked and every re-grade is 100
-        code, out, err = _cli(capsys, "grader-check", first, "--repeats", "2", "--format", "json")
+        code, out, err = run_cli(
+            capsys, "grader-check", first, "--repeats", "2", "--format", "json"
+        )
         assert code == 0, out + err
         (item,) = json.loads(out)["items_detail"]
         assert item["original"] == pytest.approx(80.0)

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.cli import main
 from qualspec.report import run_to_dict, write_json_atomic
 from qualspec.store import RunRecord, Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "analysis"))
 
 from helpers_fields import FieldRunBuilder  # noqa: E402
+
+from helpers_cli import run_cli
 
 INPUTS = ["acme", "bolt", "cyra", "dune", "eiko"]
 
@@ -40,14 +41,6 @@ def _file(tmp_path: Path, run: RunRecord) -> str:
     return str(path)
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-
 def test_trend_of_three_results_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = [
         _file(tmp_path, _run("v1", 60)),
@@ -55,7 +48,7 @@ def test_trend_of_three_results_files(tmp_path: Path, capsys: pytest.CaptureFixt
         _file(tmp_path, _run("v3", 50, founded=60)),
     ]
     out_path = tmp_path / "trend.json"
-    code, out, err = _cli(capsys, "trend", *files, "-o", str(out_path))
+    code, out, err = run_cli(capsys, "trend", *files, "-o", str(out_path))
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("Trend of 3 runs, oldest first (field accuracy 0-100")
@@ -67,9 +60,9 @@ def test_trend_of_three_results_files(tmp_path: Path, capsys: pytest.CaptureFixt
     assert [r["run_id"] for r in data["runs"]] == ["v1", "v2", "v3"]
     assert data["has_regression"] is True and data["schema_version"] == "1.0"
 
-    code, out, _ = _cli(capsys, "trend", *files, "--format", "json", "--fail-on-regression")
+    code, out, _ = run_cli(capsys, "trend", *files, "--format", "json", "--fail-on-regression")
     assert code == 1 and json.loads(out)["changes"][1]["verdict"] == "regressed"
-    code, _, _ = _cli(capsys, "trend", *files[:2], "--fail-on-regression")
+    code, _, _ = run_cli(capsys, "trend", *files[:2], "--fail-on-regression")
     assert code == 0  # improving only
 
 
@@ -94,7 +87,7 @@ def test_trend_of_a_suites_last_finished_runs_names_the_changed_prompt(
             store.finish_run(run_id, "finished")
             ids.append(run_id)
         store.create_run("profiles", "h", {})  # unfinished: never in a trend
-    code, out, err = _cli(capsys, "trend", "--suite", "profiles", "--last", "3", "--db", db)
+    code, out, err = run_cli(capsys, "trend", "--suite", "profiles", "--last", "3", "--db", db)
     assert code == 0, err
     assert out.startswith("Trend of 3 runs")
     assert ids[0] not in out  # the last 3 finished, oldest first
@@ -110,8 +103,10 @@ def test_trend_refuses_what_it_cannot_show(
 ) -> None:
     one = _file(tmp_path, _run("v1", 60))
     for args in (["trend", one], ["trend"], ["trend", one, one, "-o", "json"]):
-        code, _, err = _cli(capsys, *args)
+        code, _, err = run_cli(capsys, *args)
         assert code == 2, args
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    code, _, err = _cli(capsys, "trend", "--suite", "nothing", "--db", f"sqlite:///{tmp_path}/e.db")
+    code, _, err = run_cli(
+        capsys, "trend", "--suite", "nothing", "--db", f"sqlite:///{tmp_path}/e.db"
+    )
     assert code == 2 and "a trend needs at least two" in err

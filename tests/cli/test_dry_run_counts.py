@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli_words
 from qualspec.judges import DEFAULT_PAIRS
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -43,14 +43,6 @@ def _suite(path: Path, url: str, *, judge: str = "fake/judge") -> Path:
         encoding="utf-8",
     )
     return path
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out = capsys.readouterr()
-    assert exc.value.code == 0, out.out + out.err
-    return " ".join(out.out.split())
 
 
 def _range(dry: str) -> tuple[int, int]:
@@ -82,7 +74,7 @@ def test_the_dry_run_range_holds_the_calls_of_a_judge_on_a_0_1_scale(
     common = ["--db", db, "--prices", str(prices)]
     with FakeServer(judge_reply=ZERO_TO_ONE) as server:
         suite = _suite(tmp_path / "suite.yaml", server.base_url)
-        dry = _cli(capsys, "run", str(suite), "--dry-run", *common)
+        dry = run_cli_words(capsys, "run", str(suite), "--dry-run", *common)
         assert server.calls == 0
         assert not (tmp_path / "q.db").exists()  # a dry run creates no database
         # 3 answers, 2 criteria each; 8 known pairs, 2 answers each; 3 asks at most
@@ -100,7 +92,7 @@ def test_the_dry_run_range_holds_the_calls_of_a_judge_on_a_0_1_scale(
         assert 0 < cost_low < cost_high
 
         out = tmp_path / "out.json"
-        _cli(capsys, "run", str(suite), "--quiet", "-o", str(out), *common)
+        run_cli_words(capsys, "run", str(suite), "--quiet", "-o", str(out), *common)
         made = server.calls
         assert low <= made <= high, (low, made, high)
         assert made > low  # every verdict was refused and asked again
@@ -112,15 +104,19 @@ def test_the_dry_run_range_holds_the_calls_of_a_judge_on_a_0_1_scale(
 
         # the calibration is cached now (a 0-1 judge scores nothing, which is its result):
         # the next run makes none, and its dry run says so
-        again = _cli(capsys, "run", str(suite), "--dry-run", *common)
+        again = run_cli_words(capsys, "run", str(suite), "--dry-run", *common)
         assert "Calibration calls" not in again
         assert _range(again) == (3 + 6, 3 + 18)
         # and without calibration there is none to count either
         fresh = f"sqlite:///{tmp_path / 'fresh.db'}"
-        skipped = _cli(capsys, "run", str(suite), "--dry-run", "--db", fresh, "--no-calibration")
+        skipped = run_cli_words(
+            capsys, "run", str(suite), "--dry-run", "--db", fresh, "--no-calibration"
+        )
         assert "Calibration calls" not in skipped and _range(skipped) == (9, 21)
         before = server.calls
-        _cli(capsys, "run", str(suite), "--quiet", "--db", fresh, "--no-calibration", "--no-cache")
+        run_cli_words(
+            capsys, "run", str(suite), "--quiet", "--db", fresh, "--no-calibration", "--no-cache"
+        )
         assert server.calls - before == 21
 
 
@@ -130,9 +126,9 @@ def test_a_judge_that_reads_first_time_makes_the_low_end(
     db = f"sqlite:///{tmp_path / 'q.db'}"
     with FakeServer() as server:  # {"score": 8}: every verdict read the first time
         suite = _suite(tmp_path / "suite.yaml", server.base_url)
-        dry = _cli(capsys, "run", str(suite), "--dry-run", "--db", db)
+        dry = run_cli_words(capsys, "run", str(suite), "--dry-run", "--db", db)
         low, high = _range(dry)
-        _cli(capsys, "run", str(suite), "--quiet", "--db", db)
+        run_cli_words(capsys, "run", str(suite), "--quiet", "--db", db)
         assert server.calls == low < high
 
 
@@ -143,9 +139,9 @@ def test_an_all_criteria_judge_is_counted_one_call_per_answer(
     with FakeServer(judge_reply=ZERO_TO_ONE) as server:
         judge = "{model: fake/judge, mode: all_criteria}"
         suite = _suite(tmp_path / "suite.yaml", server.base_url, judge=judge)
-        dry = _cli(capsys, "run", str(suite), "--dry-run", "--db", db)
+        dry = run_cli_words(capsys, "run", str(suite), "--dry-run", "--db", db)
         assert "Judge calls: 3 (before parse retries), up to 9 with re-asks" in dry
         low, high = _range(dry)
         assert (low, high) == (3 + 3 + 2 * DEFAULT_PAIRS, 3 + 9 + 6 * DEFAULT_PAIRS)
-        _cli(capsys, "run", str(suite), "--quiet", "--db", db)
+        run_cli_words(capsys, "run", str(suite), "--quiet", "--db", db)
         assert low < server.calls <= high

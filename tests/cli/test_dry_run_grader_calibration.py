@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli_words
 from qualspec.judges import DEFAULT_FIELD_PAIRS
 from qualspec.testing import FakeServer
 
@@ -68,14 +68,6 @@ def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "400")
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out = capsys.readouterr()
-    assert exc.value.code == 0, out.out + out.err
-    return " ".join(out.out.split())
-
-
 def _range(dry: str) -> tuple[int, int]:
     found = re.search(r"Total calls: (\d+)(?: to (\d+))?", dry)
     assert found is not None, dry
@@ -91,7 +83,7 @@ def test_the_dry_run_counts_the_field_graders_calibration(
     replies = Replies(readable)
     with FakeServer(judge_reply=replies) as server:
         suite = _suite(tmp_path, server.base_url)
-        dry = _cli(capsys, "run", str(suite), "--dry-run", "--db", db)
+        dry = run_cli_words(capsys, "run", str(suite), "--dry-run", "--db", db)
         assert server.calls == 0
         calibration = 2 * DEFAULT_FIELD_PAIRS  # one call per value, two values a pair
         assert (
@@ -103,7 +95,7 @@ def test_the_dry_run_counts_the_field_graders_calibration(
         # the candidate, the reference, one grading call (up to 3), and the calibration
         assert (low, high) == (3 + calibration, 2 + 3 + 3 * calibration)
 
-        _cli(capsys, "run", str(suite), "--quiet", "--db", db, "-o", "out.json")
+        run_cli_words(capsys, "run", str(suite), "--quiet", "--db", db, "-o", "out.json")
         made = server.calls
         assert low <= made <= high, (low, made, high)
         # a grader that never answers readably is asked as often as allowed: the upper
@@ -112,13 +104,17 @@ def test_the_dry_run_counts_the_field_graders_calibration(
         graded = replies.grader_calls
 
         # measured once: the next dry run counts no calibration, and the run makes none
-        again = _cli(capsys, "run", str(suite), "--dry-run", "--db", db)
+        again = run_cli_words(capsys, "run", str(suite), "--dry-run", "--db", db)
         assert "Calibration calls" not in again
         assert _range(again) == (3, 5)
-        _cli(capsys, "run", str(suite), "--quiet", "--db", db, "--no-cache", "-o", "b.json")
+        run_cli_words(
+            capsys, "run", str(suite), "--quiet", "--db", db, "--no-cache", "-o", "b.json"
+        )
         assert replies.grader_calls - graded == (3 if not readable else 1)  # no calibration
 
         # without calibration there is none to count either
         fresh = f"sqlite:///{tmp_path / 'fresh.db'}"
-        skipped = _cli(capsys, "run", str(suite), "--dry-run", "--db", fresh, "--no-calibration")
+        skipped = run_cli_words(
+            capsys, "run", str(suite), "--dry-run", "--db", fresh, "--no-calibration"
+        )
         assert "Calibration calls" not in skipped and _range(skipped) == (3, 5)

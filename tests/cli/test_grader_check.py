@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
@@ -25,14 +25,6 @@ def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(KEY_ENV, "sk-gc")
     monkeypatch.setenv("COLUMNS", "300")
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
 
 
 class VaryingJudge:
@@ -75,7 +67,9 @@ def _suite(tmp_path: Path, server: FakeServer, judging: str) -> Path:
 
 
 def _run_id(capsys: pytest.CaptureFixture[str], suite: Path) -> str:
-    code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json")
+    code, out, err = run_cli(
+        capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json"
+    )
     assert code == 0, out + err
     with Store.open() as store:
         return store.list_runs(limit=1)[0].id
@@ -88,7 +82,7 @@ def test_criteria_judgments_are_re_asked_and_the_inconsistent_one_is_flagged(
     with FakeServer(judge_reply=judge) as server:
         run_id = _run_id(capsys, _suite(tmp_path, server, "judge: {model: fake/judge}"))
         before = server.calls  # 1 answer + 2 judgments
-        code, out, err = _cli(capsys, "grader-check", run_id[:8], "--repeats", "3")
+        code, out, err = run_cli(capsys, "grader-check", run_id[:8], "--repeats", "3")
         assert code == 0, out + err
         assert server.calls == before + 2 * 3  # every repeat a real call: not the cache
         text = " ".join(out.split())
@@ -107,11 +101,11 @@ def test_criteria_judgments_are_re_asked_and_the_inconsistent_one_is_flagged(
         assert recorded["largest_spread"] == 3.0
 
         # a second check reads the repeats back from the cache: no call, the same numbers
-        code, again, _ = _cli(capsys, "grader-check", run_id, "--repeats", "3")
+        code, again, _ = run_cli(capsys, "grader-check", run_id, "--repeats", "3")
         assert code == 0 and server.calls == before + 6
         assert again == out
 
-    code, out, _ = _cli(capsys, "insights", run_id)
+    code, out, _ = run_cli(capsys, "insights", run_id)
     assert code == 0
     text = " ".join(out.split())
     assert "The grader is inconsistent" in text
@@ -121,11 +115,11 @@ def test_criteria_judgments_are_re_asked_and_the_inconsistent_one_is_flagged(
     # a wider limit: the same re-grades (from the cache), nothing flagged; the latest
     # check is the one recorded, so insights no longer report inconsistent grading
     with FakeServer(judge_reply=judge) as server:
-        code, wide, _ = _cli(capsys, "grader-check", run_id, "--max-spread", "3")
+        code, wide, _ = run_cli(capsys, "grader-check", run_id, "--max-spread", "3")
         assert code == 0 and server.calls == 0
     assert "Consistent: every item within 3 points" in " ".join(wide.split())
     assert "FLAGGED" not in wide
-    code, out, _ = _cli(capsys, "insights", run_id)
+    code, out, _ = run_cli(capsys, "insights", run_id)
     assert code == 0 and "inconsistent" not in out
 
 
@@ -145,7 +139,7 @@ def test_field_grades_are_re_graded_on_the_same_answer_and_spread_per_field(
     with FakeServer(judge_reply=judge) as server:
         run_id = _run_id(capsys, _suite(tmp_path, server, judging))
         answer = "Answer to: What is the capital of France?"
-        code, out, err = _cli(capsys, "grader-check", run_id, "--format", "json")
+        code, out, err = run_cli(capsys, "grader-check", run_id, "--format", "json")
         assert code == 0, out + err
     data = json.loads(out)
     assert data["source"] == "field_grades" and data["scale"] == 100
@@ -167,21 +161,21 @@ def test_a_run_without_graded_answers_or_suite_file_is_a_one_line_error(
 ) -> None:
     with FakeServer() as server:
         suite = _suite(tmp_path, server, "judge: {model: fake/judge}")
-        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--no-judge", "-o", "a.json")
+        code, out, err = run_cli(capsys, "run", str(suite), "--quiet", "--no-judge", "-o", "a.json")
         assert code == 0, out + err
         with Store.open() as store:
             plain = store.list_runs(limit=1)[0].id
-        code, _, err = _cli(capsys, "grader-check", plain)
+        code, _, err = run_cli(capsys, "grader-check", plain)
         assert code == 2 and "has no graded answers to re-grade" in err
         assert len(err.strip().splitlines()) == 1
         judged = _run_id(capsys, suite)
     # an edited prompt: none of the run's answers is in the suite's plan any more
     original = suite.read_text()
     suite.write_text(original.replace("capital of France", "capital city of France"))
-    code, _, err = _cli(capsys, "grader-check", judged)
+    code, _, err = run_cli(capsys, "grader-check", judged)
     assert code == 2 and "none of its 2 graded answers is in its suite's plan" in err
     suite.unlink()
-    code, _, err = _cli(capsys, "grader-check", judged)
+    code, _, err = run_cli(capsys, "grader-check", judged)
     assert code == 2
     assert re.search(r"its suite file \(.*suite\.yaml\) is gone", err)
     assert "Traceback" not in err
@@ -198,7 +192,7 @@ def test_an_evaluator_that_raises_leaves_that_re_grade_unscored(
     )
     with FakeServer(judge_reply=VaryingJudge(reply)) as server:
         run_id = _run_id(capsys, _suite(tmp_path, server, judging))
-        code, out, err = _cli(capsys, "grader-check", run_id, "--repeats", "3")
+        code, out, err = run_cli(capsys, "grader-check", run_id, "--repeats", "3")
     assert code == 0, out + err
     assert "90, unscored, 90" in out
     assert "unscored re-grades: 1" in " ".join(out.split())
@@ -220,14 +214,14 @@ def test_the_recorded_grade_is_part_of_the_spread_and_scores_print_rounded(
 
     with FakeServer(judge_reply=VaryingJudge(reply)) as server:
         run_id = _run_id(capsys, _suite(tmp_path, server, FIELD_JUDGING))
-        code, out, err = _cli(capsys, "grader-check", run_id)
+        code, out, err = run_cli(capsys, "grader-check", run_id)
     assert code == 0, out + err
     row = next(line for line in out.splitlines() if "field_grader)" in line)
     assert "41.4, 37.1, 37.1" in row and "42.857" not in out and "41.42" not in out
     assert " 45 " in row and "7.9" in row and "FLAGGED" in row
     assert "INCONSISTENT: 1 of 1 items" in " ".join(out.split())
     with FakeServer(judge_reply=VaryingJudge(reply)) as server:
-        code, out, _ = _cli(capsys, "grader-check", run_id, "--format", "json")
+        code, out, _ = run_cli(capsys, "grader-check", run_id, "--format", "json")
     (item,) = json.loads(out)["items_detail"]
     assert item["original"] == 45.0 and item["flagged"] is True
     assert item["spread"] == pytest.approx(45.0 - 37.14285)
@@ -244,7 +238,7 @@ def test_a_field_that_spreads_is_flagged_even_where_the_mean_does_not_move(
 
     with FakeServer(judge_reply=VaryingJudge(reply)) as server:
         run_id = _run_id(capsys, _suite(tmp_path, server, FIELD_JUDGING))
-        code, out, err = _cli(capsys, "grader-check", run_id)
+        code, out, err = run_cli(capsys, "grader-check", run_id)
     assert code == 0, out + err
     text = " ".join(out.split())
     assert "Consistent" not in text

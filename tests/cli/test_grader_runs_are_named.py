@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli
 from qualspec.judges import DEFAULT_FIELD_PAIRS, field_calibration_pairs
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -49,14 +49,6 @@ def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "300")
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-
 def test_grader_calibration_and_checks_are_named_runs_not_sessions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -75,21 +67,21 @@ def test_grader_calibration_and_checks_are_named_runs_not_sessions(
             "providers:\n"
             f'  fake: {{type: openai, base_url: "{server.base_url}", api_key_env: {KEY_ENV}}}\n'
         )
-        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--db", db, "-o", "a.json")
+        code, out, err = run_cli(capsys, "run", str(suite), "--quiet", "--db", db, "-o", "a.json")
         assert code == 0, out + err
         run_id = json.loads((tmp_path / "a.json").read_text())["run"]["id"]
         # the second run reads the calibration from the store: no call, no empty run
-        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--db", db, "-o", "b.json")
+        code, out, err = run_cli(capsys, "run", str(suite), "--quiet", "--db", db, "-o", "b.json")
         assert code == 0, out + err
-        code, out, err = _cli(capsys, "grader-check", run_id, "--repeats", "2", "--db", db)
+        code, out, err = run_cli(capsys, "grader-check", run_id, "--repeats", "2", "--db", db)
         assert code == 0, out + err
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-grader-runs")
-        code, out, err = _cli(
+        code, out, err = run_cli(
             capsys, "judge-check", "--grader", "openai/grader", "--pairs", "3", "--db", db
         )
         assert code == 0, out + err
-    code, listing, err = _cli(capsys, "runs", "list", "--db", db)
+    code, listing, err = run_cli(capsys, "runs", "list", "--db", db)
     assert code == 0, err
     assert "(session)" not in listing
     assert listing.count("grader calibration fake/grader") == 1  # measured once

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli
 from qualspec.judges import DEFAULT_PAIRS, calibration_pairs
 from qualspec.testing import FakeServer
 
@@ -38,14 +38,6 @@ def _graded(body: dict[str, Any]) -> str:
     return json.dumps({"score": score, "reasoning": "known pair"})
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-
 def _suite(tmp_path: Path, server: FakeServer, extra: str = "") -> Path:
     path = tmp_path / "suite.yaml"
     path.write_text(SUITE % {"url": server.base_url, "extra": extra})
@@ -61,7 +53,7 @@ def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _run(capsys: pytest.CaptureFixture[str], suite: Path, *extra: str) -> tuple[str, Any]:
     out = suite.parent / "out.json"
-    code, stdout, stderr = _cli(capsys, "run", str(suite), "--quiet", "-o", str(out), *extra)
+    code, stdout, stderr = run_cli(capsys, "run", str(suite), "--quiet", "-o", str(out), *extra)
     assert code == 0, stdout + stderr
     return " ".join(stdout.split()), json.loads(out.read_text())
 
@@ -86,7 +78,7 @@ def test_every_judged_run_records_its_judges_separation_and_says_when_it_is_nois
         assert measured["separation"] == 0.0 and measured["meaningful"] is False
         assert measured["mean_gap"] == 0.0 and measured["n_unscored"] == 0
     # the stored run's report says it too
-    code, shown, _ = _cli(capsys, "runs", "show", data["run"]["id"])
+    code, shown, _ = run_cli(capsys, "runs", "show", data["run"]["id"])
     assert code == 0 and "scores are NOT meaningful" in " ".join(shown.split())
 
 
@@ -123,7 +115,7 @@ def test_a_judge_check_result_is_what_runs_record_and_calibrate_0_measures_nothi
         console, data = _run(capsys, suite)
         assert server.calls == 2  # calibrate: 0 and nothing cached: no measurement
         assert "judge_calibration" not in data["run"]["metadata"]
-        code, out, err = _cli(
+        code, out, err = run_cli(
             capsys, "judge-check", "--judge", "fake/judge", "--pairs", "24", "--json"
         )
         assert code == 2 and "fake" in err  # judge-check knows no suite's providers
@@ -132,7 +124,7 @@ def test_a_judge_check_result_is_what_runs_record_and_calibrate_0_measures_nothi
         with pytest.MonkeyPatch.context() as env:
             env.setenv("OPENAI_BASE_URL", server.base_url)
             env.setenv("OPENAI_API_KEY", "sk-cal")
-            code, out, _ = _cli(capsys, "judge-check", "--judge", "openai/judge", "--json")
+            code, out, _ = run_cli(capsys, "judge-check", "--judge", "openai/judge", "--json")
         assert code == 0 and json.loads(out)["n_pairs"] == len(calibration_pairs())
         assert server.calls == 2 * len(calibration_pairs())
 
@@ -145,7 +137,7 @@ def test_failed_calibration_calls_are_not_cached(
         monkeypatch.setenv("OPENAI_API_KEY", "sk-cal")
         db = f"sqlite:///{tmp_path / 'cal.db'}"
         server.set_fault_mode("fail", status=400)
-        code, out, _ = _cli(
+        code, out, _ = run_cli(
             capsys, "judge-check", "--judge", "openai/judge", "--pairs", "2", "--db", db, "--json"
         )
         failed = json.loads(out)
@@ -153,7 +145,7 @@ def test_failed_calibration_calls_are_not_cached(
         assert "scored none of the 2 known pairs (first error: " in failed["verdict"]
         server.set_fault_mode(None)
         calls = server.calls
-        code, out, _ = _cli(
+        code, out, _ = run_cli(
             capsys, "judge-check", "--judge", "openai/judge", "--pairs", "2", "--db", db, "--json"
         )
         assert server.calls == calls + 4  # measured again, not read from the cache

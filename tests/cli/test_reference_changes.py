@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from helpers_cli import run_cli
 from qualspec.analysis import RunComparison, compare_paired, format_comparison, verdict_text
-from qualspec.cli import main
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
@@ -73,16 +73,10 @@ def _suite(tmp_path: Path, server: FakeServer, prompt: str) -> Path:
     return path
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-
 def _run(capsys: pytest.CaptureFixture[str], suite: Path) -> str:
-    code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json")
+    code, out, err = run_cli(
+        capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json"
+    )
     assert code == 0, out + err
     with Store.open() as store:
         return store.list_runs(limit=1)[0].id
@@ -95,7 +89,7 @@ def test_a_changed_reference_prompt_is_warned_about_in_compare_insights_and_refe
     v1 = _run(capsys, _suite(tmp_path, server, "Extract the company profile as JSON. Company:"))
     with Store.open() as store:
         old_keys = {a.input_id: a.call_key for a in store.reference_answers()}
-    code, _, err = _cli(capsys, "reference", "validate", old_keys["acme"][:12], "--notes", "ok")
+    code, _, err = run_cli(capsys, "reference", "validate", old_keys["acme"][:12], "--notes", "ok")
     assert code == 0, err
     # graded again against the validated reference (everything from the cache)
     v1 = _run(capsys, _suite(tmp_path, server, "Extract the company profile as JSON. Company:"))
@@ -103,7 +97,7 @@ def test_a_changed_reference_prompt_is_warned_about_in_compare_insights_and_refe
     # v2 of the prompt: the reference is asked anew (another call key) and answers otherwise
     v2 = _run(capsys, _suite(tmp_path, server, "Extract the company profile (sector) as JSON:"))
 
-    code, out, err = _cli(capsys, "compare", v1, v2)
+    code, out, err = run_cli(capsys, "compare", v1, v2)
     assert code == 0, out + err
     text = " ".join(out.split())
     assert (
@@ -111,7 +105,7 @@ def test_a_changed_reference_prompt_is_warned_about_in_compare_insights_and_refe
         "different prompt or model): profile/acme, profile/globex" in text
     )
     assert "1 had a person's review that does not apply to the new reference" in text
-    code, out, _ = _cli(capsys, "compare", v1, v2, "--format", "json")
+    code, out, _ = run_cli(capsys, "compare", v1, v2, "--format", "json")
     changes = json.loads(out)["reference_changes"]
     assert changes["inputs"] == 2 and changes["review_lost"] == 1
     assert {c["input"]: c["status_a"] for c in changes["changes"]} == {
@@ -120,10 +114,10 @@ def test_a_changed_reference_prompt_is_warned_about_in_compare_insights_and_refe
     }
 
     # a run compared with itself: the same references, no warning
-    code, out, _ = _cli(capsys, "compare", v2, v2)
+    code, out, _ = run_cli(capsys, "compare", v2, v2)
     assert code == 0 and "reference changed" not in out
 
-    code, out, _ = _cli(capsys, "insights", v2)
+    code, out, _ = run_cli(capsys, "insights", v2)
     assert code == 0
     text = " ".join(out.split())
     assert f"Reference changed for 2 inputs since run {v1}" in text
@@ -131,11 +125,11 @@ def test_a_changed_reference_prompt_is_warned_about_in_compare_insights_and_refe
         "profile/acme: asked with a different prompt or model; the review (validated) "
         "does not apply any more" in text
     )
-    code, out, _ = _cli(capsys, "insights", v1)  # no earlier run: nothing to warn about
+    code, out, _ = run_cli(capsys, "insights", v1)  # no earlier run: nothing to warn about
     assert code == 0 and "Reference changed" not in out
 
     # the new reference of acme is listed as needing review, naming the old one's review
-    code, out, _ = _cli(capsys, "reference", "list", "--status", "needs_review")
+    code, out, _ = run_cli(capsys, "reference", "list", "--status", "needs_review")
     assert code == 0
     text = " ".join(out.split())
     assert f"needs_review (another prompt's {old_keys['acme'][:12]} was validated)" in text

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli
 from qualspec.judges import DEFAULT_PAIRS
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -26,14 +26,6 @@ judge: fake/judge
 """
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -48,17 +40,17 @@ def test_judge_checks_and_calibrations_are_named_runs_not_sessions(
     with FakeServer() as server:
         suite = tmp_path / "suite.yaml"
         suite.write_text(SUITE % {"url": server.base_url})
-        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--db", db)
+        code, out, err = run_cli(capsys, "run", str(suite), "--quiet", "--db", db)
         assert code == 0, out + err
-        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "--db", db)  # cached
+        code, out, err = run_cli(capsys, "run", str(suite), "--quiet", "--db", db)  # cached
         assert code == 0, out + err
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-named")
-        code, out, err = _cli(
+        code, out, err = run_cli(
             capsys, "judge-check", "--judge", "openai/judge", "--pairs", "2", "--db", db
         )
         assert code == 0, out + err
-    code, listing, err = _cli(capsys, "runs", "list", "--db", db)
+    code, listing, err = run_cli(capsys, "runs", "list", "--db", db)
     assert code == 0, err
     assert "(session)" not in listing
     assert "judge-check openai/judge" in listing
@@ -92,7 +84,7 @@ def test_judge_checks_and_calibrations_are_named_runs_not_sessions(
 def test_a_format_after_o_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
 ) -> None:
-    code, out, err = _cli(capsys, *args)
+    code, out, err = run_cli(capsys, *args)
     assert code == 2
     (line,) = err.strip().splitlines()
     assert line.startswith("qualspec: error: -o ") and "a format, not a file" in line, err
@@ -106,12 +98,12 @@ def test_a_file_named_like_a_format_is_still_possible(
     with FakeServer() as server:
         suite = tmp_path / "suite.yaml"
         suite.write_text(SUITE % {"url": server.base_url})
-        code, out, err = _cli(
+        code, out, err = run_cli(
             capsys, "run", str(suite), "--quiet", "--db", db, "--no-calibration", "-o", "./json"
         )
     assert code == 0, out + err
     data = json.loads((tmp_path / "json").read_text())
     run_id = data["run"]["id"]
-    code, out, err = _cli(capsys, "runs", "export", run_id, "--db", db, "-o", "./csv")
+    code, out, err = run_cli(capsys, "runs", "export", run_id, "--db", db, "-o", "./csv")
     assert code == 0, err
     assert json.loads((tmp_path / "csv").read_text())["run"]["id"] == run_id

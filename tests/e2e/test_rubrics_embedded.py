@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.cli import main
 from qualspec.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rubrics"))
 from helpers_sessions import BETA_ID, beta_lines  # noqa: E402
+
+from helpers_cli import run_cli
 
 FALLBACK = [
     {
@@ -28,14 +29,6 @@ FALLBACK = [
         "weight": 1.0,
     }
 ]
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
 
 
 @pytest.mark.timeout(2400)  # the embedded model on a busy 2-core machine is slow
@@ -49,7 +42,7 @@ def test_rubric_pipeline_runs_on_the_embedded_model(
     small = ("--model", "local/smollm2", "--retries", "1", "--db", db, "--quiet")
 
     extracted = tmp_path / "extracted.json"
-    code, _, err = _cli(
+    code, _, err = run_cli(
         capsys,
         "rubrics",
         "extract",
@@ -71,7 +64,7 @@ def test_rubric_pipeline_runs_on_the_embedded_model(
 
     rubrics_path = tmp_path / "rubrics.json"
     if entry["rubrics"]:
-        code, _, err = _cli(
+        code, _, err = run_cli(
             capsys, "rubrics", "summarize", str(extracted), "--out", str(rubrics_path), *small
         )
         assert code in (0, 1) and "Traceback" not in err, err
@@ -86,7 +79,7 @@ def test_rubric_pipeline_runs_on_the_embedded_model(
 
     scores_path = tmp_path / "scores.json"
     html = tmp_path / "sessions.html"
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys,
         "rubrics",
         "judge",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli
 from qualspec.judges import DEFAULT_FIELD_PAIRS, field_calibration_pairs, read_reference
 from qualspec.testing import FakeServer
 
@@ -61,14 +61,6 @@ def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "300")
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-
 def test_the_pairs_are_decided_by_the_grader_not_by_a_rule() -> None:
     pairs = field_calibration_pairs()
     assert len(pairs) >= 10 and len({p["domain"] for p in pairs}) >= 3
@@ -97,7 +89,7 @@ def test_judge_check_grader_separates_known_field_pairs(
     with FakeServer(judge_reply=grader) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-grader-cal")
-        code, out, err = _cli(capsys, "judge-check", "--grader", "openai/grader", "--json")
+        code, out, err = run_cli(capsys, "judge-check", "--grader", "openai/grader", "--json")
         assert code == 0, out + err
         data = json.loads(out)
         n = len(field_calibration_pairs())
@@ -106,7 +98,7 @@ def test_judge_check_grader_separates_known_field_pairs(
         assert data["verdict"].startswith(verdict)
         assert grader.grader_calls == 2 * n  # one call per value
         # the table for people, from the cache: no call
-        code, out, err = _cli(capsys, "judge-check", "--grader", "openai/grader")
+        code, out, err = run_cli(capsys, "judge-check", "--grader", "openai/grader")
         assert code == 0 and grader.grader_calls == 2 * n
     text = " ".join(out.split())
     assert f"Grader calibration: openai/grader ({n} known field pairs" in text
@@ -133,7 +125,7 @@ def test_a_reference_graded_run_calibrates_its_grader_first_and_warns(
             "providers:\n"
             f'  fake: {{type: openai, base_url: "{server.base_url}", api_key_env: {KEY_ENV}}}\n'
         )
-        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "-o", "out.json")
+        code, out, err = run_cli(capsys, "run", str(suite), "--quiet", "-o", "out.json")
         assert code == 0, out + err
         assert grader.grader_calls == 2 * DEFAULT_FIELD_PAIRS  # every field decided by rule
         text = " ".join((out + err).split())
@@ -143,10 +135,10 @@ def test_a_reference_graded_run_calibrates_its_grader_first_and_warns(
         assert measured["role"] == "grader" and measured["separation"] == 0.0
         assert measured["n_pairs"] == DEFAULT_FIELD_PAIRS and measured["meaningful"] is False
         # measured once: the next run reads it from the store
-        code, out, err = _cli(capsys, "run", str(suite), "--quiet", "-o", "again.json")
+        code, out, err = run_cli(capsys, "run", str(suite), "--quiet", "-o", "again.json")
         assert code == 0 and grader.grader_calls == 2 * DEFAULT_FIELD_PAIRS
         # --no-calibration: not measured, not recorded
-        code, out, err = _cli(
+        code, out, err = run_cli(
             capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "off.json"
         )
         assert code == 0

@@ -23,8 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
+from helpers_cli import run_cli
 from qualspec import Evaluation, ProviderConfig, RetryPolicy, Scenario
-from qualspec.cli import main
 from qualspec.engine import ExecuteOptions, RunOutcome, Session, expand
 from qualspec.judges import read_field_grades
 from qualspec.spec import Candidate, GraderConfig, load_evaluation
@@ -111,14 +111,6 @@ def _grade(outcome: RunOutcome) -> JudgmentRecord:
     return grade
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-
 def _reference_key(tmp_path: Path) -> str:
     with Store.open(_db(tmp_path)) as store:
         (answer,) = store.reference_answers()
@@ -135,7 +127,7 @@ def test_a_run_records_its_output_schemas_and_an_override_missing_a_field_is_ref
     key = _reference_key(tmp_path)
     partial = tmp_path / "partial.json"
     partial.write_text(json.dumps({"name": "Acme Inc"}))
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys, "reference", "override", key[:12], "--file", str(partial), "--db", _db(tmp_path)
     )
     assert code == 2, out + err
@@ -147,7 +139,7 @@ def test_a_run_records_its_output_schemas_and_an_override_missing_a_field_is_ref
     # an override that fits is taken
     whole = tmp_path / "whole.json"
     whole.write_text(json.dumps({"name": "Acme Inc", "industry": "SaaS"}))
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys, "reference", "override", key[:12], "--file", str(whole), "--db", _db(tmp_path)
     )
     assert code == 0, out + err
@@ -190,7 +182,7 @@ def test_an_empty_field_of_a_validated_reference_is_flagged_and_not_graded_again
     key = _reference_key(tmp_path)
     blank = tmp_path / "blank.json"
     blank.write_text(json.dumps({"name": "Acme", "industry": None}))  # fits the schema
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys, "reference", "override", key[:12], "--file", str(blank), "--db", _db(tmp_path)
     )
     assert code == 0, out + err
@@ -279,7 +271,7 @@ def test_a_run_recorded_before_runs_kept_their_schemas_is_checked_by_its_graded_
     assert answer.output_schema == {"fields": [{"name": "name"}, {"name": "industry"}]}
     partial = tmp_path / "partial.json"
     partial.write_text(json.dumps({"industry": "SaaS"}))
-    code, _, err = _cli(
+    code, _, err = run_cli(
         capsys, "reference", "override", answer.call_key, "--file", str(partial),
         "--db", _db(tmp_path),
     )  # fmt: skip

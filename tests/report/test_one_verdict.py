@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from qualspec.cli import main
+from helpers_cli import run_cli_joined
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
@@ -30,14 +30,6 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(KEY_ENV, "sk-verdict")
     monkeypatch.setenv("COLUMNS", "250")
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), out.out + out.err
 
 
 class _Answers:
@@ -91,7 +83,7 @@ def _build_run(
         text = SUITE % {"aggregation": aggregation, "url": server.base_url, "key": KEY_ENV}
         suite.write_text(text, encoding="utf-8")
         args = ["run", str(suite), "--quiet", "--no-calibration", "--db", db]
-        code, console = _cli(capsys, *args, "-o", "r.json", "--html", "r.html")
+        code, console = run_cli_joined(capsys, *args, "-o", "r.json", "--html", "r.html")
     assert code == 0, console
     data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
@@ -232,9 +224,9 @@ def test_the_cache_is_counted_once_the_same_everywhere(
             encoding="utf-8",
         )
         args = ["run", str(suite), "--quiet", "--no-calibration", "--db", db]
-        code, _ = _cli(capsys, *args, "-o", "a.json")
+        code, _ = run_cli_joined(capsys, *args, "-o", "a.json")
         assert code == 0
-        code, console = _cli(capsys, *args, "-o", "b.json", "--html", "b.html")
+        code, console = run_cli_joined(capsys, *args, "-o", "b.json", "--html", "b.html")
     assert code == 0, console
     counts = json.loads((tmp_path / "b.json").read_text(encoding="utf-8"))["summary"]["counts"]
     answers, judgments = counts["cached_responses"], counts["cached_judgments"]
@@ -292,7 +284,7 @@ def test_a_reference_graded_run_is_scored_by_its_field_grades_and_names_its_refe
             encoding="utf-8",
         )
         args = ["run", str(suite), "--quiet", "--no-calibration", "--db", db]
-        code, console = _cli(capsys, *args, "-o", "r.json", "--html", "r.html")
+        code, console = run_cli_joined(capsys, *args, "-o", "r.json", "--html", "r.html")
     assert code == 0, console
     data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     page = (tmp_path / "r.html").read_text(encoding="utf-8")

@@ -12,17 +12,9 @@ from typing import Any
 import pytest
 from helpers_sessions import ALPHA_ID, BETA_ID, SECRET, write_sessions
 
-from qualspec.cli import main
+from helpers_cli import run_cli
 from qualspec.store import Store
 from qualspec.testing import FakeServer
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), captured.out, captured.err
 
 
 def _rubric(name: str, **extra: Any) -> dict[str, Any]:
@@ -87,7 +79,7 @@ def test_extract_summarize_judge_through_the_session(
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         model = ("--model", "openai/miner", "--db", db)
         extracted = tmp_path / "extracted.json"
-        code, out, err = _cli(
+        code, out, err = run_cli(
             capsys,
             "rubrics",
             "extract",
@@ -123,7 +115,7 @@ def test_extract_summarize_judge_through_the_session(
         assert "skipped 2 unreadable record(s)" in err
 
         final = tmp_path / "rubrics.json"
-        code, out, err = _cli(
+        code, out, err = run_cli(
             capsys, "rubrics", "summarize", str(extracted), "--out", str(final), *model
         )
         assert code == 0, err
@@ -134,7 +126,7 @@ def test_extract_summarize_judge_through_the_session(
 
         html = tmp_path / "sessions.html"
         scores_json = tmp_path / "scores.json"
-        code, out, err = _cli(
+        code, out, err = run_cli(
             capsys,
             "rubrics",
             "judge",
@@ -175,7 +167,7 @@ def test_extract_summarize_judge_through_the_session(
 
         # a rerun is answered by the cache
         calls = server.calls
-        code, out2, err = _cli(
+        code, out2, err = run_cli(
             capsys, "rubrics", "judge", str(folder), "--rubrics", str(final), *model
         )
         assert code == 0 and server.calls == calls
@@ -198,23 +190,23 @@ def test_bad_input_is_one_line_and_exit_2(
     folder = write_sessions(tmp_path / "sessions")
     bad = tmp_path / "rubrics.json"
     bad.write_text(json.dumps({"rubrics": [_rubric("A"), {"name": "B", "description": "d"}]}))
-    code, out, err = _cli(capsys, "rubrics", "judge", str(folder), "--rubrics", str(bad))
+    code, out, err = run_cli(capsys, "rubrics", "judge", str(folder), "--rubrics", str(bad))
     assert code == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1] == (
         f"qualspec: error: {bad}: rubric 2: field 'scoring_criteria' is missing or empty: "
         "give it a text (rubrics need name, description, scoring_criteria)"
     )
-    code, _, err = _cli(capsys, "rubrics", "extract", str(tmp_path / "nowhere"))
+    code, _, err = run_cli(capsys, "rubrics", "extract", str(tmp_path / "nowhere"))
     assert code == 2 and "no such file or directory" in err
-    code, _, err = _cli(
+    code, _, err = run_cli(
         capsys, "rubrics", "extract", str(folder), "--score-name", "excellence", "--min-score", "3"
     )
     assert code == 2 and "give --labels FILE" in err
     labels = tmp_path / "labels.json"
     labels.write_text(json.dumps({ALPHA_ID: "great"}))
-    code, _, err = _cli(capsys, "rubrics", "extract", str(folder), "--labels", str(labels))
+    code, _, err = run_cli(capsys, "rubrics", "extract", str(folder), "--labels", str(labels))
     assert code == 2 and "score 'great' is not a number" in err
-    code, _, err = _cli(capsys, "rubrics", "extract", str(folder), "--min", "5", "--max", "3")
+    code, _, err = run_cli(capsys, "rubrics", "extract", str(folder), "--min", "5", "--max", "3")
     assert code == 2 and "--min 5 is above --max 3" in err
 
 

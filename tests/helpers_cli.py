@@ -1,0 +1,29 @@
+"""Running the ``qualspec`` command in-process, for the tests of every package."""
+
+from __future__ import annotations
+
+import pytest
+
+from qualspec.cli import main
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``qualspec ARGS``: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    captured = capsys.readouterr()
+    code = exc.value.code
+    return (code if isinstance(code, int) else 1), captured.out, captured.err
+
+
+def run_cli_joined(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """``qualspec ARGS``: (exit code, stdout and stderr together)."""
+    code, out, err = run_cli(capsys, *args)
+    return code, out + err
+
+
+def run_cli_words(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """``qualspec ARGS``, which must exit 0: its stdout with white space folded."""
+    code, out, err = run_cli(capsys, *args)
+    assert code == 0, out + err
+    return " ".join(out.split())
