@@ -9,6 +9,7 @@ contract of issue 10), and the reference answer it was graded against as a respo
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
@@ -137,3 +138,31 @@ class FieldRunBuilder:
             metadata=metadata,
         )
         return RunRecord(summary=summary, responses=self.responses, judgments=self.judgments)
+
+
+COMPANY_INPUTS = ["acme", "bolt", "cyra", "dune", "eiko"]
+
+
+def company_run(
+    run_id: str, industry: float, founded: float = 90, models: tuple[str, ...] = ("gpt", "llama")
+) -> RunRecord:
+    """Each model on :data:`COMPANY_INPUTS`: ``name`` 100, ``industry`` from ``industry``
+    up and ``founded_year`` from ``founded`` down (by one per input)."""
+    builder = FieldRunBuilder(run_id)
+    for candidate in models:
+        for n, input_id in enumerate(COMPANY_INPUTS):
+            builder.add(
+                candidate,
+                input_id,
+                {"name": 100, "industry": industry + n, "founded_year": founded - n},
+            )
+    return builder.run()
+
+
+def results_file(folder: Path, run: RunRecord) -> str:
+    """Write ``run`` as its results JSON (``<run id>.json`` in ``folder``); its path."""
+    from qualspec.report import run_to_dict, write_json_atomic
+
+    path = folder / f"{run.summary.id}.json"
+    write_json_atomic(path, run_to_dict(run))
+    return str(path)

@@ -9,30 +9,14 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from helpers_fields import FieldRunBuilder
+from helpers_fields import FieldRunBuilder, company_run
 
 from qualspec.analysis import compare_runs, format_trend, run_trend, trend_to_dict
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
-INPUTS = ["acme", "bolt", "cyra", "dune", "eiko"]
-
-
-def _run(
-    run_id: str, industry: float, founded: float = 90, models: tuple[str, ...] = ("gpt", "llama")
-) -> RunRecord:
-    builder = FieldRunBuilder(run_id)
-    for candidate in models:
-        for n, input_id in enumerate(INPUTS):
-            builder.add(
-                candidate,
-                input_id,
-                {"name": 100, "industry": industry + n, "founded_year": founded - n},
-            )
-    return builder.run()
-
 
 def test_three_runs_give_levels_with_n_and_interval_and_each_change() -> None:
-    v1, v2, v3 = _run("v1", 60), _run("v2", 85), _run("v3", 50, founded=60)
+    v1, v2, v3 = company_run("v1", 60), company_run("v2", 85), company_run("v3", 50, founded=60)
     trend = run_trend([v1, v2, v3])
     assert trend.source == "field_grades" and trend.scale == 100
     assert [p.run_id for p in trend.points] == ["v1", "v2", "v3"]
@@ -73,7 +57,7 @@ def test_one_value_is_not_an_interval_and_a_new_model_has_no_change() -> None:
     tiny.add("gpt", "acme", {"name": 80})
     later = FieldRunBuilder("t2")
     later.add("gpt", "acme", {"name": 90})
-    trend = run_trend([tiny.run(), later.run(), _run("t3", 70, models=("llama",))])
+    trend = run_trend([tiny.run(), later.run(), company_run("t3", 70, models=("llama",))])
     level = trend.points[0].overall
     assert level.n == 1 and level.mean == 80 and level.ci_low is None and level.ci_high is None
     assert "(no interval: n < 2)" in format_trend(trend)
@@ -145,4 +129,4 @@ def test_a_judge_that_failed_calibration_is_not_a_trend() -> None:
 
 def test_a_trend_needs_two_runs() -> None:
     with pytest.raises(ValueError, match="at least two runs"):
-        run_trend([_run("only", 60)])
+        run_trend([company_run("only", 60)])

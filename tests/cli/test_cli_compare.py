@@ -9,40 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.report import run_to_dict, write_json_atomic
-from qualspec.store import RunRecord, Store
+from qualspec.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "analysis"))
 
-from helpers_fields import FieldRunBuilder  # noqa: E402
+from helpers_fields import company_run, results_file  # noqa: E402
 
 from helpers_cli import run_cli
-
-INPUTS = ["acme", "bolt", "cyra", "dune", "eiko"]
-
-
-def _run(run_id: str, industry: float, founded: float = 90) -> RunRecord:
-    builder = FieldRunBuilder(run_id)
-    for candidate in ("gpt", "llama"):
-        for n, input_id in enumerate(INPUTS):
-            builder.add(
-                candidate,
-                input_id,
-                {"name": 100, "industry": industry + n, "founded_year": founded - n},
-            )
-    return builder.run()
-
-
-def _file(tmp_path: Path, run: RunRecord) -> str:
-    path = tmp_path / f"{run.summary.id}.json"
-    write_json_atomic(path, run_to_dict(run))
-    return str(path)
 
 
 def test_compare_results_files_in_three_formats(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    v1, v2 = _file(tmp_path, _run("v1", 60)), _file(tmp_path, _run("v2", 85))
+    v1, v2 = (
+        results_file(tmp_path, company_run("v1", 60)),
+        results_file(tmp_path, company_run("v2", 85)),
+    )
     code, out, err = run_cli(capsys, "compare", v1, v2)
     assert code == 0, err
     assert out.startswith("qualspec compare v1 -> v2 (suite profiles; field accuracy 0-100)")
@@ -60,9 +42,9 @@ def test_compare_results_files_in_three_formats(
 def test_fail_on_regression_exits_1_only_on_a_significant_regression(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    base = _file(tmp_path, _run("base", 80))
-    worse = _file(tmp_path, _run("worse", 50, founded=60))
-    same = _file(tmp_path, _run("same", 80))
+    base = results_file(tmp_path, company_run("base", 80))
+    worse = results_file(tmp_path, company_run("worse", 50, founded=60))
+    same = results_file(tmp_path, company_run("same", 80))
     code, out, _ = run_cli(capsys, "compare", base, worse, "--fail-on-regression")
     assert code == 1 and "Verdict: regressed" in out and "regression: yes" in out
     code, out, _ = run_cli(capsys, "compare", base, same, "--fail-on-regression")
@@ -76,7 +58,7 @@ def test_compare_and_insights_read_stored_runs_by_id(
 ) -> None:
     ids = []
     with Store.open() as store:
-        for run in (_run("x", 40), _run("y", 45)):
+        for run in (company_run("x", 40), company_run("y", 45)):
             run_id = store.create_run("profiles", "h", {})
             for r in run.responses:
                 r.key = f"{run_id}|{r.key}"

@@ -11,41 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.report import run_to_dict, write_json_atomic
-from qualspec.store import RunRecord, Store
+from qualspec.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "analysis"))
 
-from helpers_fields import FieldRunBuilder  # noqa: E402
+from helpers_fields import company_run, results_file  # noqa: E402
 
 from helpers_cli import run_cli
-
-INPUTS = ["acme", "bolt", "cyra", "dune", "eiko"]
-
-
-def _run(run_id: str, industry: float, founded: float = 90) -> RunRecord:
-    builder = FieldRunBuilder(run_id)
-    for candidate in ("gpt", "llama"):
-        for n, input_id in enumerate(INPUTS):
-            builder.add(
-                candidate,
-                input_id,
-                {"name": 100, "industry": industry + n, "founded_year": founded - n},
-            )
-    return builder.run()
-
-
-def _file(tmp_path: Path, run: RunRecord) -> str:
-    path = tmp_path / f"{run.summary.id}.json"
-    write_json_atomic(path, run_to_dict(run))
-    return str(path)
 
 
 def test_trend_of_three_results_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = [
-        _file(tmp_path, _run("v1", 60)),
-        _file(tmp_path, _run("v2", 85)),
-        _file(tmp_path, _run("v3", 50, founded=60)),
+        results_file(tmp_path, company_run("v1", 60)),
+        results_file(tmp_path, company_run("v2", 85)),
+        results_file(tmp_path, company_run("v3", 50, founded=60)),
     ]
     out_path = tmp_path / "trend.json"
     code, out, err = run_cli(capsys, "trend", *files, "-o", str(out_path))
@@ -74,7 +53,7 @@ def test_trend_of_a_suites_last_finished_runs_names_the_changed_prompt(
     with Store.open(db) as store:
         for n, industry in enumerate((40, 55, 70, 90)):
             version = store.prompt_version("scenario_prompt:company_profile", f"Profile v{n}")
-            run = _run(f"r{n}", industry)
+            run = company_run(f"r{n}", industry)
             run_id = store.create_run("profiles", "h", {})
             for r in run.responses:
                 r.key = f"{run_id}|{r.key}"
@@ -101,7 +80,7 @@ def test_trend_of_a_suites_last_finished_runs_names_the_changed_prompt(
 def test_trend_refuses_what_it_cannot_show(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    one = _file(tmp_path, _run("v1", 60))
+    one = results_file(tmp_path, company_run("v1", 60))
     for args in (["trend", one], ["trend"], ["trend", one, one, "-o", "json"]):
         code, _, err = run_cli(capsys, *args)
         assert code == 2, args
