@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers_cli import run_cli_words
+from helpers_grading import calls_range
 from qualspec.judges import DEFAULT_PAIRS
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -43,13 +44,6 @@ def _suite(path: Path, url: str, *, judge: str = "fake/judge") -> Path:
         encoding="utf-8",
     )
     return path
-
-
-def _range(dry: str) -> tuple[int, int]:
-    found = re.search(r"Total calls: (\d+)(?: to (\d+))?", dry)
-    assert found is not None, dry
-    low = int(found.group(1))
-    return low, int(found.group(2) or low)
 
 
 def _dollars(dry: str) -> tuple[float, float]:
@@ -86,7 +80,7 @@ def test_the_dry_run_range_holds_the_calls_of_a_judge_on_a_0_1_scale(
             in dry
         )
         assert f"up to {3 * calibration} with re-asks" in dry
-        low, high = _range(dry)
+        low, high = calls_range(dry)
         assert (low, high) == (3 + 6 + calibration, 3 + 18 + 3 * calibration)
         cost_low, cost_high = _dollars(dry)
         assert 0 < cost_low < cost_high
@@ -106,13 +100,13 @@ def test_the_dry_run_range_holds_the_calls_of_a_judge_on_a_0_1_scale(
         # the next run makes none, and its dry run says so
         again = run_cli_words(capsys, "run", str(suite), "--dry-run", *common)
         assert "Calibration calls" not in again
-        assert _range(again) == (3 + 6, 3 + 18)
+        assert calls_range(again) == (3 + 6, 3 + 18)
         # and without calibration there is none to count either
         fresh = f"sqlite:///{tmp_path / 'fresh.db'}"
         skipped = run_cli_words(
             capsys, "run", str(suite), "--dry-run", "--db", fresh, "--no-calibration"
         )
-        assert "Calibration calls" not in skipped and _range(skipped) == (9, 21)
+        assert "Calibration calls" not in skipped and calls_range(skipped) == (9, 21)
         before = server.calls
         run_cli_words(
             capsys, "run", str(suite), "--quiet", "--db", fresh, "--no-calibration", "--no-cache"
@@ -127,7 +121,7 @@ def test_a_judge_that_reads_first_time_makes_the_low_end(
     with FakeServer() as server:  # {"score": 8}: every verdict read the first time
         suite = _suite(tmp_path / "suite.yaml", server.base_url)
         dry = run_cli_words(capsys, "run", str(suite), "--dry-run", "--db", db)
-        low, high = _range(dry)
+        low, high = calls_range(dry)
         run_cli_words(capsys, "run", str(suite), "--quiet", "--db", db)
         assert server.calls == low < high
 
@@ -141,7 +135,7 @@ def test_an_all_criteria_judge_is_counted_one_call_per_answer(
         suite = _suite(tmp_path / "suite.yaml", server.base_url, judge=judge)
         dry = run_cli_words(capsys, "run", str(suite), "--dry-run", "--db", db)
         assert "Judge calls: 3 (before parse retries), up to 9 with re-asks" in dry
-        low, high = _range(dry)
+        low, high = calls_range(dry)
         assert (low, high) == (3 + 3 + 2 * DEFAULT_PAIRS, 3 + 9 + 6 * DEFAULT_PAIRS)
         run_cli_words(capsys, "run", str(suite), "--quiet", "--db", db)
         assert low < server.calls <= high

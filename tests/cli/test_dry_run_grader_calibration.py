@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from helpers_cli import run_cli_words
+from helpers_grading import calls_range, graded_suite
 from qualspec.judges import DEFAULT_FIELD_PAIRS
 from qualspec.testing import FakeServer
 
@@ -43,36 +44,11 @@ class Replies:
         return json.dumps({"fields": {name: grade for name in names}})
 
 
-def _suite(tmp_path: Path, url: str) -> Path:
-    path = tmp_path / "suite.yaml"
-    path.write_text(
-        "name: graded\n"
-        "candidates: [{name: bot, model: fake/bot}]\n"
-        "scenarios:\n"
-        "  - name: profile\n"
-        '    prompt: "Profile of Acme as JSON"\n'
-        "    reference: {model: fake/ref}\n"
-        "    output_schema: {fields: [{name: name}, {name: industry}]}\n"
-        "grader: {model: fake/grader}\n"
-        "providers:\n"
-        f'  fake: {{type: openai, base_url: "{url}", api_key_env: {KEY_ENV}}}\n',
-        encoding="utf-8",
-    )
-    return path
-
-
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(KEY_ENV, "sk-dry-grader")
     monkeypatch.setenv("COLUMNS", "400")
-
-
-def _range(dry: str) -> tuple[int, int]:
-    found = re.search(r"Total calls: (\d+)(?: to (\d+))?", dry)
-    assert found is not None, dry
-    low = int(found.group(1))
-    return low, int(found.group(2) or low)
 
 
 @pytest.mark.parametrize("readable", [False, True])
@@ -82,7 +58,7 @@ def test_the_dry_run_counts_the_field_graders_calibration(
     db = f"sqlite:///{tmp_path / 'q.db'}"
     replies = Replies(readable)
     with FakeServer(judge_reply=replies) as server:
-        suite = _suite(tmp_path, server.base_url)
+        suite = graded_suite(tmp_path / "suite.yaml", server.base_url, KEY_ENV)
         dry = run_cli_words(capsys, "run", str(suite), "--dry-run", "--db", db)
         assert server.calls == 0
         calibration = 2 * DEFAULT_FIELD_PAIRS  # one call per value, two values a pair
@@ -91,7 +67,7 @@ def test_the_dry_run_counts_the_field_graders_calibration(
             f"{DEFAULT_FIELD_PAIRS} known field pairs, before the run, once" in dry
         )
         assert f"up to {3 * calibration} with re-asks" in dry  # parse_retries 2
-        low, high = _range(dry)
+        low, high = calls_range(dry)
         # the candidate, the reference, one grading call (up to 3), and the calibration
         assert (low, high) == (3 + calibration, 2 + 3 + 3 * calibration)
 
@@ -106,7 +82,7 @@ def test_the_dry_run_counts_the_field_graders_calibration(
         # measured once: the next dry run counts no calibration, and the run makes none
         again = run_cli_words(capsys, "run", str(suite), "--dry-run", "--db", db)
         assert "Calibration calls" not in again
-        assert _range(again) == (3, 5)
+        assert calls_range(again) == (3, 5)
         run_cli_words(
             capsys, "run", str(suite), "--quiet", "--db", db, "--no-cache", "-o", "b.json"
         )
@@ -117,4 +93,4 @@ def test_the_dry_run_counts_the_field_graders_calibration(
         skipped = run_cli_words(
             capsys, "run", str(suite), "--dry-run", "--db", fresh, "--no-calibration"
         )
-        assert "Calibration calls" not in skipped and _range(skipped) == (3, 5)
+        assert "Calibration calls" not in skipped and calls_range(skipped) == (3, 5)

@@ -5,21 +5,18 @@ calls in a "(session)" run; a calibration read from the store leaves no empty ru
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers_cli import run_cli
-from qualspec.judges import DEFAULT_FIELD_PAIRS, field_calibration_pairs
+from helpers_grading import fields_reply, graded_suite, knowing_grade
+from qualspec.judges import DEFAULT_FIELD_PAIRS
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
 KEY_ENV = "FAKE_GRADER_RUNS_KEY"
-GOOD = {p["good"] for p in field_calibration_pairs()}
-BAD = {p["bad"] for p in field_calibration_pairs()}
-_BLOCK = re.compile(r"- (\w+):\n  reference <<<(.*?)>>>\n  answer <<<(.*?)>>>", re.DOTALL)
 
 
 def _reply(body: dict[str, Any]) -> str:
@@ -30,16 +27,7 @@ def _reply(body: dict[str, Any]) -> str:
         return json.dumps({"name": "Acme", "industry": "SaaS"})
     if body["model"] != "grader":
         return json.dumps({"name": "Acme Inc", "industry": "software as a service"})
-    fields = {}
-    for name, _ref, answer in _BLOCK.findall(text):
-        accuracy = 90 if answer in GOOD else 5 if answer in BAD else 80
-        fields[name] = {
-            "accuracy": accuracy,
-            "match": "semantic" if accuracy > 50 else "none",
-            "explanation": "graded",
-            "confidence": 0.9,
-        }
-    return json.dumps({"fields": fields})
+    return fields_reply(text, lambda answer: knowing_grade(answer, 80))
 
 
 @pytest.fixture(autouse=True)
@@ -54,19 +42,7 @@ def test_grader_calibration_and_checks_are_named_runs_not_sessions(
 ) -> None:
     db = f"sqlite:///{tmp_path / 'q.db'}"
     with FakeServer(judge_reply=_reply) as server:
-        suite = tmp_path / "suite.yaml"
-        suite.write_text(
-            "name: graded\n"
-            "candidates: [{name: bot, model: fake/bot}]\n"
-            "scenarios:\n"
-            "  - name: profile\n"
-            '    prompt: "Profile of Acme as JSON"\n'
-            "    reference: {model: fake/ref}\n"
-            "    output_schema: {fields: [{name: name}, {name: industry}]}\n"
-            "grader: {model: fake/grader}\n"
-            "providers:\n"
-            f'  fake: {{type: openai, base_url: "{server.base_url}", api_key_env: {KEY_ENV}}}\n'
-        )
+        suite = graded_suite(tmp_path / "suite.yaml", server.base_url, KEY_ENV)
         code, out, err = run_cli(capsys, "run", str(suite), "--quiet", "--db", db, "-o", "a.json")
         assert code == 0, out + err
         run_id = json.loads((tmp_path / "a.json").read_text())["run"]["id"]

@@ -6,19 +6,16 @@ before it starts, records it and warns."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers_cli import run_cli
+from helpers_grading import fields_reply, graded_suite, knowing_grade
 from qualspec.judges import DEFAULT_FIELD_PAIRS, field_calibration_pairs, read_reference
 from qualspec.testing import FakeServer
 
-GOOD = {p["good"] for p in field_calibration_pairs()}
-BAD = {p["bad"] for p in field_calibration_pairs()}
-_BLOCK = re.compile(r"- (\w+):\n  reference <<<(.*?)>>>\n  answer <<<(.*?)>>>", re.DOTALL)
 KEY_ENV = "FAKE_GRADER_CAL_KEY"
 
 
@@ -35,23 +32,9 @@ class Grader:
         if body["model"] != "grader":
             return json.dumps({"name": "Acme", "industry": "SaaS"})
         self.grader_calls += 1
-        fields = {}
-        for name, _ref, answer in _BLOCK.findall(text):
-            if not self.knowing:
-                grade = (80, "semantic")
-            elif answer in GOOD:
-                grade = (90, "semantic")
-            elif answer in BAD:
-                grade = (5, "none")
-            else:
-                grade = (70, "semantic")
-            fields[name] = {
-                "accuracy": grade[0],
-                "match": grade[1],
-                "explanation": "graded",
-                "confidence": 0.9,
-            }
-        return json.dumps({"fields": fields})
+        if not self.knowing:
+            return fields_reply(text, lambda _answer: (80, "semantic"))
+        return fields_reply(text, lambda answer: knowing_grade(answer, 70))
 
 
 @pytest.fixture(autouse=True)
@@ -112,19 +95,7 @@ def test_a_reference_graded_run_calibrates_its_grader_first_and_warns(
 ) -> None:
     grader = Grader(knowing=False)  # every field 80: separates nothing
     with FakeServer(judge_reply=grader) as server:
-        suite = tmp_path / "suite.yaml"
-        suite.write_text(
-            "name: graded\n"
-            "candidates: [{name: bot, model: fake/bot}]\n"
-            "scenarios:\n"
-            "  - name: profile\n"
-            '    prompt: "Profile of Acme as JSON"\n'
-            "    reference: {model: fake/ref}\n"
-            "    output_schema: {fields: [{name: name}, {name: industry}]}\n"
-            "grader: {model: fake/grader}\n"
-            "providers:\n"
-            f'  fake: {{type: openai, base_url: "{server.base_url}", api_key_env: {KEY_ENV}}}\n'
-        )
+        suite = graded_suite(tmp_path / "suite.yaml", server.base_url, KEY_ENV)
         code, out, err = run_cli(capsys, "run", str(suite), "--quiet", "-o", "out.json")
         assert code == 0, out + err
         assert grader.grader_calls == 2 * DEFAULT_FIELD_PAIRS  # every field decided by rule
