@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers_cache import cache_entry
 from helpers_cli import run_cli
 from qualspec.store import CacheEntry, Store
 
@@ -19,21 +20,7 @@ NOW = datetime.now(UTC)
 
 
 def _entry(key: str, kind: str, age: timedelta, lifetime: timedelta | None) -> CacheEntry:
-    created = NOW - age
-    return CacheEntry(
-        key=key,
-        kind=kind,
-        provider="openai",
-        model="m",
-        text=f"cached {key}",
-        finish_reason="stop",
-        input_tokens=1,
-        output_tokens=1,
-        effective_temperature=None,
-        structured=None,
-        created_at=created,
-        expires_at=None if lifetime is None else created + lifetime,
-    )
+    return cache_entry(key, kind, NOW - age, lifetime)
 
 
 ENTRIES = [

@@ -9,27 +9,14 @@ from typing import Any
 
 import pytest
 
+from helpers_cache import cache_entry
 from qualspec.store import CacheEntry, Store
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def entry(key: str, kind: str, age: timedelta, lifetime: timedelta | None) -> CacheEntry:
-    created = T0 - age
-    return CacheEntry(
-        key=key,
-        kind=kind,
-        provider="openai",
-        model="m",
-        text=f"cached {key}",
-        finish_reason="stop",
-        input_tokens=1,
-        output_tokens=1,
-        effective_temperature=None,
-        structured=None,
-        created_at=created,
-        expires_at=None if lifetime is None else created + lifetime,
-    )
+    return cache_entry(key, kind, T0 - age, lifetime)
 
 
 ENTRIES = [
