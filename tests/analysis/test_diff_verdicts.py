@@ -10,7 +10,6 @@ import asyncio
 import html
 import json
 import re
-import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import httpx
 import pytest
 
 from helpers_cli import run_cli_joined
+from helpers_verdicts import CityAnswers, city_judge, profile_suite
 from qualspec.testing import FakeServer
 
 KEY_ENV = "FAKE_DIFF_VERDICT_KEY"
@@ -29,30 +29,6 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(KEY_ENV, "sk-diff-verdict")
     monkeypatch.setenv("COLUMNS", "250")
-
-
-class _Answers:
-    """``steady`` always names Paris; ``flaky`` names London in ``londons`` of its three
-    runs at temperature 1.5 (which runs is left to the scheduler: the counts are fixed)."""
-
-    def __init__(self) -> None:
-        self.londons = 0
-        self.calls: Counter[tuple[str, Any]] = Counter()
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict[str, Any]) -> str:
-        model, temperature = str(body["model"]), body.get("temperature")
-        with self.lock:
-            self.calls[(model, temperature)] += 1
-            n = self.calls[(model, temperature)]
-        if model == "flaky" and temperature == 1.5 and n <= self.londons:
-            return "London, I believe."
-        return "Paris is the capital of France."
-
-
-def _judge(body: dict[str, Any]) -> str:
-    score = 1 if "London" in json.dumps(body["messages"]) else 9  # by content
-    return json.dumps({"score": score, "reasoning": "Checked the city named."})
 
 
 SUITE = """\
@@ -112,13 +88,13 @@ def test_diff_pass_fail_is_the_run_reports_under_majority(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = f"sqlite:///{tmp_path / 'diff.db'}"
-    answers = _Answers()
-    with FakeServer(answer=answers, judge_reply=_judge) as server:
+    answers = CityAnswers()
+    with FakeServer(answer=answers, judge_reply=city_judge) as server:
         suite = tmp_path / "suite.yaml"
         suite.write_text(SUITE % {"url": server.base_url, "key": KEY_ENV}, encoding="utf-8")
         runs = {}
         for londons, out in ((0, "a.json"), (1, "b.json"), (2, "c.json")):
-            answers.londons, answers.calls = londons, Counter()
+            answers.london_calls, answers.calls = range(1, londons + 1), Counter()
             runs[londons] = _run(capsys, suite, db, out)
     one_fails = _cell_verdicts(runs[1])[("flaky", 1.5)]
     # the run report: 2 of 3 runs passed, so the cell passes under majority (mean 6.3)
@@ -181,22 +157,7 @@ def test_a_reference_graded_diff_has_no_reference_cell_and_reads_the_field_grade
     db = f"sqlite:///{tmp_path / 'ref.db'}"
     drift = [True]
     with FakeServer(judge_reply=_profile(drift), answer=_profile(drift)) as server:
-        suite = tmp_path / "suite.yaml"
-        suite.write_text(
-            "name: profiles\n"
-            "candidates: [{name: exact, model: fake/exact}, {name: drifter, model: fake/drifter}]\n"
-            "scenarios:\n"
-            "  - name: profile\n"
-            '    prompt: "Profile of {{ company }} as JSON"\n'
-            "    inputs: [{id: acme, company: Acme}]\n"
-            "    reference: {model: fake/ref}\n"
-            "    output_schema:\n"
-            "      fields: [{name: name, critical: true}, {name: industry}]\n"
-            "judge: fake/grader\n"
-            f'providers:\n  fake: {{type: openai, base_url: "{server.base_url}", '
-            f"api_key_env: {KEY_ENV}}}\n",
-            encoding="utf-8",
-        )
+        suite = profile_suite(tmp_path / "suite.yaml", server.base_url, KEY_ENV)
         before = _run(capsys, suite, db, "a.json")
         drift[0] = False  # the drifter now answers as the reference does
         after = _run(capsys, suite, db, "b.json")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from helpers_cli import run_cli
+from helpers_verdicts import profile_suite
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
@@ -40,32 +41,15 @@ class Script:
         return json.dumps({"name": "Acme", "industry": industry})
 
 
+_SUITE = {"name": "reviewed references", "candidates": "[{name: bot, model: fake/bot}]"}
+
+
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(KEY_ENV, "sk-ref-grading")
     monkeypatch.setenv("QUALSPEC_USER", "alice")
     monkeypatch.setenv("COLUMNS", "300")
-
-
-def _suite(tmp_path: Path, server: FakeServer) -> Path:
-    path = tmp_path / "suite.yaml"
-    path.write_text(
-        "name: reviewed references\n"
-        "candidates: [{name: bot, model: fake/bot}]\n"
-        "scenarios:\n"
-        "  - name: profile\n"
-        '    prompt: "Profile of {{ company }} as JSON"\n'
-        "    inputs: [{id: acme, company: Acme}]\n"
-        "    reference: {model: fake/ref}\n"
-        "    output_schema:\n"
-        "      fields: [{name: name, critical: true}, {name: industry}]\n"
-        "judge: fake/grader\n"
-        "providers:\n"
-        f'  fake: {{type: openai, base_url: "{server.base_url}", api_key_env: {KEY_ENV}}}\n',
-        encoding="utf-8",
-    )
-    return path
 
 
 def _grade(run_id: str) -> Any:
@@ -89,7 +73,7 @@ def test_grader_check_and_a_rerun_grade_against_the_reviewed_override(
 ) -> None:
     script = Script()
     with FakeServer(judge_reply=script) as server:
-        suite = _suite(tmp_path, server)
+        suite = profile_suite(tmp_path / "suite.yaml", server.base_url, KEY_ENV, **_SUITE)
         first = _run(capsys, suite)
         grade = _grade(first)
         assert script.graded == [[("industry", "SaaS", "Software")]]
@@ -133,7 +117,7 @@ def test_a_malformed_override_is_flagged_and_not_graded_against(
 ) -> None:
     script = Script()
     with FakeServer(judge_reply=script) as server:
-        suite = _suite(tmp_path, server)
+        suite = profile_suite(tmp_path / "suite.yaml", server.base_url, KEY_ENV, **_SUITE)
         _run(capsys, suite)
         with Store.open() as store:
             (reference,) = store.reference_answers()

@@ -10,8 +10,6 @@ import asyncio
 import html
 import json
 import re
-import threading
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ import httpx
 import pytest
 
 from helpers_cli import run_cli_joined
+from helpers_verdicts import CityAnswers, city_judge, profile_suite
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
@@ -30,30 +29,6 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(KEY_ENV, "sk-verdict")
     monkeypatch.setenv("COLUMNS", "250")
-
-
-class _Answers:
-    """``steady`` always names Paris; ``flaky`` names London in one of its three runs at
-    temperature 1.5 (which run is left to the scheduler: the counts are fixed)."""
-
-    def __init__(self) -> None:
-        self.calls: Counter[tuple[str, Any]] = Counter()
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict[str, Any]) -> str:
-        model, temperature = str(body["model"]), body.get("temperature")
-        with self.lock:
-            self.calls[(model, temperature)] += 1
-            n = self.calls[(model, temperature)]
-        if model == "flaky" and temperature == 1.5 and n == 3:
-            return "London, I believe."
-        return "Paris is the capital of France."
-
-
-def _judge(body: dict[str, Any]) -> str:
-    text = json.dumps(body["messages"])
-    score = 1 if "London" in text else 9  # by content
-    return json.dumps({"score": score, "reasoning": "Checked the city named."})
 
 
 SUITE = """\
@@ -78,7 +53,7 @@ def _build_run(
 ) -> tuple[str, dict[str, Any], str, str, str]:
     """(console, results JSON, HTML report, database URL, run id) of one run."""
     db = f"sqlite:///{tmp_path / 'verdicts.db'}"
-    with FakeServer(answer=_Answers(), judge_reply=_judge) as server:
+    with FakeServer(answer=CityAnswers(london_calls={3}), judge_reply=city_judge) as server:
         suite = tmp_path / "suite.yaml"
         text = SUITE % {"aggregation": aggregation, "url": server.base_url, "key": KEY_ENV}
         suite.write_text(text, encoding="utf-8")
@@ -267,22 +242,7 @@ def test_a_reference_graded_run_is_scored_by_its_field_grades_and_names_its_refe
 ) -> None:
     db = f"sqlite:///{tmp_path / 'ref.db'}"
     with FakeServer(judge_reply=_profile, answer=_profile) as server:
-        suite = tmp_path / "suite.yaml"
-        suite.write_text(
-            "name: profiles\n"
-            "candidates: [{name: exact, model: fake/exact}, {name: drifter, model: fake/drifter}]\n"
-            "scenarios:\n"
-            "  - name: profile\n"
-            '    prompt: "Profile of {{ company }} as JSON"\n'
-            "    inputs: [{id: acme, company: Acme}]\n"
-            "    reference: {model: fake/ref}\n"
-            "    output_schema:\n"
-            "      fields: [{name: name, critical: true}, {name: industry}]\n"
-            "judge: fake/grader\n"
-            f'providers:\n  fake: {{type: openai, base_url: "{server.base_url}", '
-            f"api_key_env: {KEY_ENV}}}\n",
-            encoding="utf-8",
-        )
+        suite = profile_suite(tmp_path / "suite.yaml", server.base_url, KEY_ENV)
         args = ["run", str(suite), "--quiet", "--no-calibration", "--db", db]
         code, console = run_cli_joined(capsys, *args, "-o", "r.json", "--html", "r.html")
     assert code == 0, console
