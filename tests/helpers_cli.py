@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+
 import pytest
 
 from qualspec.cli import main
@@ -27,3 +30,10 @@ def run_cli_words(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     code, out, err = run_cli(capsys, *args)
     assert code == 0, out + err
     return " ".join(out.split())
+
+
+def work_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: Mapping[str, str]) -> None:
+    """Run the test's commands in ``tmp_path`` with ``env`` set (for an autouse fixture)."""
+    monkeypatch.chdir(tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)

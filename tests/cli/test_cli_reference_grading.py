@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_cli
+from helpers_cli import run_cli, work_in
 from helpers_verdicts import profile_suite
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -46,10 +46,11 @@ _SUITE = {"name": "reviewed references", "candidates": "[{name: bot, model: fake
 
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(KEY_ENV, "sk-ref-grading")
-    monkeypatch.setenv("QUALSPEC_USER", "alice")
-    monkeypatch.setenv("COLUMNS", "300")
+    work_in(
+        tmp_path,
+        monkeypatch,
+        {KEY_ENV: "sk-ref-grading", "QUALSPEC_USER": "alice", "COLUMNS": "300"},
+    )
 
 
 def _grade(run_id: str) -> Any:

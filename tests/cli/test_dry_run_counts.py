@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers_cli import run_cli_words
+from helpers_cli import run_cli_words, work_in
 from helpers_grading import calls_range
 from qualspec.judges import DEFAULT_PAIRS
 from qualspec.store import Store
@@ -54,9 +54,7 @@ def _dollars(dry: str) -> tuple[float, float]:
 
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("FAKE_COUNT_KEY", "sk-count")
-    monkeypatch.setenv("COLUMNS", "400")
+    work_in(tmp_path, monkeypatch, {"FAKE_COUNT_KEY": "sk-count", "COLUMNS": "400"})
 
 
 def test_the_dry_run_range_holds_the_calls_of_a_judge_on_a_0_1_scale(

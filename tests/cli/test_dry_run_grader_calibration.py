@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_cli_words
+from helpers_cli import run_cli_words, work_in
 from helpers_grading import calls_range, graded_suite
 from qualspec.judges import DEFAULT_FIELD_PAIRS
 from qualspec.testing import FakeServer
@@ -46,9 +46,7 @@ class Replies:
 
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(KEY_ENV, "sk-dry-grader")
-    monkeypatch.setenv("COLUMNS", "400")
+    work_in(tmp_path, monkeypatch, {KEY_ENV: "sk-dry-grader", "COLUMNS": "400"})
 
 
 @pytest.mark.parametrize("readable", [False, True])

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_cli
+from helpers_cli import run_cli, work_in
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
@@ -22,9 +22,7 @@ KEY_ENV = "FAKE_GC_KEY"
 
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(KEY_ENV, "sk-gc")
-    monkeypatch.setenv("COLUMNS", "300")
+    work_in(tmp_path, monkeypatch, {KEY_ENV: "sk-gc", "COLUMNS": "300"})
 
 
 class VaryingJudge:

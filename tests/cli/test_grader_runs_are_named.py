@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_cli
+from helpers_cli import run_cli, work_in
 from helpers_grading import fields_reply, graded_suite, knowing_grade
 from qualspec.judges import DEFAULT_FIELD_PAIRS
 from qualspec.store import Store
@@ -32,9 +32,7 @@ def _reply(body: dict[str, Any]) -> str:
 
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(KEY_ENV, "sk-grader-runs")
-    monkeypatch.setenv("COLUMNS", "300")
+    work_in(tmp_path, monkeypatch, {KEY_ENV: "sk-grader-runs", "COLUMNS": "300"})
 
 
 def test_grader_calibration_and_checks_are_named_runs_not_sessions(

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_cli
+from helpers_cli import run_cli, work_in
 from qualspec.judges import DEFAULT_PAIRS, calibration_pairs
 from qualspec.testing import FakeServer
 
@@ -46,9 +46,7 @@ def _suite(tmp_path: Path, server: FakeServer, extra: str = "") -> Path:
 
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("FAKE_CAL_KEY", "sk-cal")
-    monkeypatch.setenv("COLUMNS", "400")
+    work_in(tmp_path, monkeypatch, {"FAKE_CAL_KEY": "sk-cal", "COLUMNS": "400"})
 
 
 def _run(capsys: pytest.CaptureFixture[str], suite: Path, *extra: str) -> tuple[str, Any]:

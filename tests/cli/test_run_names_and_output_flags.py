@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers_cli import run_cli
+from helpers_cli import run_cli, work_in
 from qualspec.judges import DEFAULT_PAIRS
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -28,9 +28,7 @@ judge: fake/judge
 
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("FAKE_NAMED_KEY", "sk-named")
-    monkeypatch.setenv("COLUMNS", "200")
+    work_in(tmp_path, monkeypatch, {"FAKE_NAMED_KEY": "sk-named", "COLUMNS": "200"})
 
 
 def test_judge_checks_and_calibrations_are_named_runs_not_sessions(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_cli
+from helpers_cli import run_cli, work_in
 from helpers_grading import fields_reply, graded_suite, knowing_grade
 from qualspec.judges import DEFAULT_FIELD_PAIRS, field_calibration_pairs, read_reference
 from qualspec.testing import FakeServer
@@ -39,9 +39,7 @@ class Grader:
 
 @pytest.fixture(autouse=True)
 def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(KEY_ENV, "sk-grader-cal")
-    monkeypatch.setenv("COLUMNS", "300")
+    work_in(tmp_path, monkeypatch, {KEY_ENV: "sk-grader-cal", "COLUMNS": "300"})
 
 
 def test_the_pairs_are_decided_by_the_grader_not_by_a_rule() -> None:

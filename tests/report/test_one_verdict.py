@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from helpers_cli import run_cli_joined
+from helpers_cli import run_cli_joined, work_in
 from helpers_verdicts import CityAnswers, city_judge, profile_suite
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -26,9 +26,7 @@ KEY_ENV = "FAKE_VERDICT_KEY"
 
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(KEY_ENV, "sk-verdict")
-    monkeypatch.setenv("COLUMNS", "250")
+    work_in(tmp_path, monkeypatch, {KEY_ENV: "sk-verdict", "COLUMNS": "250"})
 
 
 SUITE = """\
