@@ -37,3 +37,16 @@ def work_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: Mapping[str, s
     monkeypatch.chdir(tmp_path)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+
+
+def run_suite(capsys: pytest.CaptureFixture[str], suite: Path) -> str:
+    """``qualspec run SUITE --quiet --no-calibration -o r.json`` into the default store,
+    which must exit 0: the id of the run it recorded."""
+    from qualspec.store import Store
+
+    code, out, err = run_cli(
+        capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json"
+    )
+    assert code == 0, out + err
+    with Store.open() as store:
+        return store.list_runs(limit=1)[0].id

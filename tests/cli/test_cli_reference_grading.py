@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_cli, work_in
+from helpers_cli import run_cli, run_suite, work_in
 from helpers_verdicts import profile_suite
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -60,22 +60,13 @@ def _grade(run_id: str) -> Any:
     return grade
 
 
-def _run(capsys: pytest.CaptureFixture[str], suite: Path) -> str:
-    code, out, err = run_cli(
-        capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json"
-    )
-    assert code == 0, out + err
-    with Store.open() as store:
-        return store.list_runs(limit=1)[0].id
-
-
 def test_grader_check_and_a_rerun_grade_against_the_reviewed_override(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     script = Script()
     with FakeServer(judge_reply=script) as server:
         suite = profile_suite(tmp_path / "suite.yaml", server.base_url, KEY_ENV, **_SUITE)
-        first = _run(capsys, suite)
+        first = run_suite(capsys, suite)
         grade = _grade(first)
         assert script.graded == [[("industry", "SaaS", "Software")]]
         assert grade.score == pytest.approx((100 * 2 + 40) / 3)  # name is critical: x2
@@ -105,7 +96,7 @@ def test_grader_check_and_a_rerun_grade_against_the_reviewed_override(
         assert len(script.graded) == 1
 
         # a rerun reuses the cached answers and grades against the override too
-        second = _run(capsys, suite)
+        second = run_suite(capsys, suite)
         assert second != first
         regraded = _grade(second)
         assert regraded.score == 100.0 and len(script.graded) == 1
@@ -119,13 +110,13 @@ def test_a_malformed_override_is_flagged_and_not_graded_against(
     script = Script()
     with FakeServer(judge_reply=script) as server:
         suite = profile_suite(tmp_path / "suite.yaml", server.base_url, KEY_ENV, **_SUITE)
-        _run(capsys, suite)
+        run_suite(capsys, suite)
         with Store.open() as store:
             (reference,) = store.reference_answers()
             # the CLI refuses an override that is not a JSON object; the store takes any
             # text, and the grader flags it rather than grade against it
             store.override_reference(reference.call_key, "[1, 2]", None, "bob")
-        grade = _grade(_run(capsys, suite))
+        grade = _grade(run_suite(capsys, suite))
     assert grade.score is None
     assert grade.details["flags"] == ["malformed_reference"]
     assert "the override a person wrote" in (grade.unscored_reason or "")

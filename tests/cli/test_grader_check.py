@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_cli, work_in
+from helpers_cli import run_cli, run_suite, work_in
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
@@ -64,21 +64,12 @@ def _suite(tmp_path: Path, server: FakeServer, judging: str) -> Path:
     return path
 
 
-def _run_id(capsys: pytest.CaptureFixture[str], suite: Path) -> str:
-    code, out, err = run_cli(
-        capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json"
-    )
-    assert code == 0, out + err
-    with Store.open() as store:
-        return store.list_runs(limit=1)[0].id
-
-
 def test_criteria_judgments_are_re_asked_and_the_inconsistent_one_is_flagged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge = VaryingJudge(_criteria_reply)
     with FakeServer(judge_reply=judge) as server:
-        run_id = _run_id(capsys, _suite(tmp_path, server, "judge: {model: fake/judge}"))
+        run_id = run_suite(capsys, _suite(tmp_path, server, "judge: {model: fake/judge}"))
         before = server.calls  # 1 answer + 2 judgments
         code, out, err = run_cli(capsys, "grader-check", run_id[:8], "--repeats", "3")
         assert code == 0, out + err
@@ -135,7 +126,7 @@ def test_field_grades_are_re_graded_on_the_same_answer_and_spread_per_field(
         "judges: [{type: 'helpers_field_grader:create', name: field_grader, model: fake/grader}]"
     )
     with FakeServer(judge_reply=judge) as server:
-        run_id = _run_id(capsys, _suite(tmp_path, server, judging))
+        run_id = run_suite(capsys, _suite(tmp_path, server, judging))
         answer = "Answer to: What is the capital of France?"
         code, out, err = run_cli(capsys, "grader-check", run_id, "--format", "json")
         assert code == 0, out + err
@@ -166,7 +157,7 @@ def test_a_run_without_graded_answers_or_suite_file_is_a_one_line_error(
         code, _, err = run_cli(capsys, "grader-check", plain)
         assert code == 2 and "has no graded answers to re-grade" in err
         assert len(err.strip().splitlines()) == 1
-        judged = _run_id(capsys, suite)
+        judged = run_suite(capsys, suite)
     # an edited prompt: none of the run's answers is in the suite's plan any more
     original = suite.read_text()
     suite.write_text(original.replace("capital of France", "capital city of France"))
@@ -189,7 +180,7 @@ def test_an_evaluator_that_raises_leaves_that_re_grade_unscored(
         "judges: [{type: 'helpers_field_grader:create', name: field_grader, model: fake/grader}]"
     )
     with FakeServer(judge_reply=VaryingJudge(reply)) as server:
-        run_id = _run_id(capsys, _suite(tmp_path, server, judging))
+        run_id = run_suite(capsys, _suite(tmp_path, server, judging))
         code, out, err = run_cli(capsys, "grader-check", run_id, "--repeats", "3")
     assert code == 0, out + err
     assert "90, unscored, 90" in out
@@ -211,7 +202,7 @@ def test_the_recorded_grade_is_part_of_the_spread_and_scores_print_rounded(
         return json.dumps({"fields": {"name": name, "industry": 40}})
 
     with FakeServer(judge_reply=VaryingJudge(reply)) as server:
-        run_id = _run_id(capsys, _suite(tmp_path, server, FIELD_JUDGING))
+        run_id = run_suite(capsys, _suite(tmp_path, server, FIELD_JUDGING))
         code, out, err = run_cli(capsys, "grader-check", run_id)
     assert code == 0, out + err
     row = next(line for line in out.splitlines() if "field_grader)" in line)
@@ -235,7 +226,7 @@ def test_a_field_that_spreads_is_flagged_even_where_the_mean_does_not_move(
         return json.dumps({"fields": {"name": name, "industry": 170 - name}})
 
     with FakeServer(judge_reply=VaryingJudge(reply)) as server:
-        run_id = _run_id(capsys, _suite(tmp_path, server, FIELD_JUDGING))
+        run_id = run_suite(capsys, _suite(tmp_path, server, FIELD_JUDGING))
         code, out, err = run_cli(capsys, "grader-check", run_id)
     assert code == 0, out + err
     text = " ".join(out.split())

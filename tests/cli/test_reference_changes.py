@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_cli
+from helpers_cli import run_cli, run_suite
 from qualspec.analysis import RunComparison, compare_paired, format_comparison, verdict_text
 from qualspec.store import Store
 from qualspec.testing import FakeServer
@@ -73,29 +73,26 @@ def _suite(tmp_path: Path, server: FakeServer, prompt: str) -> Path:
     return path
 
 
-def _run(capsys: pytest.CaptureFixture[str], suite: Path) -> str:
-    code, out, err = run_cli(
-        capsys, "run", str(suite), "--quiet", "--no-calibration", "-o", "r.json"
-    )
-    assert code == 0, out + err
-    with Store.open() as store:
-        return store.list_runs(limit=1)[0].id
-
-
 def test_a_changed_reference_prompt_is_warned_about_in_compare_insights_and_reference_list(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], _work: FakeServer
 ) -> None:
     server = _work
-    v1 = _run(capsys, _suite(tmp_path, server, "Extract the company profile as JSON. Company:"))
+    v1 = run_suite(
+        capsys, _suite(tmp_path, server, "Extract the company profile as JSON. Company:")
+    )
     with Store.open() as store:
         old_keys = {a.input_id: a.call_key for a in store.reference_answers()}
     code, _, err = run_cli(capsys, "reference", "validate", old_keys["acme"][:12], "--notes", "ok")
     assert code == 0, err
     # graded again against the validated reference (everything from the cache)
-    v1 = _run(capsys, _suite(tmp_path, server, "Extract the company profile as JSON. Company:"))
+    v1 = run_suite(
+        capsys, _suite(tmp_path, server, "Extract the company profile as JSON. Company:")
+    )
 
     # v2 of the prompt: the reference is asked anew (another call key) and answers otherwise
-    v2 = _run(capsys, _suite(tmp_path, server, "Extract the company profile (sector) as JSON:"))
+    v2 = run_suite(
+        capsys, _suite(tmp_path, server, "Extract the company profile (sector) as JSON:")
+    )
 
     code, out, err = run_cli(capsys, "compare", v1, v2)
     assert code == 0, out + err
