@@ -63,7 +63,7 @@ def metadata(
     resumed: bool,
 ) -> dict[str, Any]:
     """How a run was made: versions, the suite, the command line, dimensions, evaluators."""
-    from qualspec import __version__
+    from qualspec._version import __version__
     from qualspec.store import display_url
 
     evaluation = suite.evaluation

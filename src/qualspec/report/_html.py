@@ -78,7 +78,7 @@ def render_html(
     import jinja2
     from markupsafe import Markup
 
-    from qualspec import __version__
+    from qualspec._version import __version__
     from qualspec.analysis import analyze_run, worth_analysing
 
     if not worth_analysing(record):
