@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         evaluates,
         group_subject_key,
         uses_dependencies,
+        with_defaults,
     )
     from qualspec.engine._execute import (
         BoundEvaluator,
@@ -38,6 +39,19 @@ if TYPE_CHECKING:
         ExecuteStats,
         Executor,
         ProgressFn,
+    )
+    from qualspec.engine._hooks import (
+        CHARS_PER_TOKEN,
+        DEFAULT_OUTPUT_TOKENS,
+        JUDGE_OUTPUT_TOKENS,
+        JUDGE_PROMPT_TOKENS,
+        PER_MESSAGE_TOKENS,
+        Calibrated,
+        PlannedCalls,
+        PrepareContext,
+        answer_tokens,
+        judged_tokens,
+        message_tokens,
     )
     from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
     from qualspec.engine._plan import Plan, check_plan, expand, parse_temperatures
@@ -86,6 +100,18 @@ _EXPORTS: dict[str, str] = {
     "run": "_api",
     "run_sync": "_session",
     "uses_dependencies": "_evaluators",
+    "with_defaults": "_evaluators",
+    "CHARS_PER_TOKEN": "_hooks",
+    "DEFAULT_OUTPUT_TOKENS": "_hooks",
+    "JUDGE_OUTPUT_TOKENS": "_hooks",
+    "JUDGE_PROMPT_TOKENS": "_hooks",
+    "PER_MESSAGE_TOKENS": "_hooks",
+    "Calibrated": "_hooks",
+    "PlannedCalls": "_hooks",
+    "PrepareContext": "_hooks",
+    "answer_tokens": "_hooks",
+    "judged_tokens": "_hooks",
+    "message_tokens": "_hooks",
 }
 
 __all__ = [
@@ -128,6 +154,18 @@ __all__ = [
     "run",
     "run_sync",
     "uses_dependencies",
+    "with_defaults",
+    "CHARS_PER_TOKEN",
+    "DEFAULT_OUTPUT_TOKENS",
+    "JUDGE_OUTPUT_TOKENS",
+    "JUDGE_PROMPT_TOKENS",
+    "PER_MESSAGE_TOKENS",
+    "Calibrated",
+    "PlannedCalls",
+    "PrepareContext",
+    "answer_tokens",
+    "judged_tokens",
+    "message_tokens",
 ]
 
 

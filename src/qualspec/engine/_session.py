@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._execute import BoundEvaluator, ExecuteOptions, ExecuteStats, Executor
+from qualspec.engine._prepare import Preparations, alongside
 from qualspec.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from qualspec.engine._plan import Plan
     from qualspec.engine._recorder import Recorder
     from qualspec.providers import Message
-    from qualspec.spec import Evaluation, EvaluatorConfig, LoadedSuite, ProviderConfig
+    from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
     from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary, Store
 
 __all__ = ["RunOutcome", "Session", "run_sync"]
@@ -379,7 +380,7 @@ class Session:
         ``judges`` (whose configs, one per evaluator in order, then only describe them in
         the run's metadata); how ``qualspec.testkit`` runs a test's annotators.
         """
-        from qualspec.engine._evaluators import create_evaluator
+        from qualspec.engine._evaluators import create_evaluator, with_defaults
         from qualspec.engine._plan import check_plan
         from qualspec.engine._recorder import Recorder
         from qualspec.engine._run import metadata, prompt_versions
@@ -397,35 +398,26 @@ class Session:
             run_configs = plan.run_evaluators(judge=self.options.judge)
             evaluators = [create_evaluator(c) for c in run_configs]
         else:
-            run_configs, evaluators = plan.judges, list(evaluators)
+            run_configs, evaluators = plan.judges, [with_defaults(e) for e in evaluators]
         prompts = [e.prompt() for e in evaluators]
         # Providers first: a missing key or package fails before any run is recorded.
         names = {item.provider for item in plan.items}
         names |= {split_address(e.model)[0] for e in evaluators if e.model}
         providers = calls.providers(sorted(names), configs)
         warnings: list[str] = list(plan.warnings)
+        n_plan = len(warnings)  # the preparations' warnings follow the plan's
         # what a resumed run's recorded evaluations are checked against (None: judging off)
         current = evaluators if self.options.judge else None
         resumed = bool(resume)
         # the run to resume before any call: an unknown or foreign run id costs nothing
         summary = await asyncio.to_thread(_find_run, store, resume, suite) if resume else None
-        calibrations = await self._calibrations(run_configs, evaluators, configs, warnings)
-        for measured in calibrations.values():
-            if not measured["meaningful"]:
-                warnings.append(measured["verdict"])
-        if summary is not None:
-            run_id = summary.id
-            if summary.suite_hash != suite.content_hash:
-                warnings.append(
-                    f"the suite file changed since run {run_id} started; "
-                    "new or changed cells are run, unchanged ones are kept, and what the "
-                    "suite no longer asks for is kept but not counted (superseded)"
-                )
-        else:
-            run_id = await asyncio.to_thread(
-                store.create_run, evaluation.name, suite.content_hash, {}
-            )
-        await asyncio.to_thread(store.acquire_run, run_id)
+        # the evaluators' preparations (calibrations) run alongside the run's own calls
+        preparing = Preparations(self, evaluators, configs, calibrate=self.options.calibrate)
+        try:
+            run_id = await self._open_run(suite, summary, warnings)
+        except BaseException:
+            await preparing.cancel()
+            raise
         status = "failed"
         stats = ExecuteStats()
         recorder: Recorder | None = None
@@ -439,8 +431,6 @@ class Session:
                 bound.append(BoundEvaluator(evaluator, version))
             described = dataclasses.replace(plan, judges=run_configs) if run_configs else plan
             meta = metadata(suite, described, argv, bound, resumed=resumed)
-            if calibrations:
-                meta["judge_calibration"] = calibrations
             if resumed:  # an earlier attempt's failure no longer describes the run
                 meta["failure"] = None
             await asyncio.to_thread(store.update_run_metadata, run_id, meta)
@@ -480,17 +470,23 @@ class Session:
                 progress=progress,
             )
             try:
-                stats = await executor.run()
+                stats = await alongside(executor.run(), preparing.task)
             except asyncio.CancelledError:
                 status = "interrupted"
                 raise
             status = "budget_exceeded" if stats.budget_exceeded else "finished"
+            calibrations = await preparing.wait()
+            if calibrations:
+                await asyncio.to_thread(
+                    store.update_run_metadata, run_id, {"judge_calibration": calibrations}
+                )
             modes = calls.structured_modes()
             if modes:  # what each endpoint settled on, after a refusal
                 await asyncio.to_thread(
                     store.update_run_metadata, run_id, {"structured_output": modes}
                 )
         finally:
+            await preparing.cancel()  # a run that ended early: what is still running
             settle = None
             if resumed:  # group subjects are known once the answers are: supersede again
 
@@ -513,100 +509,29 @@ class Session:
             stats=stats,
             record=record,
             resumed=resumed,
-            warnings=warnings + failures,
+            warnings=[*warnings[:n_plan], *preparing.warnings, *warnings[n_plan:], *failures],
             judge_failures=failures,
         )
 
-    async def _calibrations(
-        self,
-        run_configs: Sequence[EvaluatorConfig],
-        evaluators: Sequence[Evaluator],
-        suite_providers: Mapping[str, ProviderConfig],
-        warnings: list[str],
-    ) -> dict[str, dict[str, Any]]:
-        """Each criteria judge's separation on known pairs, by evaluator name.
-
-        The full set's measurement (``qualspec judge-check``) when the store holds one, else
-        the first ``calibrate: N`` pairs (default :data:`~qualspec.judges.DEFAULT_PAIRS`,
-        0: none) measured now, once per judge model, prompt and parameters, then cached.
-        Nothing with ``options.calibrate`` off. The calls are the session's (cost, budget).
-        """
-        from qualspec.errors import BudgetExceededError
-        from qualspec.judges import (
-            DEFAULT_PAIRS,
-            CriteriaJudge,
-            FieldGrader,
-            cached_calibration,
-            calibrate,
-        )
-
-        out: dict[str, dict[str, Any]] = {}
-        if not self.options.calibrate:
-            return out
-        for config, evaluator in zip(run_configs, evaluators, strict=False):
-            if isinstance(evaluator, FieldGrader) and evaluator.model is not None:
-                # the reference field grader: equal-meaning values against wrong ones
-                measured = await self._grader_calibration(evaluator, suite_providers, warnings)
-                if measured is not None:
-                    out[evaluator.name] = measured
-                continue
-            if not isinstance(evaluator, CriteriaJudge) or evaluator.model is None:
-                continue
-            found = await asyncio.to_thread(cached_calibration, self.store, evaluator)
-            pairs = DEFAULT_PAIRS if config.calibrate is None else config.calibrate
-            if found is None and pairs:
-                found = await asyncio.to_thread(
-                    cached_calibration, self.store, evaluator, pairs=pairs
+    async def _open_run(
+        self, suite: LoadedSuite, summary: RunSummary | None, warnings: list[str]
+    ) -> str:
+        """The run to record into, acquired: the resumed one (``summary``), or a new one."""
+        store = self.store
+        if summary is not None:
+            run_id = summary.id
+            if summary.suite_hash != suite.content_hash:
+                warnings.append(
+                    f"the suite file changed since run {run_id} started; "
+                    "new or changed cells are run, unchanged ones are kept, and what the "
+                    "suite no longer asks for is kept but not counted (superseded)"
                 )
-            if found is None and pairs:  # measured once, then cached
-                # its calls are a run of their own, named for what it is (runs list)
-                described = {"kind": "calibration", "judge": evaluator.model, "pairs": pairs}
-                try:
-                    async with self.recording(f"calibration {evaluator.model}", described):
-                        found = await calibrate(
-                            self, evaluator, pairs=pairs, providers=suite_providers
-                        )
-                except BudgetExceededError as exc:
-                    warnings.append(f"judge {evaluator.model}: not calibrated: {exc}")
-                    continue
-            if found is not None:
-                out[evaluator.name] = found.summary()
-        return out
-
-    async def _grader_calibration(
-        self,
-        grader: Any,
-        suite_providers: Mapping[str, ProviderConfig],
-        warnings: list[str],
-    ) -> dict[str, Any] | None:
-        """A field grader's separation on known field pairs: the whole set's measurement
-        (``qualspec judge-check --grader``) when the store holds one, else the first
-        :data:`~qualspec.judges.DEFAULT_FIELD_PAIRS` measured now (then cached), recorded
-        as a run of its own, ``grader calibration MODEL``."""
-        from qualspec.errors import BudgetExceededError
-        from qualspec.judges import DEFAULT_FIELD_PAIRS, cached_grader_calibration, calibrate_grader
-
-        found = await asyncio.to_thread(cached_grader_calibration, self.store, grader)
-        if found is None:
-            found = await asyncio.to_thread(
-                cached_grader_calibration, self.store, grader, pairs=DEFAULT_FIELD_PAIRS
+        else:
+            run_id = await asyncio.to_thread(
+                store.create_run, suite.evaluation.name, suite.content_hash, {}
             )
-        if found is None:  # measured once, then cached
-            # its calls are a run of its own, named for what it is (runs list)
-            described = {
-                "kind": "grader_calibration",
-                "grader": grader.model,
-                "pairs": DEFAULT_FIELD_PAIRS,
-            }
-            try:
-                async with self.recording(f"grader calibration {grader.model}", described):
-                    found = await calibrate_grader(
-                        self, grader, pairs=DEFAULT_FIELD_PAIRS, providers=suite_providers
-                    )
-            except BudgetExceededError as exc:
-                warnings.append(f"grader {grader.model}: not calibrated: {exc}")
-                return None
-        return found.summary()
+        await asyncio.to_thread(store.acquire_run, run_id)
+        return run_id
 
     async def _finish(
         self,

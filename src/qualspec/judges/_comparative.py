@@ -31,9 +31,10 @@ from qualspec.judges._compare_prompt import (
 )
 from qualspec.judges._criteria import CandidateView, judge_prompt_text
 from qualspec.judges._criteria_judge import DEFAULT_PARSE_RETRIES, candidate_view
+from qualspec.judges._defaults import HookDefaults
 
 if TYPE_CHECKING:
-    from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
+    from qualspec.engine import EvalContext, PlannedCalls, Scope, Subject, Verdict, WorkItem
     from qualspec.spec import EvaluatorConfig
 
 __all__ = [
@@ -104,7 +105,7 @@ class _Pass:
         return TIE if self.parsed.winner == TIE else self.labels[self.parsed.winner]
 
 
-class ComparativeJudge:
+class ComparativeJudge(HookDefaults):
     """Judges groups of answers side by side (see the module docstring).
 
     Example::
@@ -161,6 +162,26 @@ class ComparativeJudge:
     def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
         """One comparison per group of at least two answers; a smaller group is skipped."""
         return (COMPARISON_ASPECT,) if len(items) >= 2 else ()
+
+    def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
+        """One call per group of two or more (two with ``debias``): every member's answer."""
+        from qualspec.engine import (
+            JUDGE_OUTPUT_TOKENS,
+            JUDGE_PROMPT_TOKENS,
+            PER_MESSAGE_TOKENS,
+            PlannedCalls,
+            answer_tokens,
+            message_tokens,
+        )
+
+        aspects = self.aspects(items)
+        if not aspects:
+            return ()
+        answers = sum(message_tokens(i) - PER_MESSAGE_TOKENS + answer_tokens(i) for i in items)
+        calls = len(aspects) * self.calls_per_subject
+        retries = max(self.parse_retries, 0)
+        tokens_in = JUDGE_PROMPT_TOKENS + answers
+        return (PlannedCalls(calls, tokens_in, JUDGE_OUTPUT_TOKENS, retries, kind="compare"),)
 
     def member_name(self, item: WorkItem) -> str:
         """What a member is called in reports: its candidate, or its role."""
