@@ -51,10 +51,13 @@ class _Context:
 
 
 class Preparations:
-    """Every evaluator's ``prepare``, started at once as a task of their own.
+    """Every evaluator's ``prepare``, in a task of its own, at the same time.
 
-    ``results`` (by evaluator name, what ``prepare`` returned) and ``warnings`` (in the
-    evaluators' order) are read once :meth:`wait` returned.
+    They start once ``heard`` is set (a provider answered or refused one of the run's
+    calls: a refused key then costs one call, not one per preparation call) or
+    :meth:`release` is called (the run made no call: everything was cached). ``results``
+    (by evaluator name, what ``prepare`` returned) and ``warnings`` (in the evaluators'
+    order) are read once :meth:`wait` returned.
     """
 
     def __init__(
@@ -64,17 +67,34 @@ class Preparations:
         providers: Mapping[str, ProviderConfig],
         *,
         calibrate: bool,
+        heard: asyncio.Event,
     ) -> None:
         self._shared: dict[str, asyncio.Future[Any]] = {}
         self._lines: list[list[str]] = [[] for _ in evaluators]
         self._evaluators = list(evaluators)
-        contexts = [
+        self._contexts = [
             _Context(session, providers, calibrate, self._shared, lines) for lines in self._lines
         ]
+        self._heard = heard
+        self._released = asyncio.Event()
         self.results: dict[str, dict[str, Any]] = {}
         self.task: asyncio.Future[list[Mapping[str, Any] | None]] = asyncio.ensure_future(
-            _all([e.prepare(c) for e, c in zip(self._evaluators, contexts, strict=True)])
+            self._run()
         )
+
+    async def _run(self) -> list[Mapping[str, Any] | None]:
+        waiting = [asyncio.ensure_future(e.wait()) for e in (self._heard, self._released)]
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for each in waiting:
+                each.cancel()
+        pairs = zip(self._evaluators, self._contexts, strict=True)
+        return await _all([e.prepare(c) for e, c in pairs])
+
+    def release(self) -> None:
+        """Start now, whether or not a provider was heard from."""
+        self._released.set()
 
     @property
     def warnings(self) -> list[str]:
@@ -83,6 +103,7 @@ class Preparations:
 
     async def wait(self) -> dict[str, dict[str, Any]]:
         """Every preparation's result, by evaluator name (those that returned one)."""
+        self.release()
         done = await self.task
         self.results = {
             e.name: dict(r) for e, r in zip(self._evaluators, done, strict=True) if r is not None
@@ -110,10 +131,13 @@ async def _all(calls: Sequence[Coroutine[Any, Any, _T]]) -> list[_T]:
         raise
 
 
-async def alongside(main: Coroutine[Any, Any, _T], other: asyncio.Future[Any]) -> _T:
-    """``main``'s result, once ``other`` is done too; an exception of either stops the
-    other (``main`` is cancelled, and the exception raised)."""
+async def alongside(main: Coroutine[Any, Any, _T], preparing: Preparations) -> _T:
+    """``main``'s result, once the preparations are done too (released when ``main`` is
+    done); an exception of either stops the other (``main`` is cancelled, and the
+    exception raised)."""
     task = asyncio.ensure_future(main)
+    task.add_done_callback(lambda _: preparing.release())
+    other = preparing.task
     try:
         await asyncio.wait({task, other}, return_when=asyncio.FIRST_EXCEPTION)
     except asyncio.CancelledError:

@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
-from qualspec.engine._execute import BoundEvaluator, ExecuteOptions, ExecuteStats, Executor
+from qualspec.engine._execute import BoundEvaluator, Executor
+from qualspec.engine._options import ExecuteOptions, ExecuteStats
 from qualspec.engine._prepare import Preparations, alongside
 from qualspec.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator
-    from qualspec.engine._execute import ProgressFn
     from qualspec.engine._items import WorkItem
+    from qualspec.engine._options import ProgressFn
     from qualspec.engine._plan import Plan
     from qualspec.engine._recorder import Recorder
     from qualspec.providers import Message
@@ -381,9 +382,9 @@ class Session:
         the run's metadata); how ``qualspec.testkit`` runs a test's annotators.
         """
         from qualspec.engine._evaluators import create_evaluator, with_defaults
+        from qualspec.engine._metadata import metadata, prompt_versions
         from qualspec.engine._plan import check_plan
         from qualspec.engine._recorder import Recorder
-        from qualspec.engine._run import metadata, prompt_versions
         from qualspec.providers import split_address
 
         store = self.store
@@ -412,7 +413,9 @@ class Session:
         # the run to resume before any call: an unknown or foreign run id costs nothing
         summary = await asyncio.to_thread(_find_run, store, resume, suite) if resume else None
         # the evaluators' preparations (calibrations) run alongside the run's own calls
-        preparing = Preparations(self, evaluators, configs, calibrate=self.options.calibrate)
+        preparing = Preparations(
+            self, evaluators, configs, calibrate=self.options.calibrate, heard=calls.heard
+        )
         try:
             run_id = await self._open_run(suite, summary, warnings)
         except BaseException:
@@ -470,7 +473,7 @@ class Session:
                 progress=progress,
             )
             try:
-                stats = await alongside(executor.run(), preparing.task)
+                stats = await alongside(executor.run(), preparing)
             except asyncio.CancelledError:
                 status = "interrupted"
                 raise
