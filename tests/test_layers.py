@@ -1,5 +1,5 @@
-"""The package's layers: no module imports a layer above its own, and no two modules of
-one package import each other (directly or round a longer cycle).
+"""The package's layers: no module imports a layer above its own, and no two files of one
+package import each other (directly or round a longer cycle).
 
 Layers, lowest first (a layer may import its own and any lower one)::
 
@@ -11,19 +11,29 @@ Layers, lowest first (a layer may import its own and any lower one)::
     5  qualspec.web, qualspec.cli
     6  qualspec (the top-level package, which exports from every layer)
 
-``spec`` (suite models) and ``errors`` sit below the engine: the engine reads suites, and
-every layer raises qualspec's errors. ``testing`` (the fake server tests start) depends on
-nothing of qualspec's but errors.
+``spec`` (suite models) and ``errors`` sit below the engine and the providers: the engine
+reads suites, the providers read their ``ProviderConfig``, and every layer raises
+qualspec's errors. ``testing`` (the fake server tests start) needs nothing of qualspec's
+but errors.
 
-Every import counts: at module level, inside functions (the package imports lazily, so
-most cross-package imports are there) and under ``if TYPE_CHECKING:`` (an annotation that
-names a higher layer is a dependency of the design too: the engine naming the criteria
-judge's type is the judges <-> engine cycle this test exists to keep out).
+Every import counts for the layers: at module level, inside functions (the package
+imports lazily, so most imports between packages are there) and under
+``if TYPE_CHECKING:`` (a type named from a higher layer is a dependency of the design
+too: the engine naming the criteria judge's type was the engine <-> judges cycle).
+
+For the cycles between the files of one package every import counts too, but one: a file
+may name a type of its own package through the package (``if TYPE_CHECKING: from
+qualspec.engine import Session``). The package's ``__init__`` exports every file's names,
+so that import says nothing about which file needs which; it is how a protocol names the
+object that hands it over (the evaluators' ``PrepareContext`` names the ``Session``) and is
+never executed. An import of another file by its module name, at run time or for types,
+is an edge.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -50,8 +60,29 @@ LAYERS: dict[str, int] = {
     "": 6,  # the top-level package
 }
 
+# Imports upward that stay for now, each with why.
+KNOWN_UPWARD: set[tuple[str, str]] = {
+    # the suite check offers the registered provider names ("did you mean") by asking the
+    # provider registry; to go once the plugin registry lives below both (issue 18, item 3)
+    ("qualspec.spec._check", "qualspec.providers"),
+}
+
 # Cycles between the files of one package that stay for now, each with why.
-KNOWN_CYCLES: set[frozenset[str]] = set()
+KNOWN_CYCLES: set[frozenset[str]] = {
+    # the suite models and their checks refer to each other (a model validator reports
+    # issues, the issues name the models): to go with spec/_models.py's split (item 5)
+    frozenset(
+        {
+            "qualspec.spec._behaviors",
+            "qualspec.spec._issues",
+            "qualspec.spec._models",
+            "qualspec.spec._structured",
+        }
+    ),
+    # the evidence rules use the role gaps' bootstrap interval, the role gaps the evidence
+    # threshold: bootstrap_ci belongs in a module of its own (analysis/_stats.py)
+    frozenset({"qualspec.analysis._evidence", "qualspec.analysis._roles"}),
+}
 
 
 def _module_name(path: Path) -> str:
@@ -61,18 +92,37 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in SRC.rglob("*.py") if "migrations" not in p.parts}
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """Every ``qualspec`` module ``path`` imports, wherever the import statement is."""
+def _type_only_lines(tree: ast.Module) -> set[int]:
+    """The line numbers of the statements under ``if TYPE_CHECKING:``."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                out.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    return out
+
+
+def _imports(name: str, path: Path) -> dict[str, bool]:
+    """Every ``qualspec`` module ``path`` imports, wherever the import statement is, and
+    whether every import of it is for types only (under ``if TYPE_CHECKING:``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    typed = _type_only_lines(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    out: set[str] = set()
+    out: dict[str, bool] = {}
+
+    def add(module: str, node: ast.stmt) -> None:
+        if module == "qualspec" or module.startswith("qualspec."):
+            out[module] = out.get(module, True) and node.lineno in typed
+
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
+            for alias in node.names:
+                add(alias.name, node)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -80,10 +130,10 @@ def _imports(name: str, path: Path) -> set[str]:
                 module = ".".join([*base, node.module] if node.module else base)
             else:
                 module = node.module or ""
-            out.add(module)
-            # ``from qualspec.engine import _calls`` imports a module too
-            out.update(f"{module}.{a.name}" for a in node.names)
-    return {m for m in out if m == "qualspec" or m.startswith("qualspec.")}
+            add(module, node)
+            for alias in node.names:  # ``from qualspec.engine import _calls``: a module
+                add(f"{module}.{alias.name}", node)
+    return out
 
 
 def _layer(module: str) -> tuple[str, int]:
@@ -92,10 +142,12 @@ def _layer(module: str) -> tuple[str, int]:
     return top, LAYERS[top]
 
 
-def _graph() -> dict[str, set[str]]:
+@functools.cache
+def _graph() -> dict[str, dict[str, bool]]:
+    """Each module's imports of other modules: name -> type only."""
     modules = _modules()
     return {
-        name: {m for m in _imports(name, path) if m in modules and m != name}
+        name: {m: typed for m, typed in _imports(name, path).items() if m in modules and m != name}
         for name, path in modules.items()
     }
 
@@ -112,9 +164,11 @@ def test_no_import_reaches_a_higher_layer() -> None:
         here, level = _layer(name)
         for other in sorted(imported):
             there, other_level = _layer(other)
-            if other_level > level:
-                upward.append(f"{name} ({here or 'qualspec'}, layer {level}) imports {other} "
-                              f"({there or 'qualspec'}, layer {other_level})")
+            if other_level > level and (name, _package(other)) not in KNOWN_UPWARD:
+                upward.append(
+                    f"{name} ({here or 'qualspec'}, layer {level}) imports {other} "
+                    f"({there or 'qualspec'}, layer {other_level})"
+                )
     assert not upward, "imports upward:\n" + "\n".join(upward)
 
 
@@ -153,30 +207,67 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def _file_edges() -> dict[str, set[str]]:
+    """Each file's imports of the other files of its package (see the module docstring:
+    a type-only import of the package itself is no edge)."""
+    modules = _modules()
+    out: dict[str, set[str]] = {}
+    for name, imported in _graph().items():
+        if modules[name].name == "__init__.py":
+            continue
+        own = name.rpartition(".")[0]
+        out[name] = set()
+        for other in imported:
+            if other.rpartition(".")[0] == own:  # another package's: the layers decide
+                out[name].add(other)
+        for other, typed in imported.items():  # the package itself, at run time
+            if other == own and not typed:
+                out[name].add(other)
+    return out
+
+
 def test_no_cycle_between_the_files_of_a_package() -> None:
-    graph = _graph()
-    # a package's __init__ re-exports its modules: the edges that matter are between files
-    files = {
-        name: {m for m in deps if not _modules()[m].name == "__init__.py"}
-        for name, deps in graph.items()
-        if _modules()[name].name != "__init__.py"
-    }
-    found = [c for c in _cycles(files) if frozenset(c) not in KNOWN_CYCLES]
+    found = [c for c in _cycles(_file_edges()) if frozenset(c) not in KNOWN_CYCLES]
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_known_exceptions_still_exist() -> None:
+    """An exception that no longer occurs is taken off the list (so none comes back)."""
+    cycles = {frozenset(c) for c in _cycles(_file_edges())}
+    assert KNOWN_CYCLES <= cycles, KNOWN_CYCLES - cycles
+    graph = _graph()
+    upward = {(n, _package(m)) for n, deps in graph.items() for m in deps}
+    assert KNOWN_UPWARD <= upward, KNOWN_UPWARD - upward
 
 
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("from qualspec.judges import CriteriaJudge\n", {"qualspec.judges"}),
-        ("if TYPE_CHECKING:\n    from qualspec.judges import X\n", {"qualspec.judges"}),
-        ("def f():\n    import qualspec.cli\n", {"qualspec.cli"}),
-        ("from . import _calls\n", {"qualspec.engine", "qualspec.engine._calls"}),
+        ("from qualspec.judges import CriteriaJudge\n", {"qualspec.judges": False}),
+        (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from qualspec.judges import X\n",
+            {"qualspec.judges": True},
+        ),
+        ("def f():\n    import qualspec.cli\n", {"qualspec.cli": False}),
+        ("from . import _calls\n", {"qualspec.engine._calls": False}),
+        ("from ._calls import Reply\n", {"qualspec.engine._calls": False}),
     ],
 )
-def test_every_kind_of_import_is_read(tmp_path: Path, source: str, expected: set[str]) -> None:
+def test_every_kind_of_import_is_read(
+    tmp_path: Path, source: str, expected: dict[str, bool]
+) -> None:
     path = tmp_path / "mod.py"
     path.write_text(source)
-    found = {m for m in _imports("qualspec.engine.mod", path) if "." in m}
-    assert expected <= found | {"qualspec.engine"}
-    assert {m for m in expected if m != "qualspec.engine"} <= found
+    found = _imports("qualspec.engine.mod", path)
+    assert {m: found.get(m) for m in expected} == expected
+
+
+def test_a_cycle_is_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]

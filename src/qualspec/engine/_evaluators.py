@@ -37,6 +37,7 @@ __all__ = [
     "EVALUATOR_ENTRY_POINT_GROUP",
     "EvalContext",
     "Evaluator",
+    "EvaluatorCore",
     "EvaluatorFactory",
     "Scope",
     "Subject",
@@ -128,6 +129,24 @@ class EvalContext(Protocol):
         ``json_schema``, then ``json_object``, then plain instructions) or one of them.
         """
         ...
+
+
+class EvaluatorCore(Protocol):
+    """What an object needs to be an evaluator (see :class:`Evaluator`, which adds the
+    members that have defaults: :func:`with_defaults` gives them)."""
+
+    name: str
+    scope: Scope
+    model: str | None
+    threshold: float | None
+
+    def prompt(self) -> tuple[str, str] | None: ...
+
+    def group_of(self, item: WorkItem) -> str | None: ...
+
+    def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]: ...
+
+    async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict: ...
 
 
 @runtime_checkable
@@ -250,7 +269,7 @@ class _WithDefaults:
         return None
 
 
-def with_defaults(evaluator: Any) -> Evaluator:
+def with_defaults(evaluator: EvaluatorCore) -> Evaluator:
     """``evaluator`` itself when it has every member of :class:`Evaluator`; an object with
     the core members (:data:`CORE_MEMBERS`) gets the defaults of the others (``kinds``
     ``("candidate",)``, ``uses_dependencies`` True, one call per aspect, no preparation)
@@ -273,7 +292,8 @@ def with_defaults(evaluator: Any) -> Evaluator:
             setattr(wrapped, name, getattr(evaluator, name))
     kinds = wrapped.kinds or ("candidate",)
     wrapped.kinds = tuple(kinds)
-    return wrapped  # type: ignore[return-value]
+    found: Evaluator = wrapped  # its other members: __getattr__
+    return found
 
 
 EvaluatorFactory = Callable[["EvaluatorConfig"], Evaluator]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from qualspec.engine import Session  # the package's name: no file cycle (see tests)
     from qualspec.engine._items import WorkItem
-    from qualspec.engine._session import Session
     from qualspec.spec import ProviderConfig
 
 __all__ = [

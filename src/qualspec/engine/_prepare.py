@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from qualspec.engine import Session  # the package's name: no file cycle (see tests)
     from qualspec.engine._evaluators import Evaluator
-    from qualspec.engine._session import Session
     from qualspec.spec import ProviderConfig
 
 __all__ = ["Preparations", "alongside"]
@@ -138,8 +138,9 @@ async def alongside(main: Coroutine[Any, Any, _T], preparing: Preparations) -> _
     task = asyncio.ensure_future(main)
     task.add_done_callback(lambda _: preparing.release())
     other = preparing.task
+    both: list[asyncio.Future[Any]] = [task, other]
     try:
-        await asyncio.wait({task, other}, return_when=asyncio.FIRST_EXCEPTION)
+        await asyncio.wait(both, return_when=asyncio.FIRST_EXCEPTION)
     except asyncio.CancelledError:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

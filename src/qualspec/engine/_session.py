@@ -26,7 +26,7 @@ from qualspec.engine._prepare import Preparations, alongside
 from qualspec.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
-    from qualspec.engine._evaluators import Evaluator
+    from qualspec.engine._evaluators import Evaluator, EvaluatorCore
     from qualspec.engine._items import WorkItem
     from qualspec.engine._options import ProgressFn
     from qualspec.engine._plan import Plan
@@ -373,7 +373,7 @@ class Session:
         resume: str | bool | None = None,
         progress: ProgressFn | None = None,
         argv: Sequence[str] | None = None,
-        evaluators: Sequence[Evaluator] | None = None,
+        evaluators: Sequence[EvaluatorCore] | None = None,
     ) -> RunOutcome:
         """Execute an expanded plan of ``suite`` (what ``run`` does after expanding).
 
@@ -395,11 +395,13 @@ class Session:
         check_plan(suite, plan, judge=self.options.judge and evaluators is None)
         # the judges (when judging) and the evaluator of expect: checks (whenever some
         # scenario has them: checks are not a judge)
+        run: list[Evaluator]
         if evaluators is None:
             run_configs = plan.run_evaluators(judge=self.options.judge)
-            evaluators = [create_evaluator(c) for c in run_configs]
+            run = [create_evaluator(c) for c in run_configs]
         else:
-            run_configs, evaluators = plan.judges, [with_defaults(e) for e in evaluators]
+            run_configs, run = plan.judges, [with_defaults(e) for e in evaluators]
+        evaluators = run
         prompts = [e.prompt() for e in evaluators]
         # Providers first: a missing key or package fails before any run is recorded.
         names = {item.provider for item in plan.items}

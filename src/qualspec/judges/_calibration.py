@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from qualspec.engine import Calibrated, PlannedCalls, PrepareContext, Session
     from qualspec.errors import BudgetExceededError
-    from qualspec.judges._criteria_judge import CriteriaJudge
+    from qualspec.judges import CriteriaJudge  # the package's name: no file cycle
     from qualspec.spec import ProviderConfig
     from qualspec.store import Store
 

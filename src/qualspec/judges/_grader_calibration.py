@@ -41,7 +41,7 @@ from qualspec.judges._calibration import (
 if TYPE_CHECKING:
     from qualspec.engine import Calibrated, PlannedCalls, PrepareContext, Session
     from qualspec.errors import BudgetExceededError
-    from qualspec.judges._field_grader import FieldGrader
+    from qualspec.judges import FieldGrader  # the package's name: no file cycle
     from qualspec.spec import ProviderConfig
     from qualspec.store import Store
 

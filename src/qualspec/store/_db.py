@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import DatabaseURLError, MissingDependencyError, StoreError
-from qualspec.store._migrate import WRITE_OPTION
-from qualspec.store._schema import use_dialect
+from qualspec.store._schema import WRITE_OPTION, use_dialect
 from qualspec.store._url import display_url
 
 if TYPE_CHECKING:

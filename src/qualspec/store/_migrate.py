@@ -30,7 +30,6 @@ __all__ = [
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _ADVISORY_LOCK_ID = 0x71756C73  # "quls"
-WRITE_OPTION = "qualspec_write"
 
 
 def _config(connection: Connection | None = None) -> Config:
@@ -75,6 +74,8 @@ def _locked_begin(engine: Engine) -> Any:
     from contextlib import contextmanager
 
     from sqlalchemy import text
+
+    from qualspec.store._schema import WRITE_OPTION
 
     @contextmanager
     def _cm() -> Any:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import case, delete, func, select, update
 
 from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store._db import Database
+from qualspec.store._owners import abandoned_reason, now_utc
 from qualspec.store._records import RunSummary, suite_matches
 from qualspec.store._redact import redact
 from qualspec.store._schema import judgments, responses, runs
@@ -29,11 +30,6 @@ __all__ = [
 
 UNFINISHED = ("running", "interrupted", "budget_exceeded", "failed")
 _LIST_HINT = "see `qualspec runs list`"
-
-
-def now_utc() -> datetime:
-    """The current time, timezone-aware UTC."""
-    return datetime.now(UTC)
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -215,7 +211,6 @@ def _summaries(db: Database, query: Any) -> list[RunSummary]:
                 .group_by(j.run_id)
             )
         }
-    from qualspec.store._lock import abandoned_reason  # (it imports this module)
 
     out = []
     for row in rows:

@@ -30,6 +30,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
 __all__ = [
+    "WRITE_OPTION",
     "CURRENT_ONLY",
     "JSONText",
     "UTCDateTime",
@@ -277,3 +278,7 @@ reference_audit = Table(
     Index("ix_reference_audit_call_key", "call_key"),
 )
 """Every review change, append-only: who, when, what, the value before and after, notes."""
+
+WRITE_OPTION = "qualspec_write"
+"""The execution option that marks a connection as a writer (its transactions take the
+write lock first on SQLite)."""
