@@ -53,6 +53,7 @@ __all__ = [
 
 log = logging.getLogger("qualspec.engine")
 
+
 @dataclass(frozen=True, slots=True)
 class BoundEvaluator:
     """An evaluator with the id of its prompt version in the store."""

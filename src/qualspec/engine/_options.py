@@ -73,5 +73,3 @@ class ExecuteStats:
     reference_calls: int = 0
     cached_reference: int = 0
     reference_cost_usd: float = 0.0
-
-

@@ -12,8 +12,8 @@ from sqlalchemy import Text, and_, case, cast, delete, func, or_, select
 from sqlalchemy.types import LargeBinary
 
 from qualspec.store._db import Database
-from qualspec.store._records import CacheEntry
 from qualspec.store._owners import now_utc
+from qualspec.store._records import CacheEntry
 from qualspec.store._schema import cache_entries
 
 __all__ = ["cache_clear", "cache_get_many", "cache_kinds", "cache_put_many", "cache_stats"]

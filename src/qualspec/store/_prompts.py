@@ -10,8 +10,8 @@ from sqlalchemy import func, select
 
 from qualspec.errors import StoreError
 from qualspec.store._db import Database
-from qualspec.store._records import PromptVersion
 from qualspec.store._owners import now_utc
+from qualspec.store._records import PromptVersion
 from qualspec.store._schema import prompt_versions
 
 __all__ = ["PromptRegistry", "content_hash"]

@@ -17,8 +17,8 @@ from sqlalchemy import select
 
 from qualspec.errors import UnknownReferenceError
 from qualspec.store._db import Database
-from qualspec.store._records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
 from qualspec.store._owners import now_utc
+from qualspec.store._records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
 from qualspec.store._schema import reference_audit, reference_reviews, responses, runs
 
 __all__ = [

@@ -24,8 +24,8 @@ from sqlalchemy import bindparam, select, true, update
 
 from qualspec.errors import StoreError
 from qualspec.store._db import Database
-from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._owners import now_utc
+from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
 
 __all__ = [
