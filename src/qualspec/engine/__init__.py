@@ -98,7 +98,7 @@ _EXPORTS: dict[str, str] = {
     "parse_temperatures": "_plan",
     "reference_key": "_items",
     "run": "_api",
-    "run_sync": "_session",
+    "run_sync": "_sync",
     "uses_dependencies": "_evaluators",
     "with_defaults": "_evaluators",
     "CHARS_PER_TOKEN": "_hooks",

@@ -13,27 +13,29 @@ import contextvars
 import dataclasses
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._execute import BoundEvaluator, Executor
+from qualspec.engine._failures import judge_failures
 from qualspec.engine._options import ExecuteOptions, ExecuteStats
 from qualspec.engine._prepare import Preparations, alongside
-from qualspec.errors import ConfigError, StoreError
+from qualspec.engine._resume import find_run, superseded
+from qualspec.engine._sync import run_sync
+from qualspec.errors import StoreError
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator, EvaluatorCore
-    from qualspec.engine._items import WorkItem
     from qualspec.engine._options import ProgressFn
     from qualspec.engine._plan import Plan
     from qualspec.engine._recorder import Recorder
     from qualspec.providers import Message
     from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
-    from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary, Store
+    from qualspec.store import ResponseRecord, RunRecord, RunSummary, Store
 
 __all__ = ["RunOutcome", "Session", "run_sync"]
 
@@ -413,7 +415,7 @@ class Session:
         current = evaluators if self.options.judge else None
         resumed = bool(resume)
         # the run to resume before any call: an unknown or foreign run id costs nothing
-        summary = await asyncio.to_thread(_find_run, store, resume, suite) if resume else None
+        summary = await asyncio.to_thread(find_run, store, resume, suite) if resume else None
         # the evaluators' preparations (calibrations) run alongside the run's own calls
         preparing = Preparations(
             self, evaluators, configs, calibrate=self.options.calibrate, heard=calls.heard
@@ -445,7 +447,7 @@ class Session:
             if resumed:  # a new run holds nothing yet
                 existing = await asyncio.to_thread(store.load_run, run_id)
                 # rows of an earlier plan (an edited suite, another judge): superseded
-                stale, stale_e = _superseded(existing, plan.items, current, groups=False)
+                stale, stale_e = superseded(existing, plan.items, current, groups=False)
                 await asyncio.to_thread(store.supersede, run_id, stale, stale_e)
                 done = {
                     r.key: r for r in existing.responses if r.error is None and r.key not in stale
@@ -497,7 +499,7 @@ class Session:
 
                 def settle() -> None:
                     record = store.load_run(run_id)
-                    stale, stale_e = _superseded(record, plan.items, current, groups=True)
+                    stale, stale_e = superseded(record, plan.items, current, groups=True)
                     store.supersede(run_id, stale, stale_e)
 
             failure = await self._finish(store, run_id, recorder, executor, status, settle)
@@ -590,165 +592,6 @@ class Session:
         return failure
 
 
-def _find_run(store: Store, resume: str | bool, suite: LoadedSuite) -> RunSummary:
-    """The run to resume: ``resume`` (an id, which must be a run of ``suite``), or the
-    latest unfinished run of ``suite`` (its name and its file or content)."""
-    name, path, content = suite.evaluation.name, str(suite.path), suite.content_hash
-    if isinstance(resume, str):
-        summary = store.get_run(resume)
-        if not summary.is_of_suite(name, path, content):
-            other = summary.metadata.get("suite_path")
-            where = f" ({other})" if isinstance(other, str) else ""
-            raise ConfigError(
-                f"run {summary.id} is a run of another suite ('{summary.suite_name}'{where}), "
-                f"not of '{name}' ({path}): resume it with its own suite file, or run "
-                "without --resume"
-            )
-        return summary
-    run_id = store.latest_unfinished_run(name, path, content)
-    if run_id is None:
-        raise ConfigError(
-            f"no unfinished run of suite '{name}' ({path}) to resume: run without --resume"
-        )
-    return store.get_run(run_id)
-
-
-def _superseded(
-    record: RunRecord,
-    items: Sequence[WorkItem],
-    evaluators: Sequence[Evaluator] | None,
-    *,
-    groups: bool,
-) -> tuple[set[str], set[tuple[str, str, str]]]:
-    """The keys of a run's current rows that the plan does not ask for.
-
-    Responses whose key is no work item's; evaluation records of a superseded or
-    unplanned response (or group member), of an evaluator the run no longer has, made
-    with another model or threshold than the evaluator's, or on an aspect (criterion)
-    that the evaluator no longer records for that subject. ``evaluators`` is None when
-    judging is off: evaluation records then stay unless their responses went. Group
-    records are checked against the subjects of the answers recorded so far only with
-    ``groups`` (at the end of a run: a subject's key follows the members answered).
-    """
-    from qualspec.engine._evaluators import evaluates, group_subject_key
-
-    wanted = {item.key: item for item in items}
-    stale = {r.key for r in record.responses if r.key not in wanted}
-    by_name = {e.name: e for e in evaluators or ()}
-    subjects: dict[tuple[str, str], tuple[WorkItem, ...]] = {}
-    if groups:
-        answered = {r.key for r in record.responses if r.error is None and r.key in wanted}
-        for e in by_name.values():
-            if e.scope != "group":
-                continue
-            members: dict[str, list[WorkItem]] = {}
-            for item in items:
-                group_id = e.group_of(item)
-                if group_id is not None and evaluates(e, item):
-                    members.setdefault(group_id, []).append(item)
-            for group in members.values():
-                keys = [i.key for i in group if i.key in answered]
-                if keys:
-                    subjects[(e.name, group_subject_key(e.name, keys))] = tuple(group)
-    stale_e: set[tuple[str, str, str]] = set()
-    for j in record.judgments:
-        key = (j.evaluator, j.response_key, j.criterion)
-        subject = j.subject if j.subject is not None else [j.response_key]
-        if any(m in stale or m not in wanted for m in subject):
-            stale_e.add(key)
-            continue
-        if evaluators is None:
-            continue
-        evaluator = by_name.get(j.evaluator)
-        if (
-            evaluator is None
-            or j.judge_model != evaluator.model
-            or j.threshold != evaluator.threshold
-        ):
-            stale_e.add(key)
-        elif evaluator.scope == "response":
-            item = wanted[j.response_key]
-            if not evaluates(evaluator, item) or j.criterion not in evaluator.aspects((item,)):
-                stale_e.add(key)
-        elif groups:
-            planned = subjects.get((j.evaluator, j.response_key))
-            if planned is None or j.criterion not in evaluator.aspects(planned):
-                stale_e.add(key)
-    return stale, stale_e
-
-
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
-
-
-def run_sync(main: Callable[[], Awaitable[_T]]) -> _T:
-    """Run a coroutine function to completion from synchronous code.
-
-    With no event loop running this is ``asyncio.run``; inside a running loop (Jupyter,
-    an async test) it runs in a worker thread with its own loop, so it never deadlocks.
-    In the main thread, SIGTERM then stops it as Ctrl-C does (:mod:`._signals`).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_as_coroutine(main)).value
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="qualspec-sync") as pool:
-        return pool.submit(lambda: asyncio.run(_as_coroutine(main)).value).result()
-
-
-class _Boxed(Generic[_T]):
-    """A coroutine's result with a constant ``repr``.
-
-    When ``asyncio.run`` restores the SIGINT handler, ``signal.signal`` formats the old
-    handler (which holds the main task) into an error message it then discards: that is
-    ``repr`` of the task's result. For a whole run (thousands of records) that took tens
-    of milliseconds of CPU, twice per run.
-    """
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: _T) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "<result>"
-
-
-async def _as_coroutine(main: Callable[[], Awaitable[_T]]) -> _Boxed[_T]:
-    from qualspec.engine._signals import sigterm_interrupts
-
-    with sigterm_interrupts():  # SIGTERM: interrupted, as Ctrl-C
-        return _Boxed(await main())
-
-
-def _scored(judgment: JudgmentRecord) -> bool:
-    """A score, or (a group's comparison) a score per member."""
-    if judgment.score is not None:
-        return True
-    return any(s is not None for s in (judgment.scores or {}).values())
-
-
-def judge_failures(record: RunRecord, evaluators: Sequence[Evaluator]) -> list[str]:
-    """A line for each model-calling evaluator of the run that scored nothing at all.
-
-    Example: ``judge 'criteria' (openai/judge) could not judge: 0 of 12 records scored
-    (12 failed calls; first: HTTP 500: ...)``.
-    """
-    out: list[str] = []
-    for evaluator in evaluators:
-        if evaluator.model is None:
-            continue
-        mine = [j for j in record.judgments if j.evaluator == evaluator.name and not j.superseded]
-        if not mine or any(_scored(j) for j in mine):
-            continue
-        errors = [j for j in mine if j.error]
-        first = errors[0].error if errors else mine[0].unscored_reason
-        kind = f"{len(errors)} failed calls" if errors else "no verdict could be read"
-        out.append(
-            f"judge {evaluator.name!r} ({evaluator.model}) could not judge: 0 of {len(mine)} "
-            f"records scored ({kind}; first: {' '.join(str(first or '?').split())[:160]})"
-        )
-    return out
