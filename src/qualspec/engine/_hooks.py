@@ -94,6 +94,13 @@ class PrepareContext(Protocol):
         """A warning for the run's outcome (printed by the CLI)."""
         ...
 
+    async def ready(self) -> None:
+        """Wait until the run's calls have begun (a provider answered one), so that the
+        preparation's calls go alongside them. What a preparation does before it calls
+        this (cache lookups, opening a run of its own) is done before the run is created;
+        one that never calls it is done before the run is created."""
+        ...
+
     async def once(self, key: str, make: Callable[[], Awaitable[_T]]) -> _T:
         """``make()``'s result, made once per run for every ``key`` (evaluators that share
         a measurement wait for the same one)."""

@@ -31,33 +31,44 @@ class _Context:
         providers: Mapping[str, ProviderConfig],
         calibrate: bool,
         shared: dict[str, asyncio.Future[Any]],
-        warnings: list[str],
+        go: Callable[[], Awaitable[None]],
     ) -> None:
         self.session = session
         self.providers = providers
         self.calibrate = calibrate
+        self.warnings: list[str] = []
+        self.reached = asyncio.Event()  # it waits for the run's calls (``ready``)
         self._shared = shared
-        self._warnings = warnings
+        self._go = go
 
     def warn(self, line: str) -> None:
-        self._warnings.append(line)
+        self.warnings.append(line)
+
+    async def ready(self) -> None:
+        self.reached.set()
+        await self._go()
 
     async def once(self, key: str, make: Callable[[], Awaitable[_T]]) -> _T:
         found = self._shared.get(key)
         if found is None:
             found = self._shared[key] = asyncio.ensure_future(make())
+        else:  # another evaluator's measurement: it waits as that one does
+            self.reached.set()
         result: _T = await asyncio.shield(found)
         return result
 
 
 class Preparations:
-    """Every evaluator's ``prepare``, in a task of its own, at the same time.
+    """Every evaluator's ``prepare``, each in a task of its own, at the same time.
 
-    They start once ``heard`` is set (a provider answered or refused one of the run's
-    calls: a refused key then costs one call, not one per preparation call) or
-    :meth:`release` is called (the run made no call: everything was cached). ``results``
-    (by evaluator name, what ``prepare`` returned) and ``warnings`` (in the evaluators'
-    order) are read once :meth:`wait` returned.
+    A preparation runs until it calls ``ctx.ready()`` (a calibration: once it looked up
+    its cache and opened its own run) before the run is created (:meth:`started`), so the
+    runs are created in the order they were before; from ``ready`` on it waits until
+    ``heard`` is set (a provider answered or refused one of the run's calls: a refused key
+    then costs one call, not one per calibration call) or :meth:`release` is called (the
+    run made no call: everything was cached). ``results`` (by evaluator name, what
+    ``prepare`` returned) and ``warnings`` (in the evaluators' order) are read once
+    :meth:`wait` returned.
     """
 
     def __init__(
@@ -70,36 +81,50 @@ class Preparations:
         heard: asyncio.Event,
     ) -> None:
         self._shared: dict[str, asyncio.Future[Any]] = {}
-        self._lines: list[list[str]] = [[] for _ in evaluators]
         self._evaluators = list(evaluators)
-        self._contexts = [
-            _Context(session, providers, calibrate, self._shared, lines) for lines in self._lines
-        ]
         self._heard = heard
         self._released = asyncio.Event()
+        self._contexts = [
+            _Context(session, providers, calibrate, self._shared, self._go)
+            for _ in self._evaluators
+        ]
         self.results: dict[str, dict[str, Any]] = {}
+        self._tasks = [
+            asyncio.ensure_future(e.prepare(c))
+            for e, c in zip(self._evaluators, self._contexts, strict=True)
+        ]
         self.task: asyncio.Future[list[Mapping[str, Any] | None]] = asyncio.ensure_future(
-            self._run()
+            _all(self._tasks)
         )
 
-    async def _run(self) -> list[Mapping[str, Any] | None]:
+    async def _go(self) -> None:
         waiting = [asyncio.ensure_future(e.wait()) for e in (self._heard, self._released)]
         try:
             await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for each in waiting:
                 each.cancel()
-        pairs = zip(self._evaluators, self._contexts, strict=True)
-        return await _all([e.prepare(c) for e, c in pairs])
+
+    async def started(self) -> None:
+        """Wait until every preparation is done or waits for the run's calls; the first
+        that failed raises its error (before the run is created)."""
+        for task, context in zip(self._tasks, self._contexts, strict=True):
+            reached = asyncio.ensure_future(context.reached.wait())
+            try:
+                await asyncio.wait([task, reached], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                reached.cancel()
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
 
     def release(self) -> None:
-        """Start now, whether or not a provider was heard from."""
+        """Let the preparations' calls start now, whether or not a provider was heard."""
         self._released.set()
 
     @property
     def warnings(self) -> list[str]:
         """The preparations' warnings, evaluator by evaluator."""
-        return [line for lines in self._lines for line in lines]
+        return [line for c in self._contexts for line in c.warnings]
 
     async def wait(self) -> dict[str, dict[str, Any]]:
         """Every preparation's result, by evaluator name (those that returned one)."""
@@ -112,16 +137,15 @@ class Preparations:
 
     async def cancel(self) -> None:
         """Stop what is still running (a run that ended early)."""
-        pending = [self.task, *self._shared.values()]
+        pending: list[asyncio.Future[Any]] = [self.task, *self._tasks, *self._shared.values()]
         for each in pending:
             each.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
 
 
-async def _all(calls: Sequence[Coroutine[Any, Any, _T]]) -> list[_T]:
-    """The results of ``calls``, made at the same time; the first exception cancels the
-    others."""
-    tasks = [asyncio.ensure_future(c) for c in calls]
+async def _all(tasks: Sequence[asyncio.Future[_T]]) -> list[_T]:
+    """The results of ``tasks`` (running at the same time); the first exception cancels
+    the others."""
     try:
         return list(await asyncio.gather(*tasks))
     except BaseException:

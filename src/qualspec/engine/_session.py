@@ -421,6 +421,7 @@ class Session:
             self, evaluators, configs, calibrate=self.options.calibrate, heard=calls.heard
         )
         try:
+            await preparing.started()  # their own runs first, as before
             run_id = await self._open_run(suite, summary, warnings)
         except BaseException:
             await preparing.cancel()

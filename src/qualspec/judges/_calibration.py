@@ -488,6 +488,7 @@ async def _measure(
         described = {"kind": "calibration", "judge": judge.model, "pairs": pairs}
         try:
             async with ctx.session.recording(f"calibration {judge.model}", described):
+                await ctx.ready()  # its calls go alongside the run's
                 found = await calibrate(ctx.session, judge, pairs=pairs, providers=ctx.providers)
         except BudgetExceededError as exc:
             return exc

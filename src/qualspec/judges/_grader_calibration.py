@@ -288,6 +288,7 @@ async def _measure(
         }
         try:
             async with ctx.session.recording(f"grader calibration {grader.model}", described):
+                await ctx.ready()  # its calls go alongside the run's
                 found = await calibrate_grader(
                     ctx.session, grader, pairs=DEFAULT_FIELD_PAIRS, providers=ctx.providers
                 )
