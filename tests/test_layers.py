@@ -3,7 +3,7 @@ package import each other (directly or round a longer cycle).
 
 Layers, lowest first (a layer may import its own and any lower one)::
 
-    0  qualspec._version, qualspec.errors, qualspec.spec, qualspec.testing
+    0  qualspec.version, qualspec.errors, qualspec.spec, qualspec.testing
     1  qualspec.providers, qualspec.store, qualspec.prompts
     2  qualspec.engine
     3  qualspec.judges, qualspec.analysis
@@ -41,7 +41,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "qualspec"
 
 LAYERS: dict[str, int] = {
-    "_version": 0,
+    "version": 0,
     "errors": 0,
     "spec": 0,
     "testing": 0,

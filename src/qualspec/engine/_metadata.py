@@ -37,8 +37,8 @@ def metadata(
     resumed: bool,
 ) -> dict[str, Any]:
     """How a run was made: versions, the suite, the command line, dimensions, evaluators."""
-    from qualspec._version import __version__
     from qualspec.store import display_url
+    from qualspec.version import __version__
 
     evaluation = suite.evaluation
     meta: dict[str, Any] = {
