@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import statistics
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -178,21 +178,39 @@ Scored = tuple[float | None, str | None]
 """One calibration call's score, or the error that left it unscored."""
 
 
-async def all_at_once(calls: Sequence[Awaitable[Scored]], errors: list[str]) -> list[float | None]:
-    """The scores of ``calls``, made at the same time, in their order; their errors are
-    appended to ``errors`` in the same order. The first exception cancels the others."""
+async def score_pairs(
+    chosen: Sequence[Mapping[str, str]],
+    repeats: int,
+    score: Callable[[str, Mapping[str, str], int], Awaitable[Scored]],
+    errors: list[str],
+) -> list[PairScores]:
+    """Each known pair's good and bad answer scored ``repeats`` times by ``score(answer,
+    pair, repeat)``, every call at once (the session's limits still apply); the errors are
+    appended to ``errors`` in pair order."""
     import asyncio
 
+    calls = [
+        score(p[side], p, r) for p in chosen for side in ("good", "bad") for r in range(repeats)
+    ]
     tasks = [asyncio.ensure_future(c) for c in calls]
     try:
         done = await asyncio.gather(*tasks)
-    except BaseException:
+    except BaseException:  # the first exception cancels the others
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     errors.extend(error for _, error in done if error is not None)
-    return [value for value, _ in done]
+    scores = [value for value, _ in done]
+    return [
+        PairScores(
+            pair["id"],
+            pair["domain"],
+            scores[2 * i * repeats : (2 * i + 1) * repeats],
+            scores[(2 * i + 1) * repeats : (2 * i + 2) * repeats],
+        )
+        for i, pair in enumerate(chosen)
+    ]
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -341,25 +359,7 @@ async def calibrate(
 
     errors: list[str] = []
 
-    # every call at once (the session's limits still apply); the errors in pair order
-    scores = await all_at_once(
-        [
-            score(pair[side], pair, r)
-            for pair in chosen
-            for side in ("good", "bad")
-            for r in range(repeats)
-        ],
-        errors,
-    )
-    results = [
-        PairScores(
-            pair["id"],
-            pair["domain"],
-            scores[2 * i * repeats : (2 * i + 1) * repeats],
-            scores[(2 * i + 1) * repeats : (2 * i + 2) * repeats],
-        )
-        for i, pair in enumerate(chosen)
-    ]
+    results = await score_pairs(chosen, repeats, score, errors)
     gaps = [g for g in (p.gap for p in results) if g is not None]
     spreads = [
         statistics.pstdev(s)

@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING, Any
 from qualspec.judges._calibration import (
     CACHE_KIND,
     Calibration,
-    PairScores,
     Scored,
     _subject,
-    all_at_once,
+    score_pairs,
 )
 
 if TYPE_CHECKING:
@@ -142,25 +141,7 @@ async def calibrate_grader(
         got = found.get(name)
         return (got.accuracy if isinstance(got, FieldGrade) else None), None
 
-    # every call at once (the session's limits still apply); the errors in pair order
-    scores = await all_at_once(
-        [
-            grade(pair[side], pair, r)
-            for pair in chosen
-            for side in ("good", "bad")
-            for r in range(repeats)
-        ],
-        errors,
-    )
-    results = [
-        PairScores(
-            pair["id"],
-            pair["domain"],
-            scores[2 * i * repeats : (2 * i + 1) * repeats],
-            scores[(2 * i + 1) * repeats : (2 * i + 2) * repeats],
-        )
-        for i, pair in enumerate(chosen)
-    ]
+    results = await score_pairs(chosen, repeats, grade, errors)
     gaps = [g for g in (p.gap for p in results) if g is not None]
     spreads = [
         statistics.pstdev(s)
