@@ -111,8 +111,26 @@ def test_the_decorator_and_the_base_class_build_full_evaluators() -> None:
     assert counted.options == {"x": 1}  # type: ignore[attr-defined]
     assert counted.kinds == ("candidate",)  # type: ignore[attr-defined]
     assert counted.uses_dependencies is True  # type: ignore[attr-defined]
-    assert counted.planned_calls(None) == 0  # type: ignore[attr-defined]
-    assert asyncio.run(counted.prepare(None)) is None  # type: ignore[attr-defined,arg-type]
+    assert counted.planned_calls((item,)) == ()  # no model: no calls
+    assert counted.planned_preparation(calibrate=True, calibrated=None) == ()
+    assert asyncio.run(counted.prepare(None)) is None  # type: ignore[arg-type]
+
+
+def test_a_decorated_evaluator_with_a_model_plans_one_call_per_aspect() -> None:
+    """What ``--dry-run`` and the cost estimate count for it (seam protocol, issue 18)."""
+    from qualspec.engine import JUDGE_OUTPUT_TOKENS, JUDGE_PROMPT_TOKENS
+
+    made = create_evaluator(EvaluatorConfig(type="helpers_decorated:brevity", model="fake/j"))
+    item: Any = SimpleNamespace(
+        kind="candidate",
+        messages=[SimpleNamespace(role="user", content="x" * 40)],
+        params={"max_tokens": 100},
+    )
+    (planned,) = made.planned_calls((item,))
+    assert (planned.calls, planned.kind, planned.retries) == (1, "judge", 0)
+    assert planned.input_tokens == JUDGE_PROMPT_TOKENS + 10 + 100
+    assert planned.output_tokens == JUDGE_OUTPUT_TOKENS
+    assert made.planned_preparation(calibrate=True, calibrated=None) == ()
 
 
 def test_a_model_call_without_a_model_says_what_to_give() -> None:

@@ -181,6 +181,6 @@ def _error(text: str) -> None:
 
 
 def _version() -> str:
-    from qualspec import __version__
+    from qualspec.version import __version__
 
     return f"qualspec {__version__}"

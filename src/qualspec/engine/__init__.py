@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         evaluates,
         group_subject_key,
         uses_dependencies,
+        with_defaults,
     )
     from qualspec.engine._execute import (
         BoundEvaluator,
@@ -45,6 +46,20 @@ if TYPE_CHECKING:
         ExecuteStats,
         Executor,
         ProgressFn,
+    )
+    from qualspec.engine._hooks import (
+        CHARS_PER_TOKEN,
+        DEFAULT_OUTPUT_TOKENS,
+        JUDGE_OUTPUT_TOKENS,
+        JUDGE_PROMPT_TOKENS,
+        PER_MESSAGE_TOKENS,
+        Calibrated,
+        HookDefaults,
+        PlannedCalls,
+        PrepareContext,
+        answer_tokens,
+        judged_tokens,
+        message_tokens,
     )
     from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
     from qualspec.engine._plan import Plan, check_plan, expand, parse_temperatures
@@ -64,15 +79,15 @@ _EXPORTS: dict[str, str] = {
     "EvalContext": "_evaluators",
     "Evaluator": "_evaluators",
     "EvaluatorFactory": "_evaluators",
-    "ExecuteOptions": "_execute",
-    "ExecuteStats": "_execute",
+    "ExecuteOptions": "_options",
+    "ExecuteStats": "_options",
     "Executor": "_execute",
     "FunctionContext": "_decorator",
     "FunctionEvaluator": "_decorator",
     "GroupEstimate": "_estimate",
     "ModelEstimate": "_estimate",
     "Plan": "_plan",
-    "ProgressFn": "_execute",
+    "ProgressFn": "_options",
     "Recorder": "_recorder",
     "Reply": "_calls",
     "RetryPolicy": "_retry",
@@ -96,8 +111,21 @@ _EXPORTS: dict[str, str] = {
     "parse_temperatures": "_plan",
     "reference_key": "_items",
     "run": "_api",
-    "run_sync": "_session",
+    "run_sync": "_sync",
     "uses_dependencies": "_evaluators",
+    "with_defaults": "_evaluators",
+    "CHARS_PER_TOKEN": "_hooks",
+    "DEFAULT_OUTPUT_TOKENS": "_hooks",
+    "JUDGE_OUTPUT_TOKENS": "_hooks",
+    "JUDGE_PROMPT_TOKENS": "_hooks",
+    "PER_MESSAGE_TOKENS": "_hooks",
+    "Calibrated": "_hooks",
+    "HookDefaults": "_hooks",
+    "PlannedCalls": "_hooks",
+    "PrepareContext": "_hooks",
+    "answer_tokens": "_hooks",
+    "judged_tokens": "_hooks",
+    "message_tokens": "_hooks",
 }
 
 __all__ = [
@@ -145,6 +173,19 @@ __all__ = [
     "run",
     "run_sync",
     "uses_dependencies",
+    "with_defaults",
+    "CHARS_PER_TOKEN",
+    "DEFAULT_OUTPUT_TOKENS",
+    "JUDGE_OUTPUT_TOKENS",
+    "JUDGE_PROMPT_TOKENS",
+    "PER_MESSAGE_TOKENS",
+    "Calibrated",
+    "HookDefaults",
+    "PlannedCalls",
+    "PrepareContext",
+    "answer_tokens",
+    "judged_tokens",
+    "message_tokens",
 ]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from qualspec.engine._execute import ExecuteOptions, ProgressFn
+    from qualspec.engine._options import ExecuteOptions, ProgressFn
     from qualspec.engine._session import RunOutcome
     from qualspec.spec import Evaluation, LoadedSuite
 

@@ -36,7 +36,7 @@ from qualspec.providers import (
 from qualspec.store import CacheEntry
 
 if TYPE_CHECKING:
-    from qualspec.engine._execute import ExecuteOptions
+    from qualspec.engine._options import ExecuteOptions
     from qualspec.engine._recorder import Recorder
     from qualspec.providers import PriceTable, ProviderPool
     from qualspec.spec import ProviderConfig
@@ -197,6 +197,8 @@ class CallEngine:
         self._spend = _Spend(options.max_cost)
         self._stop_reason: str | None = None
         self._auth_failure: AuthenticationError | None = None
+        # set once a provider has answered a call (or refused it): see ``heard``
+        self.heard = asyncio.Event()
         self._memory: dict[str, CacheEntry] = {}
         self._modes: dict[str, str] = {}  # endpoint -> structured mode after a refusal
         self._endpoint_names: dict[str, str] = {}
@@ -356,6 +358,7 @@ class CallEngine:
                             response = await provider.complete(request)
                     finally:
                         served += time.perf_counter() - began
+                        self.heard.set()  # a provider answered (or refused): see ``heard``
                     response = self.scrub.response(response)
                     if not empty_ok and not _has_answer(response):
                         raise BadResponseError(

@@ -27,11 +27,19 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self, overload
 
-from qualspec.engine._evaluators import EvalContext, Scope, Subject, Verdict
+from qualspec.engine._evaluators import (
+    EvalContext,
+    Scope,
+    Subject,
+    Verdict,
+    default_planned_calls,
+)
+from qualspec.engine._hooks import HookDefaults
 from qualspec.errors import ConfigError
 
 if TYPE_CHECKING:
     from qualspec.engine._calls import Reply
+    from qualspec.engine._hooks import PlannedCalls
     from qualspec.engine._items import WorkItem
     from qualspec.providers import Message
     from qualspec.spec import EvaluatorConfig
@@ -98,16 +106,16 @@ def _cell(item: WorkItem) -> str | None:
     return "/".join((item.scenario, item.input_id or "", item.role or "", item.candidate))
 
 
-class BaseEvaluator:
+class BaseEvaluator(HookDefaults):
     """An evaluator with a default for everything but :meth:`evaluate`.
 
     A subclass sets ``scope`` (``"response"`` by default) and overrides ``evaluate``;
     the rest has defaults: one aspect named after the evaluator, no prompt to version,
     groups per matrix cell (scenario, input, role, candidate: every temperature and run
     of one answer) for group scope, candidate answers only (``kinds``), subjects that
-    wait for their dependencies (``uses_dependencies``), no calls planned before the
-    run and nothing to prepare. It is built from a ``judges:`` entry by ``create``,
-    which is the factory to register::
+    wait for their dependencies (``uses_dependencies``), one model call per aspect
+    planned when it has a model (none without), and nothing to prepare. It is built from
+    a ``judges:`` entry by ``create``, which is the factory to register::
 
         class Longest(qualspec.BaseEvaluator):
             scope = "group"
@@ -120,8 +128,6 @@ class BaseEvaluator:
     """
 
     scope: Scope = "response"
-    kinds: tuple[str, ...] = ("candidate",)
-    uses_dependencies: bool = True
 
     def __init__(
         self,
@@ -156,14 +162,11 @@ class BaseEvaluator:
         """One aspect, named after the evaluator."""
         return (self.name,)
 
-    def planned_calls(self, plan: Any) -> int:
-        """The model calls it plans for ``plan`` before parse retries (``--dry-run`` and
-        the cost estimate): none known by default."""
-        return 0
-
-    async def prepare(self, ctx: EvalContext) -> None:
-        """Called once before the run's first evaluation (calibration): nothing."""
-        return None
+    def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
+        """The model calls it plans for the subject made of ``items`` (``--dry-run`` and
+        the cost estimate): none without a model, else one per aspect (a group: one
+        comparison of every member's answer)."""
+        return default_planned_calls(self, items)
 
     async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict:
         """Evaluate one aspect of one subject (override it)."""

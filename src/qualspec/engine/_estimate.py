@@ -15,25 +15,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from qualspec.engine._hooks import (
+    Calibrated,
+    PlannedCalls,
+    answer_tokens,
+    message_tokens,
+)
+
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator
     from qualspec.engine._items import WorkItem
     from qualspec.engine._plan import Plan
-    from qualspec.judges import CriteriaJudge, FieldGrader
     from qualspec.providers import PriceTable
-    from qualspec.spec import EvaluatorConfig
 
 __all__ = ["CalibrationEstimate", "Estimate", "GroupEstimate", "ModelEstimate", "estimate"]
-
-_CHARS_PER_TOKEN = 4
-_DEFAULT_OUTPUT_TOKENS = 256
-_JUDGE_OUTPUT_TOKENS = 120
-_JUDGE_PROMPT_TOKENS = 220  # the judge template itself, measured on the shipped prompt
-_PER_MESSAGE_TOKENS = 8
-
-Calibrated = Callable[["CriteriaJudge | FieldGrader", int], bool]
-"""Whether a measurement of this judge (or field grader) on that many pairs is cached (so
-none is made)."""
 
 
 @dataclass
@@ -229,30 +224,15 @@ def estimate(
 
     evaluators = _response_evaluators(plan) if judge else []
     for item in plan.items:
-        prompt_tokens = _message_tokens(item)
-        out_tokens = int(item.params.get("max_tokens") or _DEFAULT_OUTPUT_TOKENS)
-        row(f"{item.provider}/{item.model}", item.kind).add(1, prompt_tokens, out_tokens)
-        for _config, evaluator, model, kind in evaluators:
-            kinds = getattr(evaluator, "kinds", None)
-            if kinds is not None and item.kind not in kinds:
-                continue
-            aspects = evaluator.aspects([item])
-            if not aspects:
-                continue
-            retries = int(getattr(evaluator, "parse_retries", 0) or 0)
-            answer = len(item.messages[-1].content) // _CHARS_PER_TOKEN + out_tokens
-            if getattr(evaluator, "mode", None) == "all_criteria":  # one call for all
-                tokens_in = _JUDGE_PROMPT_TOKENS + answer
-                row(model, kind).add(1, tokens_in, 2 * _JUDGE_OUTPUT_TOKENS, retries)
-                continue
-            if kind == "grader":  # the reference and the answer, one call for all fields
-                tokens_in = _JUDGE_PROMPT_TOKENS + answer + out_tokens
-                row(model, kind).add(1, tokens_in, 2 * _JUDGE_OUTPUT_TOKENS, retries)
-                continue
-            tokens_in = _JUDGE_PROMPT_TOKENS + answer
-            row(model, kind).add(len(aspects), tokens_in, _JUDGE_OUTPUT_TOKENS, retries)
+        row(f"{item.provider}/{item.model}", item.kind).add(
+            1, message_tokens(item), answer_tokens(item)
+        )
+        for evaluator, model in evaluators:
+            if item.kind in evaluator.kinds:
+                for planned in evaluator.planned_calls([item]):
+                    _add(row, planned, model)
     groups = _group_work(plan, row) if judge else []
-    calibrations = _calibration_work(evaluators, row, calibrated) if judge and calibrate else []
+    calibrations = _calibration_work(evaluators, row, calibrate, calibrated) if judge else []
     for each in rows.values():
         if prices is None:
             each.cost_usd = each.max_cost_usd = None
@@ -265,107 +245,55 @@ def estimate(
     return Estimate(rows=list(rows.values()), groups=groups, calibrations=calibrations)
 
 
-def _message_tokens(item: WorkItem) -> int:
-    return sum(len(m.content) for m in item.messages) // _CHARS_PER_TOKEN + _PER_MESSAGE_TOKENS
+def _add(row: Callable[[str, str], ModelEstimate], planned: PlannedCalls, model: str) -> None:
+    each = row(planned.model or model, planned.kind)
+    each.add(planned.calls, planned.input_tokens, planned.output_tokens, planned.retries)
 
 
-_Bound = tuple["EvaluatorConfig", "Evaluator", str, str]
-
-
-def _response_evaluators(plan: Plan) -> list[_Bound]:
-    """The run's answer-scope evaluators that call a model: (config, evaluator, model, row
-    kind)."""
+def _response_evaluators(plan: Plan) -> list[tuple[Evaluator, str]]:
+    """The run's answer-scope evaluators that call a model, with the model their calls are
+    counted on (the entry's, else the plan's judge)."""
     from qualspec.engine._evaluators import create_evaluator
-    from qualspec.spec import EvaluatorConfig
 
     configs = plan.run_evaluators()
     if not plan.judges and any(item.criteria for item in plan.items):
-        configs = (EvaluatorConfig(type="criteria", model=plan.judge_model), *configs)
-    out: list[_Bound] = []
+        configs = (plan.default_judge(), *configs)
+    out: list[tuple[Evaluator, str]] = []
     for config in configs:
-        if config.type == "expect":
-            continue  # checks: no model call
         evaluator = create_evaluator(config)
         if evaluator.scope != "response" or (config.model is None and evaluator.model is None):
             continue
-        model = config.model or plan.judge_model
-        kind = "grader" if config.type == "field_grader" else "judge"
-        out.append((config, evaluator, model, kind))
+        out.append((evaluator, config.model or plan.judge_model))
     return out
 
 
 def _calibration_work(
-    evaluators: list[_Bound],
+    evaluators: list[tuple[Evaluator, str]],
     row: Callable[[str, str], ModelEstimate],
+    calibrate: bool,
     calibrated: Calibrated | None,
 ) -> list[CalibrationEstimate]:
-    """The calibrations a run makes before it starts (as ``Session._calibrations``): each
-    criteria judge's, once per model, mode and parameters, and the field grader's, once per
-    model and parameters, unless one is cached."""
-    from qualspec.judges import (
-        DEFAULT_PAIRS,
-        CriteriaJudge,
-        FieldGrader,
-        calibration_calls,
-        calibration_pairs,
-    )
-
+    """What the evaluators' preparations call before the run (their calibrations on known
+    pairs), each counted once per key (as the run makes it once)."""
     out: list[CalibrationEstimate] = []
     seen: set[str] = set()
-    for config, evaluator, model, _kind in evaluators:
-        if isinstance(evaluator, FieldGrader):
-            out.extend(_grader_calibration_work(evaluator, row, calibrated, seen))
-            continue
-        if not isinstance(evaluator, CriteriaJudge):
-            continue
-        pairs = DEFAULT_PAIRS if config.calibrate is None else config.calibrate
-        if not pairs:
-            continue
-        same = repr((model, evaluator.mode, sorted(evaluator.params.items()), pairs))
-        if same in seen or (calibrated is not None and calibrated(evaluator, pairs)):
-            continue
-        seen.add(same)
-        chosen = calibration_pairs(pairs)
-        calls = calibration_calls(pairs)
-        retries = max(evaluator.parse_retries, 0)
-        text = sum(len(p["question"]) + len(p["criterion"]) + len(p["good"]) for p in chosen)
-        text += sum(len(p["question"]) + len(p["criterion"]) + len(p["bad"]) for p in chosen)
-        per_call = _JUDGE_PROMPT_TOKENS + text // max(calls, 1) // _CHARS_PER_TOKEN
-        row(model, "calibration").add(calls, per_call, _JUDGE_OUTPUT_TOKENS, retries)
-        out.append(CalibrationEstimate(model, len(chosen), calls, calls * (1 + retries)))
+    for evaluator, model in evaluators:
+        for planned in evaluator.planned_preparation(calibrate=calibrate, calibrated=calibrated):
+            if planned.key is not None:
+                if planned.key in seen:
+                    continue
+                seen.add(planned.key)
+            _add(row, planned, model)
+            out.append(
+                CalibrationEstimate(
+                    planned.model or model,
+                    planned.pairs,
+                    planned.calls,
+                    planned.calls * (1 + max(planned.retries, 0)),
+                    planned.role,
+                )
+            )
     return out
-
-
-def _grader_calibration_work(
-    grader: FieldGrader,
-    row: Callable[[str, str], ModelEstimate],
-    calibrated: Calibrated | None,
-    seen: set[str],
-) -> list[CalibrationEstimate]:
-    """The field grader's calibration (as ``Session._grader_calibration``): the first
-    ``DEFAULT_FIELD_PAIRS`` known field pairs, one call per value (two per pair), each
-    re-asked up to the grader's ``parse_retries`` times; none when one is cached."""
-    from qualspec.judges import DEFAULT_FIELD_PAIRS, field_calibration_pairs
-
-    if grader.model is None:  # the run measures only a grader with a model
-        return []
-    model = grader.model  # the model the run calibrates (``Session._grader_calibration``)
-    same = repr(("grader", model, sorted(grader.params.items())))
-    if same in seen or (calibrated is not None and calibrated(grader, DEFAULT_FIELD_PAIRS)):
-        return []
-    seen.add(same)
-    chosen = field_calibration_pairs(DEFAULT_FIELD_PAIRS)
-    calls = 2 * len(chosen)
-    retries = max(grader.parse_retries, 0)
-    text = sum(
-        2 * (len(p["question"]) + len(p["field"]) + len(p["reference"]))
-        + len(p["good"])
-        + len(p["bad"])
-        for p in chosen
-    )
-    per_call = _JUDGE_PROMPT_TOKENS + text // max(calls, 1) // _CHARS_PER_TOKEN
-    row(model, "calibration").add(calls, per_call, _JUDGE_OUTPUT_TOKENS, retries)
-    return [CalibrationEstimate(model, len(chosen), calls, calls * (1 + retries), "grader")]
 
 
 def _group_work(plan: Plan, row: Callable[[str, str], ModelEstimate]) -> list[GroupEstimate]:
@@ -374,8 +302,6 @@ def _group_work(plan: Plan, row: Callable[[str, str], ModelEstimate]) -> list[Gr
 
     out: list[GroupEstimate] = []
     for config in plan.judges:
-        if config.type == "criteria":
-            continue
         evaluator = create_evaluator(config)
         if evaluator.scope != "group" or evaluator.model is None:
             continue
@@ -384,30 +310,20 @@ def _group_work(plan: Plan, row: Callable[[str, str], ModelEstimate]) -> list[Gr
             group = evaluator.group_of(item)
             if group is not None:
                 members.setdefault(group, []).append(item)
-        per_subject = int(getattr(evaluator, "calls_per_subject", 1))
-        retries = max(int(getattr(evaluator, "parse_retries", 0) or 0), 0)
-        judged = skipped = calls = 0
-        added: list[tuple[int, int]] = []
+        judged = skipped = calls = max_calls = 0
+        added: list[PlannedCalls] = []
         for items in members.values():
-            aspects = evaluator.aspects(items)
-            if not aspects:
+            planned = list(evaluator.planned_calls(items)) if evaluator.aspects(items) else []
+            if not planned:
                 skipped += 1
                 continue
             judged += 1
-            n = len(aspects) * per_subject
-            calls += n
-            answers = sum(
-                _message_tokens(item)
-                - _PER_MESSAGE_TOKENS
-                + int(item.params.get("max_tokens") or _DEFAULT_OUTPUT_TOKENS)
-                for item in items
-            )
-            added.append((n, _JUDGE_PROMPT_TOKENS + answers))
-        for n, tokens_in in added:
-            row(evaluator.model, "compare").add(n, tokens_in, _JUDGE_OUTPUT_TOKENS, retries)
+            calls += sum(p.calls for p in planned)
+            max_calls += sum(p.calls * (1 + max(p.retries, 0)) for p in planned)
+            added.extend(planned)
+        for each in added:
+            _add(row, each, evaluator.model)
         out.append(
-            GroupEstimate(
-                evaluator.name, evaluator.model, judged, calls, skipped, calls * (1 + retries)
-            )
+            GroupEstimate(evaluator.name, evaluator.model, judged, calls, skipped, max_calls)
         )
     return out

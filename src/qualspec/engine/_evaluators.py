@@ -18,11 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from qualspec.engine._hooks import HookDefaults
 from qualspec.errors import ConfigError
 from qualspec.plugins import Registry
 
 if TYPE_CHECKING:
     from qualspec.engine._calls import Reply
+    from qualspec.engine._hooks import Calibrated, PlannedCalls, PrepareContext
     from qualspec.engine._items import WorkItem
     from qualspec.providers import Message
     from qualspec.spec import EvaluatorConfig
@@ -32,6 +34,7 @@ __all__ = [
     "EVALUATOR_ENTRY_POINT_GROUP",
     "EvalContext",
     "Evaluator",
+    "EvaluatorCore",
     "EvaluatorFactory",
     "Scope",
     "Subject",
@@ -41,6 +44,7 @@ __all__ = [
     "evaluates",
     "group_subject_key",
     "uses_dependencies",
+    "with_defaults",
 ]
 
 EVALUATOR_ENTRY_POINT_GROUP = "qualspec.evaluators"
@@ -124,6 +128,24 @@ class EvalContext(Protocol):
         ...
 
 
+class EvaluatorCore(Protocol):
+    """What an object needs to be an evaluator (see :class:`Evaluator`, which adds the
+    members that have defaults: :func:`with_defaults` gives them)."""
+
+    name: str
+    scope: Scope
+    model: str | None
+    threshold: float | None
+
+    def prompt(self) -> tuple[str, str] | None: ...
+
+    def group_of(self, item: WorkItem) -> str | None: ...
+
+    def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]: ...
+
+    async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict: ...
+
+
 @runtime_checkable
 class Evaluator(Protocol):
     """An evaluator plugin (see the module docstring).
@@ -134,20 +156,32 @@ class Evaluator(Protocol):
             every answer of a group named by :meth:`group_of`).
         model: The ``provider/model`` it calls, or None when it calls none.
         threshold: Pass mark for ``score`` (0-10), or None.
+        kinds: The kinds of work items it evaluates (``("candidate",)``; add
+            ``"reference"`` to see reference answers as subjects too).
+        uses_dependencies: Whether its subjects wait for the answers their items depend
+            on and get them in ``Subject.dependencies`` (a failed dependency makes its
+            evaluation an error record, evaluated again on resume). An evaluator that
+            never reads them (the criteria judge, ``expect``) says False and is not held
+            up by them.
 
-    Two optional attributes (read with defaults, so older plugins need neither):
-    ``kinds`` (default ``("candidate",)``), the kinds of work items it evaluates (add
-    ``"reference"`` to see reference answers as subjects too); ``uses_dependencies``
-    (default True), whether its subjects wait for the answers their items depend on and
-    get them in ``Subject.dependencies`` (a failed dependency makes its evaluation an
-    error record, evaluated again on resume). An evaluator that never reads them (the
-    criteria judge, ``expect``) sets it False and is not held up by them.
+    Besides evaluating, it says what it plans (:meth:`planned_calls`,
+    :meth:`planned_preparation`: what ``--dry-run`` counts) and may prepare before the
+    run's evaluations (:meth:`prepare`: the criteria judge and the field grader measure
+    themselves on known pairs there, alongside the run's first calls).
+
+    The engine knows evaluators through these members only. An object with the members
+    up to :meth:`evaluate` is an evaluator too (plugins written before the others
+    existed): :func:`with_defaults` gives it the defaults (``kinds``
+    ``("candidate",)``, ``uses_dependencies`` True, one call per aspect, no
+    preparation).
     """
 
     name: str
     scope: Scope
     model: str | None
     threshold: float | None
+    kinds: Sequence[str]
+    uses_dependencies: bool
 
     def prompt(self) -> tuple[str, str] | None:
         """``(name, template text)`` of its prompt, versioned by content in the store."""
@@ -165,19 +199,110 @@ class Evaluator(Protocol):
         """Evaluate one aspect of one subject."""
         ...
 
+    def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
+        """The model calls it plans for the subject made of ``items`` (none: empty)."""
+        ...
+
+    def planned_preparation(
+        self, *, calibrate: bool, calibrated: Calibrated | None
+    ) -> Sequence[PlannedCalls]:
+        """The model calls :meth:`prepare` plans (``calibrate``: the run measures its
+        judges; ``calibrated(self, pairs)``: a measurement is cached, so none is made)."""
+        ...
+
+    async def prepare(self, ctx: PrepareContext) -> Mapping[str, Any] | None:
+        """Run once before the run's evaluations need it (concurrently with the run's
+        calls); what it returns is recorded in the run's metadata under
+        ``judge_calibration`` by the evaluator's name (None: nothing)."""
+        ...
+
+
+CORE_MEMBERS = ("name", "scope", "model", "threshold", "prompt", "group_of", "aspects", "evaluate")
+"""What an object needs to be an evaluator; :func:`with_defaults` adds the rest."""
+
+
+def default_planned_calls(evaluator: Any, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
+    """The calls an evaluator that declares none plans, as the dry run always counted them:
+    none without a model; else one call per aspect (a group: one comparison of every
+    member's answer per aspect), each asked again up to its ``parse_retries``."""
+    from qualspec.engine._hooks import (
+        JUDGE_OUTPUT_TOKENS,
+        JUDGE_PROMPT_TOKENS,
+        PER_MESSAGE_TOKENS,
+        PlannedCalls,
+        answer_tokens,
+        judged_tokens,
+        message_tokens,
+    )
+
+    aspects = evaluator.aspects(items)
+    if not aspects or evaluator.model is None:
+        return ()
+    # an older plugin's ``parse_retries``, as the dry run always read it
+    retries = max(int(getattr(evaluator, "parse_retries", 0) or 0), 0)
+    if evaluator.scope == "group":  # one comparison of every member's answer
+        calls = len(aspects) * int(getattr(evaluator, "calls_per_subject", 1))
+        tokens_in = JUDGE_PROMPT_TOKENS + sum(
+            message_tokens(i) - PER_MESSAGE_TOKENS + answer_tokens(i) for i in items
+        )
+        return (PlannedCalls(calls, tokens_in, JUDGE_OUTPUT_TOKENS, retries, "compare"),)
+    tokens_in = JUDGE_PROMPT_TOKENS + judged_tokens(items[0])
+    return (PlannedCalls(len(aspects), tokens_in, JUDGE_OUTPUT_TOKENS, retries),)
+
+
+class _WithDefaults(HookDefaults):
+    """An evaluator with only the core members, given the protocol's defaults."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.kinds: Sequence[str] = ("candidate",)
+        self.uses_dependencies = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
+        return default_planned_calls(self._inner, items)
+
+
+def with_defaults(evaluator: EvaluatorCore) -> Evaluator:
+    """``evaluator`` itself when it has every member of :class:`Evaluator`; an object with
+    the core members (:data:`CORE_MEMBERS`) gets the defaults of the others (``kinds``
+    ``("candidate",)``, ``uses_dependencies`` True, one call per aspect, no preparation)
+    from a wrapper that passes everything else through.
+
+    Raises:
+        ConfigError: A core member is missing.
+    """
+    if isinstance(evaluator, Evaluator):
+        return evaluator
+    missing = [m for m in CORE_MEMBERS if not hasattr(evaluator, m)]
+    if missing:
+        raise ConfigError(
+            f"{type(evaluator).__name__} lacks the Evaluator attributes {', '.join(missing)} "
+            f"(an evaluator has {', '.join(CORE_MEMBERS)})"
+        )
+    wrapped = _WithDefaults(evaluator)
+    for name in ("kinds", "uses_dependencies"):  # those it declares stay its own
+        if hasattr(evaluator, name):
+            setattr(wrapped, name, getattr(evaluator, name))
+    kinds = wrapped.kinds or ("candidate",)
+    wrapped.kinds = tuple(kinds)
+    found: Evaluator = wrapped  # its other members: __getattr__
+    return found
+
 
 EvaluatorFactory = Callable[["EvaluatorConfig"], Evaluator]
 
 
 def evaluates(evaluator: Evaluator, item: WorkItem) -> bool:
     """Whether ``evaluator`` evaluates items of ``item``'s kind (its ``kinds``)."""
-    kinds: Sequence[str] = getattr(evaluator, "kinds", None) or ("candidate",)
-    return item.kind in kinds
+    return item.kind in evaluator.kinds
 
 
 def uses_dependencies(evaluator: Evaluator) -> bool:
     """Whether ``evaluator``'s subjects wait for (and get) their items' dependencies."""
-    return bool(getattr(evaluator, "uses_dependencies", True))
+    return bool(evaluator.uses_dependencies)
 
 
 def group_subject_key(evaluator: str, item_keys: Sequence[str]) -> str:
@@ -211,13 +336,14 @@ def create_evaluator(config: EvaluatorConfig) -> Evaluator:
     Raises:
         ConfigError: The type is unknown, cannot be loaded, or rejects its options.
     """
-    evaluator = _load_factory(config.type)(config)
-    if not isinstance(evaluator, Evaluator):
+    made = _load_factory(config.type)(config)
+    if not all(hasattr(made, m) for m in CORE_MEMBERS):
         raise ConfigError(
-            f"evaluator type {config.type!r} returned {type(evaluator).__name__}, which lacks "
+            f"evaluator type {config.type!r} returned {type(made).__name__}, which lacks "
             "the Evaluator attributes (name, scope, model, threshold, prompt, group_of, "
             "aspects, evaluate)"
         )
+    evaluator = with_defaults(made)
     if evaluator.scope not in ("response", "group"):
         raise ConfigError(
             f"evaluator {evaluator.name!r}: scope must be 'response' or 'group', "

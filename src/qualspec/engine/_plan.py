@@ -74,6 +74,12 @@ class Plan:
         all_at_once = sum(1 for item in self.items if item.criteria)
         return sum(all_at_once if j.mode == "all_criteria" else per_criterion for j in judges)
 
+    def default_judge(self) -> EvaluatorConfig:
+        """The criteria judge a plan without ``judges`` scores its criteria with."""
+        from qualspec.spec import EvaluatorConfig
+
+        return EvaluatorConfig(type="criteria", model=self.judge_model)
+
     def run_evaluators(self, *, judge: bool = True) -> tuple[EvaluatorConfig, ...]:
         """The evaluators a run of this plan creates, in order.
 

@@ -1,17 +1,15 @@
-"""A run from start to finish: store, lock, prompt versions, metadata, execute, finish."""
+"""A run from start to finish, from synchronous code: :func:`execute_plan`."""
 
 from __future__ import annotations
 
-import os
-import platform
-import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from qualspec.engine._metadata import metadata, prompt_versions
 from qualspec.engine._session import RunOutcome, Session, run_sync
 
 if TYPE_CHECKING:
-    from qualspec.engine._execute import BoundEvaluator, ExecuteOptions, ProgressFn
+    from qualspec.engine._options import ExecuteOptions, ProgressFn
     from qualspec.engine._plan import Plan
     from qualspec.spec import LoadedSuite
     from qualspec.store import Store
@@ -42,100 +40,3 @@ def execute_plan(
             return await session.run_plan(suite, plan, resume=resume, progress=progress, argv=argv)
 
     return run_sync(main)
-
-
-def prompt_versions(store: Store, plan: Plan) -> dict[str, dict[str, int]]:
-    """The version id of every prompt part the plan sends, by part name and text."""
-    pairs = sorted({(n, t) for item in plan.items for n, t in item.prompt_parts.items()})
-    ids = store.prompt_versions_many(pairs)
-    out: dict[str, dict[str, int]] = {}
-    for (name, text), version_id in zip(pairs, ids, strict=True):
-        out.setdefault(name, {})[text] = version_id
-    return out
-
-
-def metadata(
-    suite: LoadedSuite,
-    plan: Plan,
-    argv: Sequence[str] | None,
-    evaluators: Sequence[BoundEvaluator],
-    *,
-    resumed: bool,
-) -> dict[str, Any]:
-    """How a run was made: versions, the suite, the command line, dimensions, evaluators."""
-    from qualspec import __version__
-    from qualspec.store import display_url
-
-    evaluation = suite.evaluation
-    meta: dict[str, Any] = {
-        "qualspec_version": __version__,
-        "python_version": platform.python_version(),
-        "platform": platform.platform(),
-        "suite_path": str(suite.path),
-        "suite_hash": suite.content_hash,
-        "argv": [display_url(a) for a in (argv if argv is not None else sys.argv[1:])],
-        "candidates": {
-            c.name: {"model": c.model, "params": c.params} for c in evaluation.candidates
-        },
-        "judge": {
-            "model": plan.judge_model,
-            "threshold": plan.threshold,
-            "params": dict(plan.judges[0].params) if plan.judges else {},
-            "prompt_version_id": evaluators[0].prompt_version if evaluators else None,
-        },
-        "evaluators": [
-            {
-                "name": b.evaluator.name,
-                "type": config.type,
-                "scope": b.evaluator.scope,
-                "model": b.evaluator.model,
-                "threshold": b.evaluator.threshold,
-                "params": dict(config.params),
-                "options": dict(config.options),
-                "prompt_version_id": b.prompt_version,
-            }
-            for b, config in zip(evaluators, plan.judges, strict=False)
-        ],
-        "dimensions": {
-            "candidates": list(plan.candidates),
-            "roles": list(plan.roles),
-            "scenarios": list(plan.scenarios),
-            "temperatures": list(plan.temperatures),
-            "runs": plan.runs,
-            # input row ids per scenario in file order, so that reports follow it
-            "inputs": _input_order(plan),
-        },
-        # how the runs of one temperature combine in the reports and the analysis
-        "aggregation": evaluation.aggregation,
-        "pid": os.getpid(),
-    }
-    schemas = {
-        s.name: _schema_record(s.output_schema)
-        for s in evaluation.scenarios
-        if s.output_schema is not None and s.name in plan.scenarios
-    }
-    if schemas:
-        # what each scenario's answers (and reference answers) were asked to be: a
-        # person's override of a reference is checked against it (``reference override``)
-        meta["output_schemas"] = schemas
-    if resumed:
-        meta["resumed"] = True
-    return meta
-
-
-def _schema_record(schema: Any) -> dict[str, Any]:
-    """A scenario's ``output_schema`` as written: its JSON Schema, else its field list
-    (name, and type where declared)."""
-    if schema.json_schema is not None:
-        return dict(schema.json_schema)
-    return {
-        "fields": [f.model_dump(include={"name", "type"}, exclude_none=True) for f in schema.fields]
-    }
-
-
-def _input_order(plan: Plan) -> dict[str, list[str]]:
-    order: dict[str, dict[str, None]] = {}
-    for item in plan.items:
-        if item.input_id is not None:
-            order.setdefault(item.scenario, {})[item.input_id] = None
-    return {scenario: list(ids) for scenario, ids in order.items()}

@@ -13,26 +13,30 @@ import contextvars
 import dataclasses
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
-from qualspec.engine._execute import BoundEvaluator, ExecuteOptions, ExecuteStats, Executor
-from qualspec.errors import ConfigError, StoreError
+from qualspec.engine._execute import BoundEvaluator, Executor
+from qualspec.engine._failures import judge_failures
+from qualspec.engine._options import ExecuteOptions, ExecuteStats
+from qualspec.engine._prepare import Preparations, alongside
+from qualspec.engine._resume import find_run, superseded
+from qualspec.engine._sync import run_sync
+from qualspec.errors import StoreError
 from qualspec.messages import one_line as _one_line
 
 if TYPE_CHECKING:
-    from qualspec.engine._evaluators import Evaluator
-    from qualspec.engine._execute import ProgressFn
-    from qualspec.engine._items import WorkItem
+    from qualspec.engine._evaluators import Evaluator, EvaluatorCore
+    from qualspec.engine._options import ProgressFn
     from qualspec.engine._plan import Plan
     from qualspec.engine._recorder import Recorder
     from qualspec.providers import Message
-    from qualspec.spec import Evaluation, EvaluatorConfig, LoadedSuite, ProviderConfig
-    from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary, Store
+    from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
+    from qualspec.store import ResponseRecord, RunRecord, RunSummary, Store
 
 __all__ = ["RunOutcome", "Session", "run_sync"]
 
@@ -372,7 +376,7 @@ class Session:
         resume: str | bool | None = None,
         progress: ProgressFn | None = None,
         argv: Sequence[str] | None = None,
-        evaluators: Sequence[Evaluator] | None = None,
+        evaluators: Sequence[EvaluatorCore] | None = None,
     ) -> RunOutcome:
         """Execute an expanded plan of ``suite`` (what ``run`` does after expanding).
 
@@ -380,10 +384,10 @@ class Session:
         ``judges`` (whose configs, one per evaluator in order, then only describe them in
         the run's metadata); how ``qualspec.testkit`` runs a test's annotators.
         """
-        from qualspec.engine._evaluators import create_evaluator
+        from qualspec.engine._evaluators import create_evaluator, with_defaults
+        from qualspec.engine._metadata import metadata, prompt_versions
         from qualspec.engine._plan import check_plan
         from qualspec.engine._recorder import Recorder
-        from qualspec.engine._run import metadata, prompt_versions
         from qualspec.providers import split_address
 
         store = self.store
@@ -394,39 +398,35 @@ class Session:
         check_plan(suite, plan, judge=self.options.judge and evaluators is None)
         # the judges (when judging) and the evaluator of expect: checks (whenever some
         # scenario has them: checks are not a judge)
+        run: list[Evaluator]
         if evaluators is None:
             run_configs = plan.run_evaluators(judge=self.options.judge)
-            evaluators = [create_evaluator(c) for c in run_configs]
+            run = [create_evaluator(c) for c in run_configs]
         else:
-            run_configs, evaluators = plan.judges, list(evaluators)
+            run_configs, run = plan.judges, [with_defaults(e) for e in evaluators]
+        evaluators = run
         prompts = [e.prompt() for e in evaluators]
         # Providers first: a missing key or package fails before any run is recorded.
         names = {item.provider for item in plan.items}
         names |= {split_address(e.model)[0] for e in evaluators if e.model}
         providers = calls.providers(sorted(names), configs)
         warnings: list[str] = list(plan.warnings)
+        n_plan = len(warnings)  # the preparations' warnings follow the plan's
         # what a resumed run's recorded evaluations are checked against (None: judging off)
         current = evaluators if self.options.judge else None
         resumed = bool(resume)
         # the run to resume before any call: an unknown or foreign run id costs nothing
-        summary = await asyncio.to_thread(_find_run, store, resume, suite) if resume else None
-        calibrations = await self._calibrations(run_configs, evaluators, configs, warnings)
-        for measured in calibrations.values():
-            if not measured["meaningful"]:
-                warnings.append(measured["verdict"])
-        if summary is not None:
-            run_id = summary.id
-            if summary.suite_hash != suite.content_hash:
-                warnings.append(
-                    f"the suite file changed since run {run_id} started; "
-                    "new or changed cells are run, unchanged ones are kept, and what the "
-                    "suite no longer asks for is kept but not counted (superseded)"
-                )
-        else:
-            run_id = await asyncio.to_thread(
-                store.create_run, evaluation.name, suite.content_hash, {}
-            )
-        await asyncio.to_thread(store.acquire_run, run_id)
+        summary = await asyncio.to_thread(find_run, store, resume, suite) if resume else None
+        # the evaluators' preparations (calibrations) run alongside the run's own calls
+        preparing = Preparations(
+            self, evaluators, configs, calibrate=self.options.calibrate, heard=calls.heard
+        )
+        try:
+            await preparing.started()  # their own runs first, as before
+            run_id = await self._open_run(suite, summary, warnings)
+        except BaseException:
+            await preparing.cancel()
+            raise
         status = "failed"
         stats = ExecuteStats()
         recorder: Recorder | None = None
@@ -440,8 +440,6 @@ class Session:
                 bound.append(BoundEvaluator(evaluator, version))
             described = dataclasses.replace(plan, judges=run_configs) if run_configs else plan
             meta = metadata(suite, described, argv, bound, resumed=resumed)
-            if calibrations:
-                meta["judge_calibration"] = calibrations
             if resumed:  # an earlier attempt's failure no longer describes the run
                 meta["failure"] = None
             await asyncio.to_thread(store.update_run_metadata, run_id, meta)
@@ -451,7 +449,7 @@ class Session:
             if resumed:  # a new run holds nothing yet
                 existing = await asyncio.to_thread(store.load_run, run_id)
                 # rows of an earlier plan (an edited suite, another judge): superseded
-                stale, stale_e = _superseded(existing, plan.items, current, groups=False)
+                stale, stale_e = superseded(existing, plan.items, current, groups=False)
                 await asyncio.to_thread(store.supersede, run_id, stale, stale_e)
                 done = {
                     r.key: r for r in existing.responses if r.error is None and r.key not in stale
@@ -481,23 +479,29 @@ class Session:
                 progress=progress,
             )
             try:
-                stats = await executor.run()
+                stats = await alongside(executor.run(), preparing)
             except asyncio.CancelledError:
                 status = "interrupted"
                 raise
             status = "budget_exceeded" if stats.budget_exceeded else "finished"
+            calibrations = await preparing.wait()
+            if calibrations:
+                await asyncio.to_thread(
+                    store.update_run_metadata, run_id, {"judge_calibration": calibrations}
+                )
             modes = calls.structured_modes()
             if modes:  # what each endpoint settled on, after a refusal
                 await asyncio.to_thread(
                     store.update_run_metadata, run_id, {"structured_output": modes}
                 )
         finally:
+            await preparing.cancel()  # a run that ended early: what is still running
             settle = None
             if resumed:  # group subjects are known once the answers are: supersede again
 
                 def settle() -> None:
                     record = store.load_run(run_id)
-                    stale, stale_e = _superseded(record, plan.items, current, groups=True)
+                    stale, stale_e = superseded(record, plan.items, current, groups=True)
                     store.supersede(run_id, stale, stale_e)
 
             failure = await self._finish(store, run_id, recorder, executor, status, settle)
@@ -514,100 +518,29 @@ class Session:
             stats=stats,
             record=record,
             resumed=resumed,
-            warnings=warnings + failures,
+            warnings=[*warnings[:n_plan], *preparing.warnings, *warnings[n_plan:], *failures],
             judge_failures=failures,
         )
 
-    async def _calibrations(
-        self,
-        run_configs: Sequence[EvaluatorConfig],
-        evaluators: Sequence[Evaluator],
-        suite_providers: Mapping[str, ProviderConfig],
-        warnings: list[str],
-    ) -> dict[str, dict[str, Any]]:
-        """Each criteria judge's separation on known pairs, by evaluator name.
-
-        The full set's measurement (``qualspec judge-check``) when the store holds one, else
-        the first ``calibrate: N`` pairs (default :data:`~qualspec.judges.DEFAULT_PAIRS`,
-        0: none) measured now, once per judge model, prompt and parameters, then cached.
-        Nothing with ``options.calibrate`` off. The calls are the session's (cost, budget).
-        """
-        from qualspec.errors import BudgetExceededError
-        from qualspec.judges import (
-            DEFAULT_PAIRS,
-            CriteriaJudge,
-            FieldGrader,
-            cached_calibration,
-            calibrate,
-        )
-
-        out: dict[str, dict[str, Any]] = {}
-        if not self.options.calibrate:
-            return out
-        for config, evaluator in zip(run_configs, evaluators, strict=False):
-            if isinstance(evaluator, FieldGrader) and evaluator.model is not None:
-                # the reference field grader: equal-meaning values against wrong ones
-                measured = await self._grader_calibration(evaluator, suite_providers, warnings)
-                if measured is not None:
-                    out[evaluator.name] = measured
-                continue
-            if not isinstance(evaluator, CriteriaJudge) or evaluator.model is None:
-                continue
-            found = await asyncio.to_thread(cached_calibration, self.store, evaluator)
-            pairs = DEFAULT_PAIRS if config.calibrate is None else config.calibrate
-            if found is None and pairs:
-                found = await asyncio.to_thread(
-                    cached_calibration, self.store, evaluator, pairs=pairs
+    async def _open_run(
+        self, suite: LoadedSuite, summary: RunSummary | None, warnings: list[str]
+    ) -> str:
+        """The run to record into, acquired: the resumed one (``summary``), or a new one."""
+        store = self.store
+        if summary is not None:
+            run_id = summary.id
+            if summary.suite_hash != suite.content_hash:
+                warnings.append(
+                    f"the suite file changed since run {run_id} started; "
+                    "new or changed cells are run, unchanged ones are kept, and what the "
+                    "suite no longer asks for is kept but not counted (superseded)"
                 )
-            if found is None and pairs:  # measured once, then cached
-                # its calls are a run of their own, named for what it is (runs list)
-                described = {"kind": "calibration", "judge": evaluator.model, "pairs": pairs}
-                try:
-                    async with self.recording(f"calibration {evaluator.model}", described):
-                        found = await calibrate(
-                            self, evaluator, pairs=pairs, providers=suite_providers
-                        )
-                except BudgetExceededError as exc:
-                    warnings.append(f"judge {evaluator.model}: not calibrated: {exc}")
-                    continue
-            if found is not None:
-                out[evaluator.name] = found.summary()
-        return out
-
-    async def _grader_calibration(
-        self,
-        grader: Any,
-        suite_providers: Mapping[str, ProviderConfig],
-        warnings: list[str],
-    ) -> dict[str, Any] | None:
-        """A field grader's separation on known field pairs: the whole set's measurement
-        (``qualspec judge-check --grader``) when the store holds one, else the first
-        :data:`~qualspec.judges.DEFAULT_FIELD_PAIRS` measured now (then cached), recorded
-        as a run of its own, ``grader calibration MODEL``."""
-        from qualspec.errors import BudgetExceededError
-        from qualspec.judges import DEFAULT_FIELD_PAIRS, cached_grader_calibration, calibrate_grader
-
-        found = await asyncio.to_thread(cached_grader_calibration, self.store, grader)
-        if found is None:
-            found = await asyncio.to_thread(
-                cached_grader_calibration, self.store, grader, pairs=DEFAULT_FIELD_PAIRS
+        else:
+            run_id = await asyncio.to_thread(
+                store.create_run, suite.evaluation.name, suite.content_hash, {}
             )
-        if found is None:  # measured once, then cached
-            # its calls are a run of its own, named for what it is (runs list)
-            described = {
-                "kind": "grader_calibration",
-                "grader": grader.model,
-                "pairs": DEFAULT_FIELD_PAIRS,
-            }
-            try:
-                async with self.recording(f"grader calibration {grader.model}", described):
-                    found = await calibrate_grader(
-                        self, grader, pairs=DEFAULT_FIELD_PAIRS, providers=suite_providers
-                    )
-            except BudgetExceededError as exc:
-                warnings.append(f"grader {grader.model}: not calibrated: {exc}")
-                return None
-        return found.summary()
+        await asyncio.to_thread(store.acquire_run, run_id)
+        return run_id
 
     async def _finish(
         self,
@@ -659,162 +592,3 @@ class Session:
                 except StoreError as exc:
                     log.error("could not release run %s: %s", run_id, _one_line(exc))
         return failure
-
-
-def _find_run(store: Store, resume: str | bool, suite: LoadedSuite) -> RunSummary:
-    """The run to resume: ``resume`` (an id, which must be a run of ``suite``), or the
-    latest unfinished run of ``suite`` (its name and its file or content)."""
-    name, path, content = suite.evaluation.name, str(suite.path), suite.content_hash
-    if isinstance(resume, str):
-        summary = store.get_run(resume)
-        if not summary.is_of_suite(name, path, content):
-            other = summary.metadata.get("suite_path")
-            where = f" ({other})" if isinstance(other, str) else ""
-            raise ConfigError(
-                f"run {summary.id} is a run of another suite ('{summary.suite_name}'{where}), "
-                f"not of '{name}' ({path}): resume it with its own suite file, or run "
-                "without --resume"
-            )
-        return summary
-    run_id = store.latest_unfinished_run(name, path, content)
-    if run_id is None:
-        raise ConfigError(
-            f"no unfinished run of suite '{name}' ({path}) to resume: run without --resume"
-        )
-    return store.get_run(run_id)
-
-
-def _superseded(
-    record: RunRecord,
-    items: Sequence[WorkItem],
-    evaluators: Sequence[Evaluator] | None,
-    *,
-    groups: bool,
-) -> tuple[set[str], set[tuple[str, str, str]]]:
-    """The keys of a run's current rows that the plan does not ask for.
-
-    Responses whose key is no work item's; evaluation records of a superseded or
-    unplanned response (or group member), of an evaluator the run no longer has, made
-    with another model or threshold than the evaluator's, or on an aspect (criterion)
-    that the evaluator no longer records for that subject. ``evaluators`` is None when
-    judging is off: evaluation records then stay unless their responses went. Group
-    records are checked against the subjects of the answers recorded so far only with
-    ``groups`` (at the end of a run: a subject's key follows the members answered).
-    """
-    from qualspec.engine._evaluators import evaluates, group_subject_key
-
-    wanted = {item.key: item for item in items}
-    stale = {r.key for r in record.responses if r.key not in wanted}
-    by_name = {e.name: e for e in evaluators or ()}
-    subjects: dict[tuple[str, str], tuple[WorkItem, ...]] = {}
-    if groups:
-        answered = {r.key for r in record.responses if r.error is None and r.key in wanted}
-        for e in by_name.values():
-            if e.scope != "group":
-                continue
-            members: dict[str, list[WorkItem]] = {}
-            for item in items:
-                group_id = e.group_of(item)
-                if group_id is not None and evaluates(e, item):
-                    members.setdefault(group_id, []).append(item)
-            for group in members.values():
-                keys = [i.key for i in group if i.key in answered]
-                if keys:
-                    subjects[(e.name, group_subject_key(e.name, keys))] = tuple(group)
-    stale_e: set[tuple[str, str, str]] = set()
-    for j in record.judgments:
-        key = (j.evaluator, j.response_key, j.criterion)
-        subject = j.subject if j.subject is not None else [j.response_key]
-        if any(m in stale or m not in wanted for m in subject):
-            stale_e.add(key)
-            continue
-        if evaluators is None:
-            continue
-        evaluator = by_name.get(j.evaluator)
-        if (
-            evaluator is None
-            or j.judge_model != evaluator.model
-            or j.threshold != evaluator.threshold
-        ):
-            stale_e.add(key)
-        elif evaluator.scope == "response":
-            item = wanted[j.response_key]
-            if not evaluates(evaluator, item) or j.criterion not in evaluator.aspects((item,)):
-                stale_e.add(key)
-        elif groups:
-            planned = subjects.get((j.evaluator, j.response_key))
-            if planned is None or j.criterion not in evaluator.aspects(planned):
-                stale_e.add(key)
-    return stale, stale_e
-
-
-def run_sync(main: Callable[[], Awaitable[_T]]) -> _T:
-    """Run a coroutine function to completion from synchronous code.
-
-    With no event loop running this is ``asyncio.run``; inside a running loop (Jupyter,
-    an async test) it runs in a worker thread with its own loop, so it never deadlocks.
-    In the main thread, SIGTERM then stops it as Ctrl-C does (:mod:`._signals`).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_as_coroutine(main)).value
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="qualspec-sync") as pool:
-        return pool.submit(lambda: asyncio.run(_as_coroutine(main)).value).result()
-
-
-class _Boxed(Generic[_T]):
-    """A coroutine's result with a constant ``repr``.
-
-    When ``asyncio.run`` restores the SIGINT handler, ``signal.signal`` formats the old
-    handler (which holds the main task) into an error message it then discards: that is
-    ``repr`` of the task's result. For a whole run (thousands of records) that took tens
-    of milliseconds of CPU, twice per run.
-    """
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: _T) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "<result>"
-
-
-async def _as_coroutine(main: Callable[[], Awaitable[_T]]) -> _Boxed[_T]:
-    from qualspec.engine._signals import sigterm_interrupts
-
-    with sigterm_interrupts():  # SIGTERM: interrupted, as Ctrl-C
-        return _Boxed(await main())
-
-
-def _scored(judgment: JudgmentRecord) -> bool:
-    """A score, or (a group's comparison) a score per member."""
-    if judgment.score is not None:
-        return True
-    return any(s is not None for s in (judgment.scores or {}).values())
-
-
-def judge_failures(record: RunRecord, evaluators: Sequence[Evaluator]) -> list[str]:
-    """A line for each model-calling evaluator of the run that scored nothing at all.
-
-    Example: ``judge 'criteria' (openai/judge) could not judge: 0 of 12 records scored
-    (12 failed calls; first: HTTP 500: ...)``.
-    """
-    out: list[str] = []
-    for evaluator in evaluators:
-        if evaluator.model is None:
-            continue
-        mine = [j for j in record.judgments if j.evaluator == evaluator.name and not j.superseded]
-        if not mine or any(_scored(j) for j in mine):
-            continue
-        errors = [j for j in mine if j.error]
-        first = errors[0].error if errors else mine[0].unscored_reason
-        kind = f"{len(errors)} failed calls" if errors else "no verdict could be read"
-        out.append(
-            f"judge {evaluator.name!r} ({evaluator.model}) could not judge: 0 of {len(mine)} "
-            f"records scored ({kind}; first: {' '.join(str(first or '?').split())[:160]})"
-        )
-    return out

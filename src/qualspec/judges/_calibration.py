@@ -19,15 +19,16 @@ from __future__ import annotations
 import hashlib
 import json
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from qualspec.engine import Session
-    from qualspec.judges._criteria_judge import CriteriaJudge
+    from qualspec.engine import Calibrated, PlannedCalls, PrepareContext, Session
+    from qualspec.errors import BudgetExceededError
+    from qualspec.judges import CriteriaJudge  # the package's name: no file cycle
     from qualspec.spec import ProviderConfig
     from qualspec.store import Store
 
@@ -173,6 +174,45 @@ class Calibration:
         return cls(**data)
 
 
+Scored = tuple[float | None, str | None]
+"""One calibration call's score, or the error that left it unscored."""
+
+
+async def score_pairs(
+    chosen: Sequence[Mapping[str, str]],
+    repeats: int,
+    score: Callable[[str, Mapping[str, str], int], Awaitable[Scored]],
+    errors: list[str],
+) -> list[PairScores]:
+    """Each known pair's good and bad answer scored ``repeats`` times by ``score(answer,
+    pair, repeat)``, every call at once (the session's limits still apply); the errors are
+    appended to ``errors`` in pair order."""
+    import asyncio
+
+    calls = [
+        score(p[side], p, r) for p in chosen for side in ("good", "bad") for r in range(repeats)
+    ]
+    tasks = [asyncio.ensure_future(c) for c in calls]
+    try:
+        done = await asyncio.gather(*tasks)
+    except BaseException:  # the first exception cancels the others
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    errors.extend(error for _, error in done if error is not None)
+    scores = [value for value, _ in done]
+    return [
+        PairScores(
+            pair["id"],
+            pair["domain"],
+            scores[2 * i * repeats : (2 * i + 1) * repeats],
+            scores[(2 * i + 1) * repeats : (2 * i + 2) * repeats],
+        )
+        for i, pair in enumerate(chosen)
+    ]
+
+
 def _mean(values: Sequence[float | None]) -> float | None:
     scored = [v for v in values if v is not None]
     return sum(scored) / len(scored) if scored else None
@@ -233,7 +273,7 @@ def cached_calibration(
     return Calibration.from_json(entry.text)
 
 
-def _subject(question: str, answer: str, criterion: str) -> Any:
+def _subject(question: str, answer: str, criterion: str, key: str = "calibration") -> Any:
     from qualspec.engine import Subject, WorkItem
     from qualspec.providers import Message
     from qualspec.store import ResponseRecord
@@ -266,7 +306,8 @@ def _subject(question: str, answer: str, criterion: str) -> Any:
         model="calibration",
         text=answer,
     )
-    return Subject(key="calibration", items=(item,), responses=(response,))
+    # ``key``: the subject's own (calls made at once must not share an all-criteria verdict)
+    return Subject(key=key, items=(item,), responses=(response,))
 
 
 async def calibrate(
@@ -300,25 +341,25 @@ async def calibrate(
     if entry is not None and entry.text:
         return Calibration.from_json(entry.text)
 
-    async def score(answer: str, pair: Mapping[str, str], repeat: int) -> float | None:
-        subject = _subject(pair["question"], answer, pair["criterion"])
+    async def score(answer: str, pair: Mapping[str, str], repeat: int) -> Scored:
+        subject = _subject(
+            pair["question"],
+            answer,
+            pair["criterion"],
+            f"calibration {pair['id']} {answer} {repeat}",
+        )
         # a repeat is a fresh call (its own cache key and seed), a re-ask within it too
         context = SessionContext(
             session, attempt_offset=100 * repeat, kind=CACHE_KIND, providers=providers
         )
         verdict = await judge.evaluate(subject, pair["criterion"], context)
         if verdict.error:
-            errors.append(" ".join(verdict.error.split())[:160])
-            return None
-        return verdict.score
+            return None, " ".join(verdict.error.split())[:160]
+        return verdict.score, None
 
     errors: list[str] = []
 
-    results: list[PairScores] = []
-    for pair in chosen:
-        good = [await score(pair["good"], pair, r) for r in range(repeats)]
-        bad = [await score(pair["bad"], pair, r) for r in range(repeats)]
-        results.append(PairScores(pair["id"], pair["domain"], good, bad))
+    results = await score_pairs(chosen, repeats, score, errors)
     gaps = [g for g in (p.gap for p in results) if g is not None]
     spreads = [
         statistics.pstdev(s)
@@ -359,3 +400,96 @@ async def calibrate(
         )
         await asyncio.to_thread(store.cache_put_many, [cached])
     return result
+
+
+def planned_calibration(
+    judge: CriteriaJudge, *, calibrate: bool, calibrated: Calibrated | None
+) -> list[PlannedCalls]:
+    """The calls :func:`prepare_calibration` plans for ``judge`` (the criteria judge's
+    ``planned_preparation``): one per answer of its ``calibrate_pairs`` known pairs, each
+    re-asked up to its ``parse_retries`` times; none when calibration is off, the pair
+    count is 0, or a measurement is cached."""
+    from qualspec.engine import (
+        CHARS_PER_TOKEN,
+        JUDGE_OUTPUT_TOKENS,
+        JUDGE_PROMPT_TOKENS,
+        PlannedCalls,
+    )
+
+    pairs = DEFAULT_PAIRS if judge.calibrate_pairs is None else judge.calibrate_pairs
+    if not calibrate or judge.model is None or not pairs:
+        return []
+    if calibrated is not None and calibrated(judge, pairs):
+        return []
+    chosen = calibration_pairs(pairs)
+    calls = calibration_calls(pairs)
+    text = sum(len(p["question"]) + len(p["criterion"]) + len(p["good"]) for p in chosen)
+    text += sum(len(p["question"]) + len(p["criterion"]) + len(p["bad"]) for p in chosen)
+    per_call = JUDGE_PROMPT_TOKENS + text // max(calls, 1) // CHARS_PER_TOKEN
+    same = repr((judge.model, judge.mode, sorted(judge.params.items()), pairs))
+    retries = max(judge.parse_retries, 0)
+    return [
+        PlannedCalls(
+            calls,
+            per_call,
+            JUDGE_OUTPUT_TOKENS,
+            retries,
+            kind="calibration",
+            model=judge.model,
+            pairs=len(chosen),
+            key=same,
+        )
+    ]
+
+
+async def prepare_calibration(judge: CriteriaJudge, ctx: PrepareContext) -> dict[str, Any] | None:
+    """The criteria judge's ``prepare``: its separation on known pairs, for the run's
+    metadata (``judge_calibration``).
+
+    The full set's measurement (``qualspec judge-check``) when the store holds one, else
+    the first ``calibrate: N`` pairs (default :data:`DEFAULT_PAIRS`, 0: none) measured now,
+    once per judge model, prompt, parameters and pair count (judges alike share one), then
+    cached; its calls are a run of their own, ``calibration MODEL``. A spent budget or a
+    measurement that is not meaningful is a warning. Nothing without ``ctx.calibrate``.
+    """
+    if not ctx.calibrate or judge.model is None:
+        return None
+    pairs = DEFAULT_PAIRS if judge.calibrate_pairs is None else judge.calibrate_pairs
+    key = _cache_key(judge, calibration_pairs(pairs), 1)
+    found = await ctx.once(key, lambda: _measure(judge, ctx, pairs))
+    if isinstance(found, Exception):
+        ctx.warn(f"judge {judge.model}: not calibrated: {found}")
+        return None
+    return _summary(found, ctx)
+
+
+def _summary(found: Calibration | None, ctx: PrepareContext) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    summary = found.summary()
+    if not summary["meaningful"]:
+        ctx.warn(summary["verdict"])
+    return summary
+
+
+async def _measure(
+    judge: CriteriaJudge, ctx: PrepareContext, pairs: int
+) -> Calibration | BudgetExceededError | None:
+    import asyncio
+
+    from qualspec.errors import BudgetExceededError
+
+    store = ctx.session.store
+    found = await asyncio.to_thread(cached_calibration, store, judge)
+    if found is None and pairs:
+        found = await asyncio.to_thread(cached_calibration, store, judge, pairs=pairs)
+    if found is None and pairs:  # measured once, then cached
+        # its calls are a run of their own, named for what it is (runs list)
+        described = {"kind": "calibration", "judge": judge.model, "pairs": pairs}
+        try:
+            async with ctx.session.recording(f"calibration {judge.model}", described):
+                await ctx.ready()  # its calls go alongside the run's
+                found = await calibrate(ctx.session, judge, pairs=pairs, providers=ctx.providers)
+        except BudgetExceededError as exc:
+            return exc
+    return found

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from qualspec.engine import HookDefaults
 from qualspec.judges._ask import Read, ask_until_read
 from qualspec.judges._compare_prompt import (
     COMPARISON_PROMPT_NAME,
@@ -34,7 +35,15 @@ from qualspec.judges._criteria import CandidateView, judge_prompt_text
 from qualspec.judges._criteria_judge import DEFAULT_PARSE_RETRIES, candidate_view
 
 if TYPE_CHECKING:
-    from qualspec.engine import EvalContext, Reply, Scope, Subject, Verdict, WorkItem
+    from qualspec.engine import (
+        EvalContext,
+        PlannedCalls,
+        Reply,
+        Scope,
+        Subject,
+        Verdict,
+        WorkItem,
+    )
     from qualspec.spec import EvaluatorConfig
 
 __all__ = [
@@ -105,7 +114,7 @@ class _Pass:
         return TIE if self.parsed.winner == TIE else self.labels[self.parsed.winner]
 
 
-class ComparativeJudge:
+class ComparativeJudge(HookDefaults):
     """Judges groups of answers side by side (see the module docstring).
 
     Example::
@@ -162,6 +171,26 @@ class ComparativeJudge:
     def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
         """One comparison per group of at least two answers; a smaller group is skipped."""
         return (COMPARISON_ASPECT,) if len(items) >= 2 else ()
+
+    def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
+        """One call per group of two or more (two with ``debias``): every member's answer."""
+        from qualspec.engine import (
+            JUDGE_OUTPUT_TOKENS,
+            JUDGE_PROMPT_TOKENS,
+            PER_MESSAGE_TOKENS,
+            PlannedCalls,
+            answer_tokens,
+            message_tokens,
+        )
+
+        aspects = self.aspects(items)
+        if not aspects:
+            return ()
+        answers = sum(message_tokens(i) - PER_MESSAGE_TOKENS + answer_tokens(i) for i in items)
+        calls = len(aspects) * self.calls_per_subject
+        retries = max(self.parse_retries, 0)
+        tokens_in = JUDGE_PROMPT_TOKENS + answers
+        return (PlannedCalls(calls, tokens_in, JUDGE_OUTPUT_TOKENS, retries, kind="compare"),)
 
     def member_name(self, item: WorkItem) -> str:
         """What a member is called in reports: its candidate, or its role."""

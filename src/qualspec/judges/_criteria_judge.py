@@ -26,7 +26,17 @@ from qualspec.judges._criteria import (
 from qualspec.judges._parsing import ParsedJudgment, is_placeholder, parse_judgment
 
 if TYPE_CHECKING:
-    from qualspec.engine import EvalContext, Reply, Scope, Subject, Verdict, WorkItem
+    from qualspec.engine import (
+        Calibrated,
+        EvalContext,
+        PlannedCalls,
+        PrepareContext,
+        Reply,
+        Scope,
+        Subject,
+        Verdict,
+        WorkItem,
+    )
     from qualspec.providers import Message
     from qualspec.spec import EvaluatorConfig
 
@@ -55,7 +65,10 @@ class CriteriaJudge:
     """
 
     scope: Scope = "response"
+    kinds: Sequence[str] = ("candidate",)
     uses_dependencies = False  # judges the answer alone: never waits for a reference
+    # the suite's ``calibrate: N`` (known pairs measured before a run; None: the default)
+    calibrate_pairs: int | None = None
 
     def __init__(
         self,
@@ -98,6 +111,37 @@ class CriteriaJudge:
     def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
         """The criteria that apply to the answer."""
         return items[0].criteria
+
+    def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
+        """One call per criterion (``all_criteria``: one per answer for them all)."""
+        from qualspec.engine import (
+            JUDGE_OUTPUT_TOKENS,
+            JUDGE_PROMPT_TOKENS,
+            PlannedCalls,
+            judged_tokens,
+        )
+
+        aspects = self.aspects(items)
+        if not aspects:
+            return ()
+        tokens_in = JUDGE_PROMPT_TOKENS + judged_tokens(items[0])
+        if self.mode == "all_criteria":
+            return (PlannedCalls(1, tokens_in, 2 * JUDGE_OUTPUT_TOKENS, self.parse_retries),)
+        return (PlannedCalls(len(aspects), tokens_in, JUDGE_OUTPUT_TOKENS, self.parse_retries),)
+
+    def planned_preparation(
+        self, *, calibrate: bool, calibrated: Calibrated | None
+    ) -> Sequence[PlannedCalls]:
+        """Its calibration's calls (see :func:`~qualspec.judges.planned_calibration`)."""
+        from qualspec.judges._calibration import planned_calibration
+
+        return planned_calibration(self, calibrate=calibrate, calibrated=calibrated)
+
+    async def prepare(self, ctx: PrepareContext) -> dict[str, Any] | None:
+        """Its calibration on known pairs (see :func:`~qualspec.judges.prepare_calibration`)."""
+        from qualspec.judges._calibration import prepare_calibration
+
+        return await prepare_calibration(self, ctx)
 
     async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict:
         """Score the subject's answer on the criterion ``aspect``."""
@@ -386,7 +430,7 @@ def create(config: EvaluatorConfig) -> CriteriaJudge:
             f"judge {config.name or config.type!r}: unknown option(s) {', '.join(sorted(options))}"
             "; the criteria judge takes parse_retries and max_response_chars"
         )
-    return CriteriaJudge(
+    judge = CriteriaJudge(
         name=config.name or config.type,
         model=config.model or DEFAULT_JUDGE_MODEL,
         threshold=config.threshold,
@@ -396,3 +440,5 @@ def create(config: EvaluatorConfig) -> CriteriaJudge:
         mode=config.mode,
         structured_output=config.structured_output,
     )
+    judge.calibrate_pairs = config.calibrate
+    return judge

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from qualspec.engine import HookDefaults
+
 if TYPE_CHECKING:
     from qualspec.engine import EvalContext, Scope, Subject, Verdict, WorkItem
     from qualspec.spec import EvaluatorConfig
@@ -220,7 +222,7 @@ def run_check(name: str, value: Any, text: str) -> tuple[bool, str]:
     raise ValueError(f"unknown check {name!r}")
 
 
-class ExpectEvaluator:
+class ExpectEvaluator(HookDefaults):
     """Runs a scenario's ``expect:`` checks on each answer; no model call.
 
     Example::

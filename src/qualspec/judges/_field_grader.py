@@ -32,7 +32,17 @@ from qualspec.prompts import load_template, render_template
 from qualspec.providers import Message
 
 if TYPE_CHECKING:
-    from qualspec.engine import EvalContext, Reply, Scope, Subject, Verdict, WorkItem
+    from qualspec.engine import (
+        Calibrated,
+        EvalContext,
+        PlannedCalls,
+        PrepareContext,
+        Reply,
+        Scope,
+        Subject,
+        Verdict,
+        WorkItem,
+    )
     from qualspec.spec import EvaluatorConfig
     from qualspec.store import ReferenceReview
 
@@ -138,6 +148,36 @@ class FieldGrader:
         """One record (``fields``) for an answer of a graded scenario with a reference."""
         item = items[0]
         return (FIELDS_ASPECT,) if item.scenario in self.fields and item.depends_on else ()
+
+    def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
+        """At most one call per graded answer: the reference and the answer, every field."""
+        from qualspec.engine import (
+            JUDGE_OUTPUT_TOKENS,
+            JUDGE_PROMPT_TOKENS,
+            PlannedCalls,
+            answer_tokens,
+            judged_tokens,
+        )
+
+        if not self.aspects(items):
+            return ()
+        tokens_in = JUDGE_PROMPT_TOKENS + judged_tokens(items[0]) + answer_tokens(items[0])
+        out = 2 * JUDGE_OUTPUT_TOKENS
+        return (PlannedCalls(1, tokens_in, out, self.parse_retries, kind="grader"),)
+
+    def planned_preparation(
+        self, *, calibrate: bool, calibrated: Calibrated | None
+    ) -> Sequence[PlannedCalls]:
+        """Its calibration's calls (see ``planned_grader_calibration``)."""
+        from qualspec.judges._grader_calibration import planned_grader_calibration
+
+        return planned_grader_calibration(self, calibrate=calibrate, calibrated=calibrated)
+
+    async def prepare(self, ctx: PrepareContext) -> dict[str, Any] | None:
+        """Its calibration on known field pairs (see ``prepare_grader_calibration``)."""
+        from qualspec.judges._grader_calibration import prepare_grader_calibration
+
+        return await prepare_grader_calibration(self, ctx)
 
     async def evaluate(self, subject: Subject, aspect: str, ctx: EvalContext) -> Verdict:
         """Grade the subject's answer against its reference answer."""

@@ -27,13 +27,20 @@ import statistics
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from qualspec.judges._calibration import CACHE_KIND, Calibration, PairScores, _subject
+from qualspec.judges._calibration import (
+    CACHE_KIND,
+    Calibration,
+    Scored,
+    _subject,
+    score_pairs,
+)
 
 if TYPE_CHECKING:
-    from qualspec.engine import Session
-    from qualspec.judges._field_grader import FieldGrader
+    from qualspec.engine import Calibrated, PlannedCalls, PrepareContext, Session
+    from qualspec.errors import BudgetExceededError
+    from qualspec.judges import FieldGrader  # the package's name: no file cycle
     from qualspec.spec import ProviderConfig
     from qualspec.store import Store
 
@@ -119,7 +126,7 @@ async def calibrate_grader(
         return Calibration.from_json(entry.text)
     errors: list[str] = []
 
-    async def grade(value: str, pair: Mapping[str, str], repeat: int) -> float | None:
+    async def grade(value: str, pair: Mapping[str, str], repeat: int) -> Scored:
         item = _subject(pair["question"], value, pair["field"]).items[0]
         name = pair["field"]
         # a repeat is a fresh call (its own cache key), a re-ask within it too
@@ -130,16 +137,11 @@ async def calibrate_grader(
             item, [name], {name: pair["reference"]}, {name: value}, context
         )
         if error is not None:
-            errors.append(" ".join(error.split())[:160])
-            return None
+            return None, " ".join(error.split())[:160]
         got = found.get(name)
-        return got.accuracy if isinstance(got, FieldGrade) else None
+        return (got.accuracy if isinstance(got, FieldGrade) else None), None
 
-    results: list[PairScores] = []
-    for pair in chosen:
-        good = [await grade(pair["good"], pair, r) for r in range(repeats)]
-        bad = [await grade(pair["bad"], pair, r) for r in range(repeats)]
-        results.append(PairScores(pair["id"], pair["domain"], good, bad))
+    results = await score_pairs(chosen, repeats, grade, errors)
     gaps = [g for g in (p.gap for p in results) if g is not None]
     spreads = [
         statistics.pstdev(s)
@@ -181,3 +183,96 @@ async def calibrate_grader(
         )
         await asyncio.to_thread(store.cache_put_many, [cached])
     return result
+
+
+def planned_grader_calibration(
+    grader: FieldGrader, *, calibrate: bool, calibrated: Calibrated | None
+) -> list[PlannedCalls]:
+    """The calls :func:`prepare_grader_calibration` plans (the field grader's
+    ``planned_preparation``): the first :data:`DEFAULT_FIELD_PAIRS` known field pairs, one
+    call per value (two per pair), each re-asked up to the grader's ``parse_retries``
+    times; none when calibration is off or a measurement is cached."""
+    from qualspec.engine import (
+        CHARS_PER_TOKEN,
+        JUDGE_OUTPUT_TOKENS,
+        JUDGE_PROMPT_TOKENS,
+        PlannedCalls,
+    )
+
+    if not calibrate or grader.model is None:  # the run measures only a grader with a model
+        return []
+    if calibrated is not None and calibrated(grader, DEFAULT_FIELD_PAIRS):
+        return []
+    chosen = field_calibration_pairs(DEFAULT_FIELD_PAIRS)
+    calls = 2 * len(chosen)
+    text = sum(
+        2 * (len(p["question"]) + len(p["field"]) + len(p["reference"]))
+        + len(p["good"])
+        + len(p["bad"])
+        for p in chosen
+    )
+    per_call = JUDGE_PROMPT_TOKENS + text // max(calls, 1) // CHARS_PER_TOKEN
+    return [
+        PlannedCalls(
+            calls,
+            per_call,
+            JUDGE_OUTPUT_TOKENS,
+            max(grader.parse_retries, 0),
+            kind="calibration",
+            model=grader.model,
+            pairs=len(chosen),
+            role="grader",
+            key=repr(("grader", grader.model, sorted(grader.params.items()))),
+        )
+    ]
+
+
+async def prepare_grader_calibration(
+    grader: FieldGrader, ctx: PrepareContext
+) -> dict[str, Any] | None:
+    """The field grader's ``prepare``: its separation on known field pairs (equal-meaning
+    values against wrong ones), for the run's metadata (``judge_calibration``).
+
+    The whole set's measurement (``qualspec judge-check --grader``) when the store holds
+    one, else the first :data:`DEFAULT_FIELD_PAIRS` measured now (then cached), recorded
+    as a run of its own, ``grader calibration MODEL``. Nothing without ``ctx.calibrate``.
+    """
+    from qualspec.judges._calibration import _summary
+
+    if not ctx.calibrate or grader.model is None:
+        return None
+    key = _cache_key(grader, field_calibration_pairs(DEFAULT_FIELD_PAIRS), 1)
+    found = await ctx.once(key, lambda: _measure(grader, ctx))
+    if isinstance(found, Exception):
+        ctx.warn(f"grader {grader.model}: not calibrated: {found}")
+        return None
+    return _summary(found, ctx)
+
+
+async def _measure(
+    grader: FieldGrader, ctx: PrepareContext
+) -> Calibration | BudgetExceededError | None:
+    from qualspec.errors import BudgetExceededError
+
+    store = ctx.session.store
+    found = await asyncio.to_thread(cached_grader_calibration, store, grader)
+    if found is None:
+        found = await asyncio.to_thread(
+            cached_grader_calibration, store, grader, pairs=DEFAULT_FIELD_PAIRS
+        )
+    if found is None:  # measured once, then cached
+        # its calls are a run of its own, named for what it is (runs list)
+        described = {
+            "kind": "grader_calibration",
+            "grader": grader.model,
+            "pairs": DEFAULT_FIELD_PAIRS,
+        }
+        try:
+            async with ctx.session.recording(f"grader calibration {grader.model}", described):
+                await ctx.ready()  # its calls go alongside the run's
+                found = await calibrate_grader(
+                    ctx.session, grader, pairs=DEFAULT_FIELD_PAIRS, providers=ctx.providers
+                )
+        except BudgetExceededError as exc:
+            return exc
+    return found

@@ -78,8 +78,8 @@ def render_html(
     import jinja2
     from markupsafe import Markup
 
-    from qualspec import __version__
     from qualspec.analysis import analyze_run, worth_analysing
+    from qualspec.version import __version__
 
     if not worth_analysing(record):
         analysis = None

@@ -59,7 +59,7 @@ def render_sessions_html(results: Mapping[str, Any]) -> str:
     import jinja2
     from markupsafe import Markup
 
-    from qualspec import __version__
+    from qualspec.version import __version__
 
     rubrics = list(results.get("rubrics", []))
     ids = [str(r.get("id")) for r in rubrics]

@@ -228,7 +228,7 @@ def run_to_dict(
         The data, with each response's judgments nested under it. The run's lock state
         (``owner_pid``, ``owner_host``, ``heartbeat_at``) is left out.
     """
-    from qualspec import __version__  # at call time: qualspec/__init__ may import report
+    from qualspec.version import __version__
 
     s = run.summary
     judged = judgments_by_response(run)

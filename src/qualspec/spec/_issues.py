@@ -8,8 +8,8 @@ from typing import Any, Literal, Protocol, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from qualspec import messages
 from qualspec.errors import SpecIssue
+from qualspec.messages import did_you_mean as _suggest
 from qualspec.spec._paths import FieldPath, format_field
 from qualspec.spec._presets import TEMPERATURE_PRESETS
 
@@ -46,7 +46,7 @@ class Locator(Protocol):
 
 def did_you_mean(word: str, options: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest option, or ``""`` when none is close."""
-    return messages.did_you_mean(word, options, before="; ")
+    return _suggest(word, options, before="; ")
 
 
 def sort_issues(issues: Iterable[SpecIssue], first_file: str) -> list[SpecIssue]:

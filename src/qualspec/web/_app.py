@@ -49,7 +49,7 @@ def create_app(
     """
     from fastapi import FastAPI
 
-    from qualspec import __version__
+    from qualspec.version import __version__
     from qualspec.web._api import router as api
     from qualspec.web._pages import router as pages
     from qualspec.web._references import api_router as reference_api

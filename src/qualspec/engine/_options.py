@@ -1,0 +1,83 @@
+"""A run's settings (:class:`ExecuteOptions`), what its executor did
+(:class:`ExecuteStats`) and how it reports progress: read by the call layer, the executor
+and the session alike, so they live apart from all three."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from qualspec.engine._retry import RetryPolicy
+
+__all__ = ["ExecuteOptions", "ExecuteStats", "ProgressFn"]
+
+ProgressFn = Callable[[str, int], None]
+"""Called as ``progress(kind, n)`` when ``n`` units of ``kind`` finish ("candidate"/"judge");
+``progress("total:judge", n)`` once a run knows how many evaluations it will record."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecuteOptions:
+    """How calls are made.
+
+    Example: ``ExecuteOptions(max_concurrency=8, timeout=60, max_cost=2.5)``.
+
+    ``max_cost`` is the budget of a whole session (every run and call in it).
+    ``store_retry_s`` is how long a failing database is retried (with reconnection)
+    before the run stops new calls and ends ``failed`` (resumable).
+    Values ``qualspec run`` refuses as flags (a concurrency below 1, a timeout, budget or
+    store retry that is not above 0, an unknown cache kind or a negative TTL) raise
+    ``ConfigError`` here too.
+    """
+
+    max_concurrency: int | None = None
+    timeout: float = 120.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    use_cache: bool = True
+    refresh: bool = False
+    cache_ttl: Mapping[str, float | None] = field(
+        default_factory=lambda: {"candidate": None, "judge": None, "reference": 86400.0}
+    )
+    max_cost: float | None = None
+    judge: bool = True
+    store_retry_s: float = 30.0
+    refresh_kinds: tuple[str, ...] = ()
+    """Kinds of answers called again (their cache entries overwritten) while the others are
+    still read from the cache: ``("reference",)`` is ``--refresh-reference``."""
+    clock: Callable[[], datetime] | None = None
+    """What the cache takes as "now" (TTL expiry); None: the system clock. Tests pass a
+    controllable one instead of sleeping."""
+    calibrate: bool = True
+    """Before a judged run, measure (once, then cached) each criteria judge's separation on
+    known good/bad pairs, record it in the run and warn when it is not meaningful."""
+    replay_only: bool = False
+    """Answer every call from the cache and call no model: a call the cache does not hold
+    fails with an error that starts ``not recorded`` (offline replay)."""
+
+    def __post_init__(self) -> None:
+        from qualspec.engine._checks import check_options
+
+        check_options(self)  # what ``qualspec run`` refuses as flags: ConfigError
+
+
+@dataclass
+class ExecuteStats:
+    """What the executor did."""
+
+    candidate_calls: int = 0
+    judge_calls: int = 0
+    cached_candidate: int = 0
+    cached_judge: int = 0
+    errors: int = 0
+    cost_usd: float = 0.0
+    candidate_cost_usd: float = 0.0
+    judge_cost_usd: float = 0.0
+    saved_usd: float = 0.0
+    skipped_for_budget: int = 0
+    budget_exceeded: bool = False
+    evaluations: int = 0
+    # answers of work items of other kinds than candidate (reference answers, ...)
+    reference_calls: int = 0
+    cached_reference: int = 0
+    reference_cost_usd: float = 0.0
