@@ -23,18 +23,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import statistics
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from qualspec.judges._calibration import (
+from qualspec.judges._calibration import _subject, score_pairs
+from qualspec.judges._calibration_result import (
     CACHE_KIND,
     Calibration,
     Scored,
-    _subject,
-    score_pairs,
+    record_calibration,
 )
 
 if TYPE_CHECKING:
@@ -116,7 +114,6 @@ async def calibrate_grader(
     """
     from qualspec.judges._field_rules import FieldGrade
     from qualspec.judges._session_context import SessionContext
-    from qualspec.store import CacheEntry
 
     chosen = field_calibration_pairs(pairs)
     store = session.store
@@ -142,47 +139,17 @@ async def calibrate_grader(
         return (got.accuracy if isinstance(got, FieldGrade) else None), None
 
     results = await score_pairs(chosen, repeats, grade, errors)
-    gaps = [g for g in (p.gap for p in results) if g is not None]
-    spreads = [
-        statistics.pstdev(s)
-        for p in results
-        for scores in (p.good, p.bad)
-        if len(s := [v for v in scores if v is not None]) > 1
-    ]
     _, prompt = grader.prompt()
-    result = Calibration(
-        judge=grader.model or "",
-        prompt_hash=hashlib.sha256(prompt.encode()).hexdigest()[:16],
-        n_pairs=len(results),
+    return await record_calibration(
+        store,
+        key,
+        grader.model or "",
+        prompt,
+        results,
         repeats=repeats,
-        separation=sum(p.separated for p in results) / len(results) if results else 0.0,
-        mean_gap=sum(gaps) / len(gaps) if gaps else None,
-        spread=(sum(spreads) / len(spreads)) if spreads else (0.0 if repeats > 1 else None),
-        n_unscored=sum(v is None for p in results for v in (*p.good, *p.bad)),
-        pairs=results,
-        measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        n_errors=len(errors),
-        first_error=errors[0] if errors else None,
+        errors=errors,
         role="grader",
     )
-    if not errors:  # a failed call is no property of the grader: measured again next time
-        now = datetime.now(UTC)
-        cached = CacheEntry(
-            key=key,
-            kind=CACHE_KIND,
-            provider="qualspec",
-            model=result.judge,
-            text=result.to_json(),
-            finish_reason=None,
-            input_tokens=None,
-            output_tokens=None,
-            effective_temperature=None,
-            structured=None,
-            created_at=now,
-            expires_at=None,
-        )
-        await asyncio.to_thread(store.cache_put_many, [cached])
-    return result
 
 
 def planned_grader_calibration(
