@@ -93,7 +93,13 @@ def calibration_pairs(limit: int | None = None) -> list[dict[str, str]]:
         >>> len(calibration_pairs()) >= 20, len(calibration_pairs(6))
         (True, 6)
     """
-    text = resources.files("qualspec.data").joinpath("calibration_pairs.json").read_text()
+    return known_pairs("calibration_pairs.json", limit)
+
+
+def known_pairs(file: str, limit: int | None = None) -> list[dict[str, str]]:
+    """The known pairs of ``file`` in ``qualspec.data``; with ``limit``, the first pairs
+    taken across domains (round robin), so that a few pairs still cover every domain."""
+    text = resources.files("qualspec.data").joinpath(file).read_text()
     pairs: list[dict[str, str]] = json.loads(text)["pairs"]
     if limit is None or limit >= len(pairs):
         return pairs

@@ -24,10 +24,9 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from qualspec.judges._calibration import _subject, score_pairs
+from qualspec.judges._calibration import _subject, known_pairs, score_pairs
 from qualspec.judges._calibration_result import (
     CACHE_KIND,
     Calibration,
@@ -60,19 +59,7 @@ def field_calibration_pairs(limit: int | None = None) -> list[dict[str, str]]:
         >>> len(field_calibration_pairs()) >= 10, len(field_calibration_pairs(4))
         (True, 4)
     """
-    text = resources.files("qualspec.data").joinpath("field_calibration_pairs.json").read_text()
-    pairs: list[dict[str, str]] = json.loads(text)["pairs"]
-    if limit is None or limit >= len(pairs):
-        return pairs
-    by_domain: dict[str, list[dict[str, str]]] = {}
-    for pair in pairs:
-        by_domain.setdefault(pair["domain"], []).append(pair)
-    picked: list[dict[str, str]] = []
-    while len(picked) < limit:  # round robin over domains
-        for group in by_domain.values():
-            if group and len(picked) < limit:
-                picked.append(group.pop(0))
-    return picked
+    return known_pairs("field_calibration_pairs.json", limit)
 
 
 def _cache_key(grader: FieldGrader, pairs: Sequence[Mapping[str, str]], repeats: int) -> str:
