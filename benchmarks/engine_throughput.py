@@ -89,8 +89,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from qualspec import Candidate, Evaluation, ExecuteOptions, Scenario
-    from qualspec.engine._plan import expand
-    from qualspec.engine._run import execute_plan
+    from qualspec.engine import execute_plan, expand
     from qualspec.spec import ProviderConfig, load_evaluation
     from qualspec.store import Store
 

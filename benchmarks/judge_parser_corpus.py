@@ -2,8 +2,8 @@
 
     python benchmarks/judge_parser_corpus.py [--seed 0] [--size 1200] [--repeat 5]
 
-Two corpora made two ways: the generated one (``qualspec.judges._corpus``: outputs written
-from templates) and the perturbed one (``qualspec.judges._perturb``: 24 real outputs of the
+Two corpora made two ways (``qualspec.judges.corpus``): the generated one (outputs written
+from templates) and the perturbed one (24 real outputs of the
 embedded judge, recorded once in ``tests/judges/data/smollm2_judge_outputs.json`` and
 labelled by hand, each changed 40 ways with a known label). Prints, per corpus and class
 (clear, ambiguous, adversarial): the number of outputs, how many were read correctly,
@@ -20,8 +20,14 @@ import time
 from pathlib import Path
 
 from qualspec.judges import parse_judgment
-from qualspec.judges._corpus import CLASSES, CorpusReport, generate_corpus, score_corpus
-from qualspec.judges._perturb import load_outputs, perturbed_corpus
+from qualspec.judges.corpus import (
+    CLASSES,
+    CorpusReport,
+    generate_corpus,
+    load_outputs,
+    perturbed_corpus,
+    score_corpus,
+)
 
 REAL = Path(__file__).resolve().parent.parent / "tests/judges/data/smollm2_judge_outputs.json"
 

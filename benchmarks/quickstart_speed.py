@@ -82,9 +82,8 @@ def _raw(suite: Path, work: Path) -> tuple[float, int]:
     from llama_cpp import Llama
 
     from qualspec.engine import expand
-    from qualspec.judges import all_criteria_schema, build_all_criteria_messages
-    from qualspec.judges._criteria_judge import candidate_view
-    from qualspec.providers._local import bounded_strings, resolve_model_path
+    from qualspec.judges import all_criteria_schema, build_all_criteria_messages, candidate_view
+    from qualspec.providers import bounded_strings, resolve_model_path
     from qualspec.spec import load_suite
 
     start = time.perf_counter()

@@ -1,9 +1,8 @@
-"""The public API is what the ``__init__`` files export, and no package reaches into
-another package's private modules (the equivalent of ruff's TID251 for a whole layer)."""
+"""The public API is what the ``__init__`` files export (that no file reaches into another
+package's private modules: ``tests/test_private_imports.py``)."""
 
 from __future__ import annotations
 
-import ast
 import importlib
 from pathlib import Path
 
@@ -58,40 +57,6 @@ def test_every_package_exports_resolve(package: str) -> None:
     for name in exported:
         assert not name.startswith("_") or name == "__version__", name
         getattr(module, name)  # every exported name resolves (lazy ones included)
-
-
-def _private_imports(path: Path) -> list[tuple[int, str]]:
-    """Imports in ``path`` of a private module (``_name``) of another qualspec package."""
-    rel = path.relative_to(SRC.parent).with_suffix("").parts  # ("qualspec", "engine", "_x")
-    own = rel[:2] if len(rel) > 2 else rel[:1]
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] != "qualspec":
-                continue
-            private = next((i for i, p in enumerate(parts) if p.startswith("_")), None)
-            if private is not None and tuple(parts[:private]) != own:
-                found.append((node.lineno, name))
-    return found
-
-
-def test_no_package_imports_another_packages_private_modules() -> None:
-    offenders = [
-        f"{path.relative_to(SRC.parent)}:{line}: {name}"
-        for path in sorted(SRC.rglob("*.py"))
-        if "migrations" not in path.parts
-        for line, name in _private_imports(path)
-    ]
-    assert not offenders, "import these from the package's __init__ instead:\n" + "\n".join(
-        offenders
-    )
 
 
 def test_engine_exports_what_the_rest_of_the_code_uses() -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from qualspec.analysis import cell_scores, response_score, run_totals
-from qualspec.store._records import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
+from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
 
 def response(key: str, run_index: int = 0, **kw: object) -> ResponseRecord:

@@ -17,7 +17,7 @@ from qualspec.analysis import (
     format_diff,
 )
 from qualspec.errors import ConfigError
-from qualspec.store._records import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
+from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
 # a cell: one list per run index; each a list of criterion scores (None = unscored),
 # or the string "error" for a failed call

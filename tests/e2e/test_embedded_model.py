@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qualspec import Candidate, Evaluation, ExecuteOptions, Scenario
-from qualspec.engine._plan import expand
-from qualspec.engine._run import execute_plan
+from qualspec.engine import execute_plan, expand
 from qualspec.spec import load_evaluation
 from qualspec.store import Store
 

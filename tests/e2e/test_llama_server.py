@@ -42,7 +42,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from qualspec.providers._local import resolve_model_path  # noqa: PLC2701 - test only
+    from qualspec.providers import resolve_model_path
 
     port = _free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"

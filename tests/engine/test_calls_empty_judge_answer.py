@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from qualspec import Candidate, Evaluation, ExecuteOptions, RetryPolicy, Scenario
-from qualspec.engine._plan import expand
-from qualspec.engine._run import execute_plan
+from qualspec.engine import execute_plan, expand
 from qualspec.spec import ProviderConfig, load_evaluation
 from qualspec.store import Store
 from qualspec.testing import FakeServer

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from qualspec import Candidate, Evaluation, ExecuteOptions, RetryPolicy, Scenario
-from qualspec.engine._plan import expand
-from qualspec.engine._run import execute_plan
+from qualspec.engine import execute_plan, expand
 from qualspec.spec import ProviderConfig, load_evaluation
 from qualspec.store import Store
 from qualspec.testing import FakeServer

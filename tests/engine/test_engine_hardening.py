@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 
 from qualspec import Candidate, Evaluation, ExecuteOptions, RetryPolicy, Scenario
-from qualspec.engine import CallEngine
-from qualspec.engine._plan import expand
-from qualspec.engine._run import execute_plan
+from qualspec.engine import CallEngine, execute_plan, expand
 from qualspec.errors import AuthenticationError
 from qualspec.providers import ChatRequest, ChatResponse, Message
 from qualspec.spec import ProviderConfig, load_evaluation
@@ -360,15 +358,19 @@ def test_no_request_starts_after_the_first_401(server: FakeServer, tmp_path: Pat
         assert server.calls == len(exchanges) == concurrency
 
 
-def test_after_a_401_the_engine_refuses_new_calls(server: FakeServer, store: Store) -> None:
+def test_after_a_401_the_engine_refuses_new_calls(
+    server: FakeServer, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from qualspec.engine import CallStopped
-    from qualspec.providers._openai import OpenAIProvider
+    from qualspec.providers import ProviderPool
 
     server.require_key = "sk-the-right-one"
+    monkeypatch.setenv("FAKE_KEY", "sk-wrong-key")
+    config = ProviderConfig(type="openai", base_url=server.base_url, api_key_env="FAKE_KEY")
 
     async def main() -> None:
         engine = _engine(store)
-        provider = OpenAIProvider("fake", base_url=server.base_url, api_key="sk-wrong-key")
+        provider = ProviderPool({"fake": config}).get("fake")
         request = ChatRequest(model="m", messages=(Message("user", "hi"),))
         try:
             with pytest.raises(AuthenticationError):

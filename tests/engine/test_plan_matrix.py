@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.engine._items import call_key
-from qualspec.engine._plan import Plan, expand
-from qualspec.providers._base import Message
+from qualspec.engine import Plan, call_key, expand
+from qualspec.providers import Message
 from qualspec.spec import (
     BUILTIN_RUBRICS,
     AtTemperature,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qualspec.engine._plan import parse_temperatures
+from qualspec.engine import parse_temperatures
 from qualspec.errors import ConfigError
 
 
@@ -64,7 +64,7 @@ def _suite(**fields: object):  # type: ignore[no-untyped-def]
 
 
 def test_a_suite_without_temperatures_sends_none() -> None:
-    from qualspec.engine._plan import expand
+    from qualspec.engine import expand
 
     plan = expand(_suite())
     assert plan.temperatures == (None,)
@@ -85,7 +85,7 @@ def test_a_suite_without_temperatures_sends_none() -> None:
 
 
 def test_an_at_temperature_entry_outside_the_temperatures_is_warned_about() -> None:
-    from qualspec.engine._plan import expand
+    from qualspec.engine import expand
 
     plan = expand(_suite(temperatures=[0.7, 1.0]))
     assert plan.warnings == (

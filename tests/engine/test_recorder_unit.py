@@ -17,10 +17,9 @@ from typing import Any, cast
 
 import pytest
 
-from qualspec.engine._recorder import Recorder
+from qualspec.engine import Recorder
 from qualspec.errors import StoreError
-from qualspec.store import Store
-from qualspec.store._records import CacheEntry, JudgmentRecord, ResponseRecord
+from qualspec.store import CacheEntry, JudgmentRecord, ResponseRecord, Store
 
 SECRET_TEXT = "sk-unit-canary-4f1c9e"  # an answer text that must never reach a log
 DEADLINE_S = 30.0  # generous: only ever waited out when a test fails

@@ -32,8 +32,7 @@ from helpers_integration import (
     write_suite,
 )
 
-from qualspec.store import Store
-from qualspec.store._records import RunRecord
+from qualspec.store import RunRecord, Store
 from qualspec.testing import FakeServer
 
 N_CALLS = 200

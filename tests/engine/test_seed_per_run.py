@@ -11,8 +11,7 @@ import pytest
 
 import qualspec
 from qualspec import Candidate, Evaluation, ProviderConfig, Scenario
-from qualspec.engine._items import call_key
-from qualspec.engine._plan import expand
+from qualspec.engine import call_key, expand
 from qualspec.spec import load_evaluation
 from qualspec.testing import FakeServer
 

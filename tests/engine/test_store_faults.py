@@ -40,8 +40,7 @@ from helpers_integration import (
     write_suite,
 )
 
-from qualspec.store import Store
-from qualspec.store._records import RunRecord
+from qualspec.store import RunRecord, Store
 
 N_CALLS = 400
 CONCURRENCY = 8

@@ -14,12 +14,11 @@ import pytest
 from qualspec.cli import main
 from qualspec.engine import Evaluator, Subject, create_evaluator, expand
 from qualspec.errors import ConfigError
+from qualspec.judges import looks_like_refusal, run_check
 from qualspec.judges._expect import (
     REFUSAL_PHRASES,
     ExpectEvaluator,
     check_label,
-    looks_like_refusal,
-    run_check,
     validate_json_schema,
 )
 from qualspec.spec import JSON_SCHEMA_KEYWORDS, EvaluatorConfig, load_suite

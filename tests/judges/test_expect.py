@@ -10,7 +10,8 @@ import pytest
 
 from qualspec.cli import main
 from qualspec.errors import SpecError
-from qualspec.judges._expect import check_label, looks_like_refusal, run_check
+from qualspec.judges import looks_like_refusal, run_check
+from qualspec.judges._expect import check_label
 from qualspec.spec import load_suite
 from qualspec.testing import FakeServer
 

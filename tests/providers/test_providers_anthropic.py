@@ -10,7 +10,7 @@ import pytest
 from qualspec.errors import AuthenticationError, MissingAPIKeyError, ProviderError, RateLimitError
 from qualspec.providers import ChatRequest, ChatResponse, Message
 from qualspec.providers._anthropic import AnthropicProvider, create
-from qualspec.spec._models import ProviderConfig
+from qualspec.spec import ProviderConfig
 from qualspec.testing import FakeServer
 
 SECRET = "sk-ant-canary-987654321"

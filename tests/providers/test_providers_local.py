@@ -13,8 +13,8 @@ import llama_cpp  # the local extra must be installed
 import pytest
 
 from qualspec.errors import ConfigError
-from qualspec.providers import ChatRequest, ChatResponse, Message, ProviderPool
-from qualspec.providers._local import LocalProvider, create, resolve_model_path
+from qualspec.providers import ChatRequest, ChatResponse, Message, ProviderPool, resolve_model_path
+from qualspec.providers._local import LocalProvider, create
 
 SCHEMA = {
     "type": "object",

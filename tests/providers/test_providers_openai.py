@@ -25,7 +25,7 @@ from qualspec.providers._openai import (
     create_openrouter,
     create_vllm,
 )
-from qualspec.spec._models import ProviderConfig
+from qualspec.spec import ProviderConfig
 from qualspec.testing import FakeServer
 
 SECRET = "sk-test-canary-123456789"

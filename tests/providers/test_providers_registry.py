@@ -10,7 +10,7 @@ from qualspec.errors import ConfigError
 from qualspec.providers import Provider, ProviderPool, available_providers, split_address
 from qualspec.providers._anthropic import AnthropicProvider
 from qualspec.providers._openai import OpenAIProvider
-from qualspec.spec._models import ProviderConfig
+from qualspec.spec import ProviderConfig
 from qualspec.testing import FakeServer
 
 

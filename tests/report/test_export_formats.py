@@ -11,9 +11,15 @@ from pathlib import Path
 import pytest
 
 from qualspec.errors import ConfigError
-from qualspec.report._export import EXPORT_COLUMNS, export_rows, export_run
-from qualspec.report._results_file import ResultsFileError, read_results_file, run_to_dict
-from qualspec.store._records import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
+from qualspec.report import (
+    EXPORT_COLUMNS,
+    ResultsFileError,
+    export_rows,
+    export_run,
+    read_results_file,
+    run_to_dict,
+)
+from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
 
 def sample_run() -> RunRecord:

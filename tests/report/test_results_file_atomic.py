@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from qualspec.report._results_file import (
+from qualspec.report import (
     ResultsFileError,
     read_results_file,
     write_json_atomic,

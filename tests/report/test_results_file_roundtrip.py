@@ -10,7 +10,7 @@ import pytest
 
 import qualspec
 from qualspec.errors import SchemaVersionError, StoreError
-from qualspec.report._results_file import (
+from qualspec.report import (
     SCHEMA_VERSION,
     ResultsFileError,
     default_results_path,

@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from qualspec.analysis import diff_runs
-from qualspec.report._export import export_run
-from qualspec.report._results_file import read_results_file
+from qualspec.report import export_run, read_results_file
 from qualspec.store import JudgmentRecord, ResponseRecord, Store
 
 

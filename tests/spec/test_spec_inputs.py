@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from qualspec.errors import SpecError
-from qualspec.spec import InputRow, load_suite
-from qualspec.spec._inputs import read_inputs_file, render_prompt, template_problems
+from qualspec.spec import InputRow, load_suite, render_prompt
+from qualspec.spec._inputs import read_inputs_file, template_problems
 
 DATA = Path(__file__).parent / "data"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,15 +99,9 @@ def test_dry_run_rejects_an_unknown_provider_in_a_flag(
 
 @pytest.fixture
 def no_llama(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pretend llama-cpp-python is not installed."""
-    import importlib.util
-
-    from qualspec.providers import _registry
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        _registry, "_installed", lambda module: module != "llama_cpp" and bool(real(module))
-    )
+    """Pretend llama-cpp-python is not installed (a module set to None in ``sys.modules``
+    is not found, and its import fails)."""
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
 
 
 @pytest.mark.usefixtures("no_llama")

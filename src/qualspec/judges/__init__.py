@@ -1,6 +1,7 @@
 """Judges: the criteria and comparative judges, parsing that never invents a score, verdicts.
 
-The engine makes the judge calls (and the parse retries); everything here is pure.
+The engine makes the judge calls (and the parse retries); everything here is pure. The
+parser's labelled corpora (for the benchmarks) are in :mod:`qualspec.judges.corpus`.
 """
 
 from qualspec.judges._ask import AskResult, Read, ask_until_read, could_not_read
@@ -42,7 +43,7 @@ from qualspec.judges._criteria import (
     judge_prompt_text,
     truncate_text,
 )
-from qualspec.judges._criteria_judge import CriteriaJudge, verdict_object
+from qualspec.judges._criteria_judge import CriteriaJudge, candidate_view, verdict_object
 from qualspec.judges._expect import looks_like_refusal, run_check
 from qualspec.judges._field_grader import (
     FIELD_GRADE_PROMPT_NAME,
@@ -130,6 +131,7 @@ __all__ = [
     "calibrate_grader",
     "calibration_calls",
     "calibration_pairs",
+    "candidate_view",
     "comparison_labels",
     "comparison_order",
     "comparison_records",

@@ -20,6 +20,7 @@ from qualspec.providers._base import (
 from qualspec.providers._registry import ProviderPool, available_providers, split_address
 
 if TYPE_CHECKING:
+    from qualspec.providers._local import bounded_strings, resolve_model_path
     from qualspec.providers._prices import PriceTable
 
 __all__ = [
@@ -31,8 +32,10 @@ __all__ = [
     "ProviderPool",
     "STRUCTURED_MODES",
     "available_providers",
+    "bounded_strings",
     "clamp_temperature",
     "effective_temperature",
+    "resolve_model_path",
     "split_address",
 ]
 
@@ -42,4 +45,8 @@ def __getattr__(name: str) -> Any:
         from qualspec.providers._prices import PriceTable
 
         return PriceTable
+    if name in ("bounded_strings", "resolve_model_path"):
+        from qualspec.providers import _local
+
+        return getattr(_local, name)
     raise AttributeError(f"module 'qualspec.providers' has no attribute {name!r}")
