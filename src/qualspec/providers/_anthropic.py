@@ -11,8 +11,10 @@ from qualspec.providers import ChatRequest, ChatResponse
 from qualspec.providers._http import (
     DEFAULT_REMOTE_CONCURRENCY,
     HTTPClient,
+    JSONProvider,
     bad_response,
     connection_limits,
+    int_or_none,
     split_base_url,
 )
 from qualspec.providers._openai import resolve_key
@@ -28,7 +30,7 @@ API_VERSION = "2023-06-01"
 TOOL_NAME = "respond"
 
 
-class AnthropicProvider:
+class AnthropicProvider(JSONProvider):
     """A Messages API client. Structured output uses a forced ``respond`` tool.
 
     Example::
@@ -99,13 +101,6 @@ class AnthropicProvider:
             body["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
         return body
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Make one Messages API call; failures raise classified ProviderErrors."""
-        data = await self._http.post_json(
-            self._url, self.build_payload(request), model=request.model
-        )
-        return self.parse_response(data, request)
-
     def parse_response(self, data: Any, request: ChatRequest) -> ChatResponse:
         """Turn a decoded Messages API body into a :class:`ChatResponse`."""
         blocks = data.get("content") if isinstance(data, dict) else None
@@ -127,8 +122,8 @@ class AnthropicProvider:
         usage = data.get("usage")
         input_tokens = output_tokens = None
         if isinstance(usage, dict):
-            input_tokens = _int_or_none(usage.get("input_tokens"))
-            output_tokens = _int_or_none(usage.get("output_tokens"))
+            input_tokens = int_or_none(usage.get("input_tokens"))
+            output_tokens = int_or_none(usage.get("output_tokens"))
         return ChatResponse(
             text=text,
             finish_reason=data.get("stop_reason"),
@@ -136,10 +131,6 @@ class AnthropicProvider:
             output_tokens=output_tokens,
             structured=structured if request.json_schema is not None else None,
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP session."""
-        await self._http.aclose()
 
 
 def _with_version(base_url: str) -> str:
@@ -149,10 +140,6 @@ def _with_version(base_url: str) -> str:
     if "/" not in rest:
         base_url += "/v1"
     return base_url
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def create(name: str, config: ProviderConfig | None) -> AnthropicProvider:

@@ -28,14 +28,17 @@ from qualspec.messages import one_line
 if TYPE_CHECKING:
     import aiohttp
 
+    from qualspec.providers._base import ChatRequest, ChatResponse
     from qualspec.spec import ProviderConfig
 
 __all__ = [
     "BaseURL",
     "HTTPClient",
+    "JSONProvider",
     "bad_response",
     "body_error",
     "classify_status",
+    "int_or_none",
     "parse_retry_after",
     "parse_structured",
     "split_base_url",
@@ -263,6 +266,42 @@ async def _discard(session: aiohttp.ClientSession, loop: asyncio.AbstractEventLo
         asyncio.run_coroutine_threadsafe(session.close(), loop)
     else:
         session.detach()
+
+
+class JSONProvider:
+    """What the remote providers share: a call is one POST of a JSON body, its decoded
+    answer read into a :class:`~qualspec.providers.ChatResponse`.
+
+    A subclass sets ``_http`` (its :class:`HTTPClient`) and ``_url``, and writes
+    ``build_payload`` and ``parse_response`` for its API.
+    """
+
+    _http: HTTPClient
+    _url: str
+
+    def build_payload(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body sent for ``request``."""
+        raise NotImplementedError
+
+    def parse_response(self, data: Any, request: ChatRequest) -> ChatResponse:
+        """Turn a decoded answer body into a :class:`~qualspec.providers.ChatResponse`."""
+        raise NotImplementedError
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Make one call; failures raise classified ProviderErrors."""
+        data = await self._http.post_json(
+            self._url, self.build_payload(request), model=request.model
+        )
+        return self.parse_response(data, request)
+
+    async def aclose(self) -> None:
+        """Close the HTTP session."""
+        await self._http.aclose()
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` when it is an int (a bool is not), else None: a token count as sent."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def body_error(data: Any) -> str | None:

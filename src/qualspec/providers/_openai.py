@@ -16,9 +16,11 @@ from qualspec.providers._base import ChatRequest, ChatResponse
 from qualspec.providers._http import (
     DEFAULT_REMOTE_CONCURRENCY,
     HTTPClient,
+    JSONProvider,
     bad_response,
     body_error,
     connection_limits,
+    int_or_none,
     parse_structured,
     split_base_url,
 )
@@ -69,7 +71,7 @@ def resolve_key(provider: str, variable: str | None, *, required: bool) -> str |
     return None
 
 
-class OpenAIProvider:
+class OpenAIProvider(JSONProvider):
     """A chat-completions client for any OpenAI-compatible server.
 
     Example::
@@ -149,13 +151,6 @@ class OpenAIProvider:
                 body["response_format"] = fmt
         return body
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Make one chat-completions call; failures raise classified ProviderErrors."""
-        data = await self._http.post_json(
-            self._url, self.build_payload(request), model=request.model
-        )
-        return self.parse_response(data, request)
-
     def parse_response(self, data: Any, request: ChatRequest) -> ChatResponse:
         """Turn a decoded chat-completions body into a :class:`ChatResponse`."""
         error = body_error(data)
@@ -176,8 +171,8 @@ class OpenAIProvider:
         usage = data.get("usage") if isinstance(data, dict) else None
         input_tokens = output_tokens = None
         if isinstance(usage, dict):
-            input_tokens = _int_or_none(usage.get("prompt_tokens"))
-            output_tokens = _int_or_none(usage.get("completion_tokens"))
+            input_tokens = int_or_none(usage.get("prompt_tokens"))
+            output_tokens = int_or_none(usage.get("completion_tokens"))
         structured = parse_structured(content) if request.json_schema is not None else None
         return ChatResponse(
             text=content,
@@ -186,14 +181,6 @@ class OpenAIProvider:
             output_tokens=output_tokens,
             structured=structured,
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP session."""
-        await self._http.aclose()
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _build(name: str, config: ProviderConfig | None, defaults: _Defaults) -> OpenAIProvider:
