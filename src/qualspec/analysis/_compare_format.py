@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from qualspec.analysis._compare import RunComparison, ScopedComparison
-from qualspec.analysis._diff_format import DiffFormat
+from qualspec.analysis._diff_format import DiffFormat, render_as
 from qualspec.analysis._stats import PairedComparison
-from qualspec.errors import ConfigError
 
 __all__ = ["COMPARE_SCHEMA_VERSION", "compare_to_dict", "format_comparison", "verdict_text"]
 
@@ -216,10 +214,10 @@ def format_comparison(c: RunComparison, fmt: DiffFormat = "text") -> str:
     Raises:
         ConfigError: ``fmt`` is not one of the three formats.
     """
-    if fmt == "text":
-        return _text(c)
-    if fmt == "markdown":
-        return _markdown(c)
-    if fmt == "json":
-        return json.dumps(compare_to_dict(c), indent=2, ensure_ascii=False) + "\n"
-    raise ConfigError(f"Unknown comparison format {fmt!r}: use text, json or markdown")
+    return render_as(
+        fmt,
+        "comparison",
+        text=lambda: _text(c),
+        markdown=lambda: _markdown(c),
+        data=lambda: compare_to_dict(c),
+    )

@@ -3,17 +3,42 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from qualspec.analysis._diff import STATUSES, RunDiff, TupleChange
 from qualspec.errors import ConfigError
 
-__all__ = ["DIFF_SCHEMA_VERSION", "DiffFormat", "diff_to_dict", "format_diff"]
+__all__ = ["DIFF_SCHEMA_VERSION", "DiffFormat", "diff_to_dict", "format_diff", "render_as"]
 
 DIFF_SCHEMA_VERSION = "1.1"
 """``schema_version`` of the JSON diff (major.minor; readers refuse a newer major)."""
 
 DiffFormat = Literal["text", "json", "markdown"]
+
+
+def render_as(
+    fmt: DiffFormat,
+    what: str,
+    *,
+    text: Callable[[], str],
+    markdown: Callable[[], str],
+    data: Callable[[], Mapping[str, Any]],
+) -> str:
+    """A report of the ``what`` in the format asked for: ``text()``, ``markdown()`` or
+    ``data()`` as indented JSON (each ending with a newline); only the one asked for is made.
+
+    Raises:
+        ConfigError: ``fmt`` is not one of the three formats.
+    """
+    if fmt == "text":
+        return text()
+    if fmt == "markdown":
+        return markdown()
+    if fmt == "json":
+        return json.dumps(data(), indent=2, ensure_ascii=False) + "\n"
+    raise ConfigError(f"Unknown {what} format {fmt!r}: use text, json or markdown")
+
 
 _HEADER = (
     "status",
@@ -210,10 +235,10 @@ def format_diff(diff: RunDiff, fmt: DiffFormat = "text") -> str:
     Raises:
         ConfigError: ``fmt`` is not one of the three formats.
     """
-    if fmt == "text":
-        return _text(diff)
-    if fmt == "markdown":
-        return _markdown(diff)
-    if fmt == "json":
-        return json.dumps(diff_to_dict(diff), indent=2, ensure_ascii=False) + "\n"
-    raise ConfigError(f"Unknown diff format {fmt!r}: use text, json or markdown")
+    return render_as(
+        fmt,
+        "diff",
+        text=lambda: _text(diff),
+        markdown=lambda: _markdown(diff),
+        data=lambda: diff_to_dict(diff),
+    )

@@ -33,12 +33,11 @@ the run's own scale; "points" below are of 100 (field grades) and scale to 10 (c
 
 from __future__ import annotations
 
-import json
 import statistics
 from typing import Any
 
 from qualspec.analysis._compare import CompareSource, unit_values
-from qualspec.analysis._diff_format import DiffFormat
+from qualspec.analysis._diff_format import DiffFormat, render_as
 from qualspec.analysis._insight_rules import (
     GAP_POINTS,
     MIN_ANSWERS,
@@ -57,7 +56,6 @@ from qualspec.analysis._insight_rules import (
     _reference_changed,
     _thresholds,
 )
-from qualspec.errors import ConfigError
 from qualspec.store import RunRecord
 
 __all__ = [
@@ -160,11 +158,10 @@ def format_insights(result: RunInsights, fmt: DiffFormat = "text") -> str:
     Raises:
         ConfigError: An unknown format.
     """
-    if fmt == "text":
-        return "\n".join(_lines(result, "-", ("", ""))) + "\n"
-    if fmt == "markdown":
-        lines = _lines(result, "-", ("**", "**"))
-        return "## " + "\n".join(lines) + "\n"
-    if fmt == "json":
-        return json.dumps(insights_to_dict(result), indent=2, ensure_ascii=False) + "\n"
-    raise ConfigError(f"Unknown insights format {fmt!r}: use text, json or markdown")
+    return render_as(
+        fmt,
+        "insights",
+        text=lambda: "\n".join(_lines(result, "-", ("", ""))) + "\n",
+        markdown=lambda: "## " + "\n".join(_lines(result, "-", ("**", "**"))) + "\n",
+        data=lambda: insights_to_dict(result),
+    )
