@@ -20,6 +20,8 @@ from qualspec.report._html_view import build_view
 from qualspec.report._results_file import write_text_atomic
 
 if TYPE_CHECKING:
+    import jinja2
+
     from qualspec.analysis import RunAnalysis
     from qualspec.providers import PriceTable
     from qualspec.store import RunRecord
@@ -31,6 +33,21 @@ _TEMPLATES = "templates"
 
 def _read(name: str) -> str:
     return resources.files("qualspec.report").joinpath(_TEMPLATES, name).read_text("utf-8")
+
+
+def page_template(name: str) -> jinja2.Template:
+    """The page template ``name``: autoescaped (every name and answer from a run is
+    escaped), strict about undefined names, with jinja2's block whitespace trimmed."""
+    import jinja2
+
+    env = jinja2.Environment(
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    return env.from_string(_read(name))
 
 
 def _role_css(n_roles: int) -> str:
@@ -75,7 +92,6 @@ def render_html(
     Returns:
         The page.
     """
-    import jinja2
     from markupsafe import Markup
 
     from qualspec.analysis import analyze_run, worth_analysing
@@ -87,14 +103,7 @@ def render_html(
         analysis = analyze_run(record)
     view = build_view(record, prices=prices, analysis=analysis)
     style = "\n" + _read("report.css") + _role_css(len(view.roles)) + "\n"
-    env = jinja2.Environment(
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    template = env.from_string(_read("report.html.j2"))
+    template = page_template("report.html.j2")
     context: dict[str, Any] = {
         "v": view,
         "style": Markup(style),

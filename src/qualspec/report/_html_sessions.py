@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from qualspec.report._html import _read, csp_for
+from qualspec.report._html import _read, csp_for, page_template
 from qualspec.report._results_file import write_text_atomic
 
 __all__ = ["render_sessions_html", "write_sessions_html"]
@@ -56,7 +56,6 @@ def _session_view(session: Mapping[str, Any], rubric_ids: list[str]) -> dict[str
 
 def render_sessions_html(results: Mapping[str, Any]) -> str:
     """Render the result of judging sessions (``judge_sessions``) as one offline page."""
-    import jinja2
     from markupsafe import Markup
 
     from qualspec.version import __version__
@@ -64,14 +63,7 @@ def render_sessions_html(results: Mapping[str, Any]) -> str:
     rubrics = list(results.get("rubrics", []))
     ids = [str(r.get("id")) for r in rubrics]
     style = "\n" + _read("report.css") + "\n"
-    env = jinja2.Environment(
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    template = env.from_string(_read("sessions.html.j2"))
+    template = page_template("sessions.html.j2")
     return template.render(
         {
             "model": results.get("model", "?"),
