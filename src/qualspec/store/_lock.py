@@ -66,8 +66,8 @@ def acquire_run(db: Database, run_id: str) -> None:
     raise StoreError(f"could not take the lock of run {run_id}: it keeps changing owner; retry")
 
 
-def heartbeat(db: Database, run_id: str) -> None:
-    """Refresh this process's heartbeat on a run it holds."""
+def _update_if_mine(db: Database, run_id: str, **values: object) -> None:
+    """Set ``values`` on the run row when this process holds its lock (else nothing)."""
     with db.write() as conn:
         conn.execute(
             update(runs)
@@ -76,19 +76,15 @@ def heartbeat(db: Database, run_id: str) -> None:
                 runs.c.owner_pid == os.getpid(),
                 runs.c.owner_host == socket.gethostname(),
             )
-            .values(heartbeat_at=now_utc())
+            .values(**values)
         )
+
+
+def heartbeat(db: Database, run_id: str) -> None:
+    """Refresh this process's heartbeat on a run it holds."""
+    _update_if_mine(db, run_id, heartbeat_at=now_utc())
 
 
 def release_run(db: Database, run_id: str) -> None:
     """Give up the lock on ``run_id`` if this process holds it."""
-    with db.write() as conn:
-        conn.execute(
-            update(runs)
-            .where(
-                runs.c.id == run_id,
-                runs.c.owner_pid == os.getpid(),
-                runs.c.owner_host == socket.gethostname(),
-            )
-            .values(owner_pid=None, owner_host=None, heartbeat_at=None)
-        )
+    _update_if_mine(db, run_id, owner_pid=None, owner_host=None, heartbeat_at=None)
