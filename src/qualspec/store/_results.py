@@ -116,25 +116,55 @@ def _run_must_exist(db: Database, run_id: str) -> Iterator[None]:
         raise
 
 
-def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord]) -> None:
-    """Upsert a batch of responses in one transaction."""
+def _upsert_batch(
+    db: Database,
+    run_id: str,
+    records: Sequence[_R],
+    *,
+    table: Any,
+    conflict: tuple[str, ...],
+    columns: tuple[str, ...],
+    key: Callable[[_R], Hashable],
+    row: Callable[[_R], list[Any]],
+    created: int,
+) -> None:
+    """Upsert a batch of records (one ``row`` each, ``columns`` in order) in one
+    transaction; a row without a creation time is given the batch's."""
     if not records:
         return
     now = now_utc()
-    insert = db.bulk_insert(
-        "responses", lambda: _upsert(db, responses, _RESPONSE_CONFLICT), _RESPONSE_COLUMNS
-    )
+    insert = db.bulk_insert(table.name, lambda: _upsert(db, table, conflict), columns)
     rows = []
-    for rec in _dedupe(records, _response_key):
-        row = [run_id, *_response_values(rec)]
-        versions = row[_R_VERSIONS]
-        if type(versions) is not dict:  # a mapping of another type: stored as a plain dict
-            row[_R_VERSIONS] = dict(versions)
-        if row[_R_CREATED] is None:
-            row[_R_CREATED] = now
-        rows.append(row)
+    for rec in _dedupe(records, key):
+        values = row(rec)
+        if values[created] is None:
+            values[created] = now
+        rows.append(values)
     with _run_must_exist(db, run_id), db.write() as conn:
         insert.execute(conn, rows)
+
+
+def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord]) -> None:
+    """Upsert a batch of responses in one transaction."""
+
+    def row(rec: ResponseRecord) -> list[Any]:
+        values = [run_id, *_response_values(rec)]
+        versions = values[_R_VERSIONS]
+        if type(versions) is not dict:  # a mapping of another type: stored as a plain dict
+            values[_R_VERSIONS] = dict(versions)
+        return values
+
+    _upsert_batch(
+        db,
+        run_id,
+        records,
+        table=responses,
+        conflict=_RESPONSE_CONFLICT,
+        columns=_RESPONSE_COLUMNS,
+        key=_response_key,
+        row=row,
+        created=_R_CREATED,
+    )
 
 
 def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord]) -> None:
@@ -142,24 +172,26 @@ def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord
 
     Keyed by (evaluator, response_key, criterion) within the run.
     """
-    if not records:
-        return
-    now = now_utc()
-    insert = db.bulk_insert(
-        "judgments", lambda: _upsert(db, judgments, _JUDGMENT_CONFLICT), _JUDGMENT_COLUMNS
-    )
-    rows = []
-    for rec in _dedupe(records, _judgment_key):
-        row = [run_id, criterion_hash(rec.criterion), *_judgment_values(rec)]
-        if row[_J_CREATED] is None:
-            row[_J_CREATED] = now
+
+    def row(rec: JudgmentRecord) -> list[Any]:
+        values = [run_id, criterion_hash(rec.criterion), *_judgment_values(rec)]
         # stored as plain JSON values (a tuple or another mapping type becomes a list/dict)
         for i, plain in ((_J_SUBJECT, list), (_J_SCORES, dict), (_J_DETAILS, dict)):
-            if row[i] is not None and type(row[i]) is not plain:
-                row[i] = plain(row[i])
-        rows.append(row)
-    with _run_must_exist(db, run_id), db.write() as conn:
-        insert.execute(conn, rows)
+            if values[i] is not None and type(values[i]) is not plain:
+                values[i] = plain(values[i])
+        return values
+
+    _upsert_batch(
+        db,
+        run_id,
+        records,
+        table=judgments,
+        conflict=_JUDGMENT_CONFLICT,
+        columns=_JUDGMENT_COLUMNS,
+        key=_judgment_key,
+        row=row,
+        created=_J_CREATED,
+    )
 
 
 def response_keys(db: Database, run_id: str, ok_only: bool = True) -> set[str]:
