@@ -20,6 +20,7 @@ from qualspec.judges._criteria import (
     CandidateView,
     _render_sections,
     _setup_block,
+    scores_schema,
     truncate_text,
 )
 from qualspec.judges._criteria_judge import verdict_object
@@ -55,16 +56,10 @@ def comparison_labels(n: int) -> list[str]:
 
 def comparison_schema(labels: Sequence[str]) -> dict[str, Any]:
     """The JSON Schema of a comparison verdict over ``labels``."""
-    score = {"type": "integer", "minimum": 0, "maximum": 10}
     return {
         "type": "object",
         "properties": {
-            "scores": {
-                "type": "object",
-                "properties": {label: score for label in labels},
-                "required": list(labels),
-                "additionalProperties": False,
-            },
+            "scores": scores_schema(labels),
             "winner": {"type": "string", "enum": [*labels, TIE]},
             "reasoning": {"type": "string"},
         },

@@ -20,6 +20,7 @@ __all__ = [
     "build_all_criteria_messages",
     "build_judge_messages",
     "judge_prompt_text",
+    "scores_schema",
     "truncate_text",
 ]
 
@@ -199,19 +200,23 @@ def build_judge_messages(
     return system, user
 
 
-def all_criteria_schema(n: int) -> dict[str, Any]:
-    """The JSON Schema of an ``all_criteria`` verdict over ``n`` numbered criteria."""
-    keys = [str(i) for i in range(1, n + 1)]
+def scores_schema(keys: Sequence[str]) -> dict[str, Any]:
+    """The JSON Schema of a verdict's ``scores``: an integer 0-10 under each of ``keys``."""
     score = {"type": "integer", "minimum": 0, "maximum": 10}
     return {
         "type": "object",
+        "properties": {k: score for k in keys},
+        "required": list(keys),
+        "additionalProperties": False,
+    }
+
+
+def all_criteria_schema(n: int) -> dict[str, Any]:
+    """The JSON Schema of an ``all_criteria`` verdict over ``n`` numbered criteria."""
+    return {
+        "type": "object",
         "properties": {
-            "scores": {
-                "type": "object",
-                "properties": {k: score for k in keys},
-                "required": keys,
-                "additionalProperties": False,
-            },
+            "scores": scores_schema([str(i) for i in range(1, n + 1)]),
             "reasoning": {"type": "string"},
         },
         "required": ["scores", "reasoning"],
