@@ -31,13 +31,14 @@ from qualspec.judges._corpus import (
 )
 from qualspec.judges._perturb import load_outputs, perturbed_corpus
 
+# in the order a reader meets them: the two corpora, their scoring, what it returns
 __all__ = [
-    "CLASSES",
-    "ClassCounts",
-    "CorpusCase",
-    "CorpusReport",
     "generate_corpus",
     "load_outputs",
     "perturbed_corpus",
     "score_corpus",
+    "CorpusCase",
+    "CorpusReport",
+    "ClassCounts",
+    "CLASSES",
 ]
