@@ -240,19 +240,30 @@ def _response_order(rec: ResponseRecord) -> tuple[Any, ...]:
     )
 
 
+def _load(
+    db: Database,
+    run_id: str,
+    include_superseded: bool,
+    table: Any,
+    record: type[_R],
+    names: tuple[str, ...],
+) -> list[_R]:
+    """A run's current rows of ``table`` (all with ``include_superseded``) as ``record``s,
+    unordered."""
+    query = select(table).where(table.c.run_id == run_id)
+    if not include_superseded:
+        query = query.where(~table.c.superseded)
+    with db.read() as conn:
+        rows = conn.execute(query).mappings()
+        return [record(**{name: row[name] for name in names}) for row in rows.all()]
+
+
 def load_responses(
     db: Database, run_id: str, include_superseded: bool = False
 ) -> list[ResponseRecord]:
     """A run's current responses (all with ``include_superseded``), ordered by scenario,
     input, role, candidate, temperature, run."""
-    query = select(responses).where(responses.c.run_id == run_id)
-    if not include_superseded:
-        query = query.where(~responses.c.superseded)
-    with db.read() as conn:
-        rows = conn.execute(query).mappings()
-        out = [
-            ResponseRecord(**{name: row[name] for name in _RESPONSE_FIELDS}) for row in rows.all()
-        ]
+    out = _load(db, run_id, include_superseded, responses, ResponseRecord, _RESPONSE_FIELDS)
     out.sort(key=_response_order)
     return out
 
@@ -270,14 +281,7 @@ def load_judgments(
     within one key the criteria judge's records come first, then other evaluators' by
     name, each by criterion (current before superseded).
     """
-    query = select(judgments).where(judgments.c.run_id == run_id)
-    if not include_superseded:
-        query = query.where(~judgments.c.superseded)
-    with db.read() as conn:
-        rows = conn.execute(query).mappings()
-        out = [
-            JudgmentRecord(**{name: row[name] for name in _JUDGMENT_FIELDS}) for row in rows.all()
-        ]
+    out = _load(db, run_id, include_superseded, judgments, JudgmentRecord, _JUDGMENT_FIELDS)
     position = {rec.key: i for i, rec in enumerate(ordered)}
     out.sort(
         key=lambda j: (
