@@ -18,6 +18,7 @@ from sqlalchemy import select
 from qualspec.errors import UnknownReferenceError
 from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
+from qualspec.store._prefix import only_match
 from qualspec.store._records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
 from qualspec.store._schema import reference_audit, reference_reviews, responses, runs
 
@@ -206,15 +207,15 @@ def find_reference(db: Database, ident: str) -> str:
             found = [str(k) for k in conn.execute(reviewed.limit(6)).scalars()]
     if ident in found:
         return ident
-    if not found or not ident:
-        raise UnknownReferenceError(f"no reference answer with id '{ident}': {_LIST_HINT}")
-    if len(found) > 1:
-        shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
-        raise UnknownReferenceError(
-            f"reference id prefix '{ident}' matches several references ({shown}): give more "
-            f"characters; {_LIST_HINT}"
-        )
-    return found[0]
+    return only_match(
+        ident,
+        found,
+        error=UnknownReferenceError,
+        noun="reference answer",
+        kind="reference",
+        plural="references",
+        hint=_LIST_HINT,
+    )
 
 
 def reference_answers(

@@ -13,6 +13,7 @@ from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._liveness import abandoned_reason
+from qualspec.store._prefix import only_match
 from qualspec.store._records import RunSummary, suite_matches
 from qualspec.store._redact import redact
 from qualspec.store._schema import judgments, responses, runs
@@ -98,15 +99,15 @@ def resolve_run_id(db: Database, run_id: str) -> str:
             .scalars()
             .all()
         )
-    if not found or not run_id:
-        raise UnknownRunError(f"no run with id '{run_id}': {_LIST_HINT}")
-    if len(found) > 1:
-        shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
-        raise UnknownRunError(
-            f"run id prefix '{run_id}' matches several runs ({shown}): give more characters; "
-            f"{_LIST_HINT}"
-        )
-    return str(found[0])
+    return only_match(
+        run_id,
+        [str(i) for i in found],
+        error=UnknownRunError,
+        noun="run",
+        kind="run",
+        plural="runs",
+        hint=_LIST_HINT,
+    )
 
 
 def get_run(db: Database, run_id: str) -> RunSummary:
