@@ -8,6 +8,7 @@ input row; the system prompt is the first set of role > scenario > candidate.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from qualspec.messages import did_you_mean
 from qualspec.providers import Message
 
 if TYPE_CHECKING:
+    from qualspec.engine._evaluators import Evaluator
     from qualspec.spec import Candidate, EvaluatorConfig, InputRow, LoadedSuite, Role, Scenario
 
 __all__ = ["Plan", "check_plan", "expand", "parse_temperatures"]
@@ -56,46 +58,69 @@ class Plan:
     # (an ``at_temperature`` entry at a temperature the run does not use)
     warnings: tuple[str, ...] = ()
 
+    @functools.cached_property
+    def _evaluators(self) -> tuple[Evaluator | None, ...]:
+        """The evaluator of each of ``judges`` (None: it cannot be created, which
+        :func:`check_plan` reports at its line)."""
+        return tuple(_created(config) for config in self.judges)
+
+    def _criteria_scorers(self) -> list[Evaluator]:
+        """The evaluators of ``judges`` that score each answer's criteria."""
+        return [e for e in self._evaluators if e is not None and e.scores_criteria]
+
     @property
     def criteria_judges(self) -> int:
-        """How many criteria judges score each answer."""
+        """How many evaluators score each answer's criteria (the criteria judges; a plan
+        without ``judges``: its default judge)."""
         if not self.judges:
             return 1
-        return sum(1 for j in self.judges if j.type == "criteria")
+        return len(self._criteria_scorers())
 
     @property
     def judge_calls(self) -> int:
-        """Per criteria judge: one call per criterion per answer, or one per answer with
-        criteria in ``all_criteria`` mode (before parse retries)."""
-        judges = [j for j in self.judges if j.type == "criteria"] if self.judges else []
-        per_criterion = sum(len(item.criteria) for item in self.items)
-        if not self.judges:
-            return per_criterion
-        all_at_once = sum(1 for item in self.items if item.criteria)
-        return sum(all_at_once if j.mode == "all_criteria" else per_criterion for j in judges)
+        """The calls the evaluators that score criteria plan, before parse retries: per
+        criteria judge, one per criterion per answer, or one per answer with criteria in
+        ``all_criteria`` mode."""
+        if not self.judges:  # the default judge: one call per criterion
+            return sum(len(item.criteria) for item in self.items)
+        return sum(
+            planned.calls
+            for evaluator in self._criteria_scorers()
+            for item in self.items
+            if item.kind in evaluator.kinds
+            for planned in evaluator.planned_calls([item])
+        )
 
     def default_judge(self) -> EvaluatorConfig:
-        """The criteria judge a plan without ``judges`` scores its criteria with."""
+        """The judge a plan without ``judges`` scores its criteria with (a suite's
+        default evaluator type, on the plan's judge model)."""
         from qualspec.spec import EvaluatorConfig
 
-        return EvaluatorConfig(type="criteria", model=self.judge_model)
+        return EvaluatorConfig(model=self.judge_model)
 
     def run_evaluators(self, *, judge: bool = True) -> tuple[EvaluatorConfig, ...]:
         """The evaluators a run of this plan creates, in order.
 
-        With ``judge``, the suite's judges (a criteria judge only when some answer has
-        criteria: checks alone need no judge, so none is called, calibrated or checked);
-        then, whenever some scenario has ``expect:`` checks, also under ``--no-judge``
-        (checks are not a judge), the built-in ``expect`` evaluator, once.
+        With ``judge``, the suite's judges (one that scores criteria only when some answer
+        has criteria: checks alone need no judge, so none is called, calibrated or
+        checked); then, whenever some scenario has ``expect:`` checks, also under
+        ``--no-judge`` (checks are not a judge), the evaluator of checks, once.
         """
         from qualspec.spec import EvaluatorConfig
 
         if not self.items:
             return ()
-        scored = any(item.criteria for item in self.items)
-        out = [c for c in self.judges if scored or c.type != "criteria"] if judge else []
-        if any(item.checks for item in self.items) and all(c.label != "expect" for c in out):
-            out.append(EvaluatorConfig(type="expect", name="expect"))
+        out: list[EvaluatorConfig] = []
+        if judge:
+            scored = any(item.criteria for item in self.items)
+            out = [
+                config
+                for config, evaluator in zip(self.judges, self._evaluators, strict=True)
+                if scored or evaluator is None or not evaluator.scores_criteria
+            ]
+        checks = EvaluatorConfig.for_checks()
+        if any(item.checks for item in self.items) and all(c.label != checks.label for c in out):
+            out.append(checks)
         return tuple(out)
 
     def with_judge(self, model: str | None = None, threshold: float | None = None) -> Plan:
@@ -454,14 +479,15 @@ def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:
     in_suite = bool(evaluation.judges) or "judge" in evaluation.model_fields_set
     issues = []
     used = plan.run_evaluators()
-    n_judges = len(evaluation.judges) or 1
+    # the suite's evaluators: its judges, the field grader, then one per comparisons: entry
+    first_compared = len(plan.judges) - len(evaluation.comparisons)
     for i, config in enumerate(plan.judges):
         if config not in used:  # a criteria judge of a plan without criteria: never called
             continue
         field: tuple[str | int, ...] = ("judges", i) if evaluation.judges else ("judge",)
-        compared = i >= n_judges and config.type == "comparative"
+        compared = i >= first_compared
         if compared:  # an entry of comparisons:
-            field = ("comparisons", i - n_judges)
+            field = ("comparisons", i - first_compared)
         model = create_evaluator(config).model  # an unknown type: ConfigError
         if model is None:
             continue
@@ -471,7 +497,7 @@ def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:
             original = originals[i].model if i < len(originals) else None
             if config.model is not None and (original is None or config.model != original):
                 raise ConfigError(f"--judge {model}: {exc}") from None
-            if compared and evaluation.comparisons[i - n_judges].model is not None:
+            if compared and evaluation.comparisons[i - first_compared].model is not None:
                 pass  # its own model: an issue at its line
             elif not in_suite or original is None:
                 raise ConfigError(
@@ -481,6 +507,15 @@ def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:
             message = f"the judge {model} cannot run: {_sentence(exc)}; or {_OTHER_JUDGE}"
             issues.append(suite.issue((*field, "model"), message))
     return issues
+
+
+def _created(config: EvaluatorConfig) -> Evaluator | None:
+    from qualspec.engine._evaluators import create_evaluator
+
+    try:
+        return create_evaluator(config)
+    except ConfigError:  # an unknown type, bad options: check_plan says so, at its line
+        return None
 
 
 def _address(text: str) -> str:
