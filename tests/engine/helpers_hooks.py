@@ -17,6 +17,7 @@ class Hooked:
     scope = "response"
     kinds: Sequence[str] = ("candidate",)
     uses_dependencies = False
+    scores_criteria = False
     threshold = None
 
     def __init__(self, name: str, model: str) -> None:

@@ -109,7 +109,8 @@ def _entry(i: int) -> CacheEntry:
 
 
 def _recorder(store: FakeStore, **kwargs: Any) -> Recorder:
-    return Recorder(cast(Store, store), "run-1", **kwargs)
+    """A started recorder: on the running loop when made inside one (callbacks run there)."""
+    return Recorder(cast(Store, store), "run-1", **kwargs).start()
 
 
 async def _until(predicate: Callable[[], bool], what: str) -> None:
@@ -152,7 +153,6 @@ def test_transient_failure_is_retried_and_callbacks_wait_for_the_commit(
 
     async def main() -> BaseException | None:
         recorder = _recorder(store, retry_window_s=DEADLINE_S, on_fatal=fatal.append)
-        recorder.bind_loop(asyncio.get_running_loop())
         store.down.set()
 
         def on_commit(key: str) -> Callable[[], None]:
@@ -224,7 +224,6 @@ def test_judgment_retry_does_not_hold_back_committed_answers() -> None:
 
     async def main() -> BaseException | None:
         recorder = _recorder(store, retry_window_s=DEADLINE_S)
-        recorder.bind_loop(asyncio.get_running_loop())
 
         original = store.record_judgments
         gate = threading.Event()
@@ -271,8 +270,6 @@ def test_persistent_failure_is_fatal_once_releases_everyone_and_drops_the_rest(
     async def main() -> BaseException | None:
         recorder = _recorder(store, retry_window_s=0.5)
         recorder.on_fatal = on_fatal  # the engine is built after the recorder
-        loop = asyncio.get_running_loop()
-        recorder.bind_loop(loop)
         for i in range(4):
             recorder.response(_response(i), on_commit=lambda i=i: events.append(f"cb{i}"))
         recorder.judgment(_judgment(0))
@@ -365,7 +362,6 @@ def test_heartbeat_failures_are_not_fatal(caplog: pytest.LogCaptureFixture) -> N
 
     async def main() -> BaseException | None:
         recorder = _recorder(store, heartbeat_s=0.05, retry_window_s=0.2, on_fatal=fatal.append)
-        recorder.bind_loop(asyncio.get_running_loop())
         await _until(lambda: store.beats >= 4, "a good heartbeat after the failed ones")
         recorder.response(_response(0))
         return await _close(recorder)

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from qualspec.engine._retry import RetryPolicy
     from qualspec.engine._run import execute_plan
     from qualspec.engine._session import RunOutcome, Session, run_sync
+    from qualspec.engine._sink import Sink, SinkFactory
 
 _EXPORTS: dict[str, str] = {
     "BaseEvaluator": "_decorator",
@@ -94,6 +95,8 @@ _EXPORTS: dict[str, str] = {
     "RunOutcome": "_session",
     "Scope": "_evaluators",
     "Session": "_session",
+    "Sink": "_sink",
+    "SinkFactory": "_sink",
     "Subject": "_evaluators",
     "Verdict": "_evaluators",
     "WorkItem": "_items",
@@ -154,6 +157,8 @@ __all__ = [
     "RunOutcome",
     "Scope",
     "Session",
+    "Sink",
+    "SinkFactory",
     "Subject",
     "Verdict",
     "WorkItem",

@@ -37,7 +37,7 @@ from qualspec.store import CacheEntry
 
 if TYPE_CHECKING:
     from qualspec.engine._options import ExecuteOptions
-    from qualspec.engine._recorder import Recorder
+    from qualspec.engine._sink import Sink
     from qualspec.providers import PriceTable, ProviderPool
     from qualspec.spec import ProviderConfig
     from qualspec.store import Store
@@ -424,7 +424,7 @@ class CallEngine:
         messages: Sequence[Message],
         *,
         kind: str,
-        recorder: Recorder | None,
+        recorder: Sink | None,
         temperature: float | None = 0.0,
         max_tokens: int | None = None,
         params: Mapping[str, Any] | None = None,
@@ -517,7 +517,7 @@ class CallEngine:
         messages: Sequence[Message],
         *,
         kind: str,
-        recorder: Recorder | None,
+        recorder: Sink | None,
         temperature: float | None,
         max_tokens: int | None,
         params: dict[str, Any],
@@ -648,7 +648,7 @@ class CallEngine:
 
     def cache_put(
         self,
-        recorder: Recorder,
+        recorder: Sink,
         entry: CacheEntry,
         on_commit: Callable[[], object] | None = None,
     ) -> bool:

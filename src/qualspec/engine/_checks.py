@@ -53,12 +53,13 @@ def check_judged(suite: LoadedSuite, plan: Plan) -> None:
 
     A scenario without criteria, rubric, temperature-specific criteria, ``expect:``
     checks or a reference is fine under ``--no-judge`` (the caller then does not call
-    this), and when only evaluators of other types judge.
+    this), and when no evaluator of the run scores criteria (only evaluators that read
+    the answers their own way judge).
 
     Raises:
         SpecError: One issue per such scenario, at its line.
     """
-    if plan.judges and not any(j.type == "criteria" for j in plan.judges):
+    if not plan.criteria_judges:
         return
     from qualspec.errors import SpecError
     from qualspec.spec import criteria_issues

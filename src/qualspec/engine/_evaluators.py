@@ -163,6 +163,11 @@ class Evaluator(Protocol):
             evaluation an error record, evaluated again on resume). An evaluator that
             never reads them (the criteria judge, ``expect``) says False and is not held
             up by them.
+        scores_criteria: Whether its aspects are each answer's criteria (the suite's
+            ``criteria:``, ``rubric:`` and ``at_temperature:``), as the criteria judge's
+            are. Such an evaluator is left out of a run whose answers have no criteria
+            (nothing to call, prepare or check), a judged run with one refuses scenarios
+            with nothing to judge, and its calls are the plan's ``judge_calls``.
 
     Besides evaluating, it says what it plans (:meth:`planned_calls`,
     :meth:`planned_preparation`: what ``--dry-run`` counts) and may prepare before the
@@ -172,8 +177,8 @@ class Evaluator(Protocol):
     The engine knows evaluators through these members only. An object with the members
     up to :meth:`evaluate` is an evaluator too (plugins written before the others
     existed): :func:`with_defaults` gives it the defaults (``kinds``
-    ``("candidate",)``, ``uses_dependencies`` True, one call per aspect, no
-    preparation).
+    ``("candidate",)``, ``uses_dependencies`` True, ``scores_criteria`` False, one call
+    per aspect, no preparation).
     """
 
     name: str
@@ -182,6 +187,7 @@ class Evaluator(Protocol):
     threshold: float | None
     kinds: Sequence[str]
     uses_dependencies: bool
+    scores_criteria: bool
 
     def prompt(self) -> tuple[str, str] | None:
         """``(name, template text)`` of its prompt, versioned by content in the store."""
@@ -251,25 +257,46 @@ def default_planned_calls(evaluator: Any, items: Sequence[WorkItem]) -> Sequence
 
 
 class _WithDefaults(HookDefaults):
-    """An evaluator with only the core members, given the protocol's defaults."""
+    """An evaluator with only some members, given the protocol's defaults for the others
+    (the members it has stay its own)."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.kinds: Sequence[str] = ("candidate",)
         self.uses_dependencies = True
+        self.scores_criteria = False
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
-        return default_planned_calls(self._inner, items)
+        own = getattr(self._inner, "planned_calls", None)
+        return own(items) if own is not None else default_planned_calls(self._inner, items)
+
+    def planned_preparation(
+        self, *, calibrate: bool, calibrated: Calibrated | None
+    ) -> Sequence[PlannedCalls]:
+        own = getattr(self._inner, "planned_preparation", None)
+        if own is None:
+            return ()
+        found: Sequence[PlannedCalls] = own(calibrate=calibrate, calibrated=calibrated)
+        return found
+
+    async def prepare(self, ctx: PrepareContext) -> Mapping[str, Any] | None:
+        own = getattr(self._inner, "prepare", None)
+        if own is None:
+            return None
+        found: Mapping[str, Any] | None = await own(ctx)
+        return found
 
 
 def with_defaults(evaluator: EvaluatorCore) -> Evaluator:
     """``evaluator`` itself when it has every member of :class:`Evaluator`; an object with
     the core members (:data:`CORE_MEMBERS`) gets the defaults of the others (``kinds``
-    ``("candidate",)``, ``uses_dependencies`` True, one call per aspect, no preparation)
-    from a wrapper that passes everything else through.
+    ``("candidate",)``, ``uses_dependencies`` True, ``scores_criteria`` False, one call
+    per aspect, no preparation) from a wrapper that passes everything else through (the
+    members it has, an evaluator written before ``scores_criteria`` existed included,
+    stay its own).
 
     Raises:
         ConfigError: A core member is missing.
@@ -283,7 +310,7 @@ def with_defaults(evaluator: EvaluatorCore) -> Evaluator:
             f"(an evaluator has {', '.join(CORE_MEMBERS)})"
         )
     wrapped = _WithDefaults(evaluator)
-    for name in ("kinds", "uses_dependencies"):  # those it declares stay its own
+    for name in ("kinds", "uses_dependencies", "scores_criteria"):  # declared: its own
         if hasattr(evaluator, name):
             setattr(wrapped, name, getattr(evaluator, name))
     kinds = wrapped.kinds or ("candidate",)

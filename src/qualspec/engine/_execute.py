@@ -41,7 +41,7 @@ from qualspec.providers import (
 from qualspec.store import JudgmentRecord, ReferenceReview, ResponseRecord, Store
 
 if TYPE_CHECKING:
-    from qualspec.engine._recorder import Recorder
+    from qualspec.engine._sink import Sink
     from qualspec.spec import ProviderConfig
 
 __all__ = [
@@ -72,7 +72,7 @@ class Executor:
         *,
         calls: CallEngine,
         providers: Mapping[str, Provider],
-        recorder: Recorder,
+        recorder: Sink,
         run_id: str,
         evaluators: Sequence[BoundEvaluator] = (),
         provider_configs: Mapping[str, ProviderConfig] | None = None,
@@ -113,7 +113,6 @@ class Executor:
     async def run(self) -> ExecuteStats:
         """Execute; raise AuthenticationError (after cancelling the rest) if credentials fail."""
         loop = asyncio.get_running_loop()
-        self._recorder.bind_loop(loop)
         groups = self._groups()
         if self._group_evals or any(item.depends_on for item in self._items):
             self._answers = {item.key: loop.create_future() for item in self._items}

@@ -116,11 +116,12 @@ def judged_tokens(item: WorkItem) -> int:
 
 class HookDefaults:
     """Mixed into an evaluator: the protocol's defaults for the members it leaves out
-    (items of kind ``candidate``, waits for dependencies, no planned calls, nothing to
-    prepare)."""
+    (items of kind ``candidate``, waits for dependencies, does not score the suite's
+    criteria, no planned calls, nothing to prepare)."""
 
     kinds: Sequence[str] = ("candidate",)
     uses_dependencies: bool = True
+    scores_criteria: bool = False
 
     def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
         """No model call."""

@@ -8,16 +8,19 @@ input row; the system prompt is the first set of role > scenario > candidate.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
+from qualspec.engine._plan_check import check_plan
+from qualspec.engine._selection import parse_temperatures, run_temperatures, select, split_model
 from qualspec.errors import ConfigError
-from qualspec.messages import did_you_mean
 from qualspec.providers import Message
 
 if TYPE_CHECKING:
+    from qualspec.engine._evaluators import Evaluator
     from qualspec.spec import Candidate, EvaluatorConfig, InputRow, LoadedSuite, Role, Scenario
 
 __all__ = ["Plan", "check_plan", "expand", "parse_temperatures"]
@@ -25,8 +28,6 @@ __all__ = ["Plan", "check_plan", "expand", "parse_temperatures"]
 _CHARS_PER_TOKEN = 4
 _DEFAULT_OUTPUT_TOKENS = 256
 _JUDGE_TEMPLATE_CHARS = 900  # the judge instructions around prompt, answer and criterion
-_MAX_TEMPERATURE = 2.0
-_OTHER_JUDGE = "choose another judge with --judge PROVIDER/MODEL or judge: in the suite"
 
 
 @dataclass(frozen=True)
@@ -56,46 +57,69 @@ class Plan:
     # (an ``at_temperature`` entry at a temperature the run does not use)
     warnings: tuple[str, ...] = ()
 
+    @functools.cached_property
+    def _evaluators(self) -> tuple[Evaluator | None, ...]:
+        """The evaluator of each of ``judges`` (None: it cannot be created, which
+        :func:`check_plan` reports at its line)."""
+        return tuple(_created(config) for config in self.judges)
+
+    def _criteria_scorers(self) -> list[Evaluator]:
+        """The evaluators of ``judges`` that score each answer's criteria."""
+        return [e for e in self._evaluators if e is not None and e.scores_criteria]
+
     @property
     def criteria_judges(self) -> int:
-        """How many criteria judges score each answer."""
+        """How many evaluators score each answer's criteria (the criteria judges; a plan
+        without ``judges``: its default judge)."""
         if not self.judges:
             return 1
-        return sum(1 for j in self.judges if j.type == "criteria")
+        return len(self._criteria_scorers())
 
     @property
     def judge_calls(self) -> int:
-        """Per criteria judge: one call per criterion per answer, or one per answer with
-        criteria in ``all_criteria`` mode (before parse retries)."""
-        judges = [j for j in self.judges if j.type == "criteria"] if self.judges else []
-        per_criterion = sum(len(item.criteria) for item in self.items)
-        if not self.judges:
-            return per_criterion
-        all_at_once = sum(1 for item in self.items if item.criteria)
-        return sum(all_at_once if j.mode == "all_criteria" else per_criterion for j in judges)
+        """The calls the evaluators that score criteria plan, before parse retries: per
+        criteria judge, one per criterion per answer, or one per answer with criteria in
+        ``all_criteria`` mode."""
+        if not self.judges:  # the default judge: one call per criterion
+            return sum(len(item.criteria) for item in self.items)
+        return sum(
+            planned.calls
+            for evaluator in self._criteria_scorers()
+            for item in self.items
+            if item.kind in evaluator.kinds
+            for planned in evaluator.planned_calls([item])
+        )
 
     def default_judge(self) -> EvaluatorConfig:
-        """The criteria judge a plan without ``judges`` scores its criteria with."""
+        """The judge a plan without ``judges`` scores its criteria with (a suite's
+        default evaluator type, on the plan's judge model)."""
         from qualspec.spec import EvaluatorConfig
 
-        return EvaluatorConfig(type="criteria", model=self.judge_model)
+        return EvaluatorConfig(model=self.judge_model)
 
     def run_evaluators(self, *, judge: bool = True) -> tuple[EvaluatorConfig, ...]:
         """The evaluators a run of this plan creates, in order.
 
-        With ``judge``, the suite's judges (a criteria judge only when some answer has
-        criteria: checks alone need no judge, so none is called, calibrated or checked);
-        then, whenever some scenario has ``expect:`` checks, also under ``--no-judge``
-        (checks are not a judge), the built-in ``expect`` evaluator, once.
+        With ``judge``, the suite's judges (one that scores criteria only when some answer
+        has criteria: checks alone need no judge, so none is called, calibrated or
+        checked); then, whenever some scenario has ``expect:`` checks, also under
+        ``--no-judge`` (checks are not a judge), the evaluator of checks, once.
         """
         from qualspec.spec import EvaluatorConfig
 
         if not self.items:
             return ()
-        scored = any(item.criteria for item in self.items)
-        out = [c for c in self.judges if scored or c.type != "criteria"] if judge else []
-        if any(item.checks for item in self.items) and all(c.label != "expect" for c in out):
-            out.append(EvaluatorConfig(type="expect", name="expect"))
+        out: list[EvaluatorConfig] = []
+        if judge:
+            scored = any(item.criteria for item in self.items)
+            out = [
+                config
+                for config, evaluator in zip(self.judges, self._evaluators, strict=True)
+                if scored or evaluator is None or not evaluator.scores_criteria
+            ]
+        checks = EvaluatorConfig.for_checks()
+        if any(item.checks for item in self.items) and all(c.label != checks.label for c in out):
+            out.append(checks)
         return tuple(out)
 
     def with_judge(self, model: str | None = None, threshold: float | None = None) -> Plan:
@@ -111,7 +135,7 @@ class Plan:
 
         changes: dict[str, Any] = {}
         if model is not None:
-            _split(model)  # a malformed address: one line saying how to write it
+            split_model(model)  # a malformed address: one line saying how to write it
             changes["model"] = model
         if threshold is not None:
             threshold = changes["threshold"] = check_threshold(threshold)
@@ -161,8 +185,8 @@ class Plan:
             plan = expand(suite).with_references("openai/gpt-4o")
             print(plan.reference_calls, "reference answers")
         """
-        provider, model_name = _split(model)
-        chosen = set(_select("scenario", "scenarios", scenarios, list(self.scenarios)))
+        provider, model_name = split_model(model)
+        chosen = set(select("scenario", "scenarios", scenarios, list(self.scenarios)))
         extra = {k: v for k, v in (params or {}).items() if k != "temperature"}
         refs: dict[str, WorkItem] = {}
         items: list[WorkItem] = []
@@ -221,59 +245,6 @@ class Plan:
                 tokens_in += (per_judge + len(criterion) // _CHARS_PER_TOKEN) * self.criteria_judges
                 tokens_out += judge_out * self.criteria_judges
         return tokens_in, tokens_out
-
-
-def parse_temperatures(text: str) -> tuple[float, ...]:
-    """Parse ``--temps``: comma-separated numbers (``"0,0.7"``) or a preset name.
-
-    Raises:
-        ConfigError: When a value is not a number in 0..2 or the preset is unknown.
-    """
-    from qualspec.spec import TEMPERATURE_PRESETS
-
-    name = text.strip()
-    if name in TEMPERATURE_PRESETS:
-        return TEMPERATURE_PRESETS[name]
-    values: list[float] = []
-    for part in name.split(","):
-        try:
-            value = float(part.strip())
-        except ValueError:
-            presets = ", ".join(TEMPERATURE_PRESETS)
-            hint = did_you_mean(name, TEMPERATURE_PRESETS, after=" ")
-            raise ConfigError(
-                f"Invalid temperatures {text!r}: {hint}give numbers like 0,0.7 "
-                f"or a preset ({presets})"
-            ) from None
-        if not 0.0 <= value <= _MAX_TEMPERATURE:
-            raise ConfigError(f"Temperature {value:g} is outside 0..2: give values from 0 to 2")
-        values.append(value)
-    return tuple(dict.fromkeys(values))
-
-
-def _select(kind: str, flag: str, names: Sequence[str] | None, valid: list[str]) -> list[str]:
-    if not names:
-        return valid
-    if not valid:
-        raise ConfigError(f"{flag} was given but the suite defines no {kind}s: remove {flag}")
-    for name in names:
-        if name not in valid:
-            hint = did_you_mean(name, valid, after=" ")
-            raise ConfigError(
-                f"Unknown {kind} {name!r} in {flag}: {hint}valid {kind}s: {', '.join(valid)}"
-            )
-    wanted = set(names)
-    return [name for name in valid if name in wanted]
-
-
-def _split(address: str) -> tuple[str, str]:
-    provider, sep, model = address.strip().partition("/")
-    if not sep or not provider or not model:
-        raise ConfigError(
-            f"Model address {address!r} must be provider/model, e.g. local/smollm2 or "
-            "openai/gpt-4o-mini"
-        )
-    return provider, model
 
 
 def _criteria(suite: LoadedSuite, scenario: Scenario, temperature: float | None) -> tuple[str, ...]:
@@ -339,36 +310,22 @@ def expand(
     by_candidate = {c.name: c for c in evaluation.candidates}
     by_role = {r.name: r for r in evaluation.roles}
     by_scenario = {s.name: s for s in evaluation.scenarios}
-    chosen_candidates = _select("candidate", "--candidates", candidates, list(by_candidate))
-    chosen_roles = _select("role", "--roles", roles, list(by_role))
-    chosen_scenarios = _select("scenario", "--scenarios", scenarios, list(by_scenario))
-    temps = _temperatures(evaluation.temperature_values(), temperatures)
+    chosen_candidates = select("candidate", "--candidates", candidates, list(by_candidate))
+    chosen_roles = select("role", "--roles", roles, list(by_role))
+    chosen_scenarios = select("scenario", "--scenarios", scenarios, list(by_scenario))
+    temps = run_temperatures(evaluation.temperature_values(), temperatures)
     n_runs = evaluation.runs_per_temperature if runs is None else runs
     if n_runs < 1:
         raise ConfigError(f"--runs must be at least 1, got {n_runs}")
     addresses = {
-        name: _split(model if model is not None else by_candidate[name].model)
+        name: split_model(model if model is not None else by_candidate[name].model)
         for name in chosen_candidates
     }
     role_list: list[Role | None] = [by_role[n] for n in chosen_roles] or [None]
-    items: list[WorkItem] = []
-    n_inputs = 0
-    for scenario_name in chosen_scenarios:
-        scenario = by_scenario[scenario_name]
-        rows: list[InputRow | None] = list(suite.inputs.get(scenario_name, [])) or [None]
-        n_inputs += len(rows)
-        criteria = {t: _criteria(suite, scenario, t) for t in temps}
-        for row in rows:
-            prompt = _render(scenario.prompt, row)
-            for role in role_list:
-                for candidate_name in chosen_candidates:
-                    candidate = by_candidate[candidate_name]
-                    items.extend(
-                        _cells(
-                            scenario, row, role, candidate, addresses[candidate_name],
-                            prompt, temps, n_runs, criteria,
-                        )
-                    )  # fmt: skip
+    chosen = [by_scenario[name] for name in chosen_scenarios]
+    cells = [(by_candidate[name], addresses[name]) for name in chosen_candidates]
+    items = list(_matrix(suite, chosen, role_list, cells, temps, n_runs))
+    n_inputs = sum(len(_rows(suite, scenario)) for scenario in chosen)
     from qualspec.spec import DEFAULT_JUDGE_MODEL
 
     judges = tuple(evaluation.evaluator_configs())
@@ -395,118 +352,40 @@ def expand(
     return plan
 
 
-def check_plan(suite: LoadedSuite, plan: Plan, *, judge: bool = True) -> None:
-    """Check, calling and loading nothing, that every model of ``plan`` can be used.
-
-    Every provider must be registered or defined under ``providers:``, the packages it
-    needs installed and a local model file present; every evaluator type must load.
-    No API key is needed. Judged, every selected scenario must have something to judge.
-    ``judge=False`` (``--no-judge``) leaves the evaluators out.
-
-    Raises:
-        SpecError: For models and evaluators named in the suite, at their fields, and
-            scenarios with nothing to judge.
-        ConfigError: For a model given by ``--model``/``--judge``, or the default judge.
-    """
-    from qualspec.engine._checks import check_judged
-    from qualspec.errors import SpecError, SpecIssue
-    from qualspec.providers import ProviderPool
-
-    if judge:  # a scenario with nothing to judge: fine with --no-judge, an error judged
-        check_judged(suite, plan)
-    evaluation = suite.evaluation
-    pool = ProviderPool(evaluation.providers)
-    issues: list[SpecIssue] = []
-    index = {c.name: i for i, c in enumerate(evaluation.candidates)}
-    keys = {item.key for item in plan.items}
-    for item in plan.items:
-        missing = [k for k in item.depends_on if k not in keys]
-        if missing:
-            raise ConfigError(
-                f"work item {item.key} ({item.scenario}) depends on {missing[0]}, which is "
-                "not in the plan: add the item it depends on (e.g. Plan.with_references)"
-            )
-    for address in dict.fromkeys(
-        f"{i.provider}/{i.model}" for i in plan.items if i.kind != "candidate"
-    ):
-        pool.check(address)  # a reference model: ConfigError names it
-    for name, address in dict.fromkeys(
-        (i.candidate, f"{i.provider}/{i.model}") for i in plan.items if i.kind == "candidate"
-    ):
-        position = index[name]
-        try:
-            pool.check(address)
-        except ConfigError as exc:
-            if _address(evaluation.candidates[position].model) != address:
-                raise ConfigError(f"--model {address}: {exc}") from None
-            issues.append(suite.issue(("candidates", position, "model"), _sentence(exc)))
-    if judge and plan.items:
-        issues.extend(_check_judges(suite, plan, pool))
-    if issues:
-        raise SpecError(issues)
+def _rows(suite: LoadedSuite, scenario: Scenario) -> list[InputRow | None]:
+    """A scenario's input rows (one ``None`` for a scenario without inputs)."""
+    return list(suite.inputs.get(scenario.name, [])) or [None]
 
 
-def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:
+def _matrix(
+    suite: LoadedSuite,
+    scenarios: list[Scenario],
+    roles: list[Role | None],
+    candidates: list[tuple[Candidate, tuple[str, str]]],
+    temperatures: tuple[float | None, ...],
+    runs: int,
+) -> Iterator[WorkItem]:
+    """The candidate cells in expansion order: scenario -> input row -> role -> candidate
+    (with its ``(provider, model)``) -> temperature -> run."""
+    for scenario in scenarios:
+        criteria = {t: _criteria(suite, scenario, t) for t in temperatures}
+        for row in _rows(suite, scenario):
+            prompt = _render(scenario.prompt, row)
+            for role in roles:
+                for candidate, address in candidates:
+                    yield from _cells(
+                        scenario, row, role, candidate, address, prompt, temperatures, runs,
+                        criteria,
+                    )  # fmt: skip
+
+
+def _created(config: EvaluatorConfig) -> Evaluator | None:
     from qualspec.engine._evaluators import create_evaluator
 
-    evaluation = suite.evaluation
-    originals = evaluation.evaluator_configs()
-    in_suite = bool(evaluation.judges) or "judge" in evaluation.model_fields_set
-    issues = []
-    used = plan.run_evaluators()
-    n_judges = len(evaluation.judges) or 1
-    for i, config in enumerate(plan.judges):
-        if config not in used:  # a criteria judge of a plan without criteria: never called
-            continue
-        field: tuple[str | int, ...] = ("judges", i) if evaluation.judges else ("judge",)
-        compared = i >= n_judges and config.type == "comparative"
-        if compared:  # an entry of comparisons:
-            field = ("comparisons", i - n_judges)
-        model = create_evaluator(config).model  # an unknown type: ConfigError
-        if model is None:
-            continue
-        try:
-            pool.check(model)
-        except ConfigError as exc:
-            original = originals[i].model if i < len(originals) else None
-            if config.model is not None and (original is None or config.model != original):
-                raise ConfigError(f"--judge {model}: {exc}") from None
-            if compared and evaluation.comparisons[i - n_judges].model is not None:
-                pass  # its own model: an issue at its line
-            elif not in_suite or original is None:
-                raise ConfigError(
-                    f"the default judge {model} cannot run: {exc}; {_OTHER_JUDGE} "
-                    "(or run with --no-judge)"
-                ) from None
-            message = f"the judge {model} cannot run: {_sentence(exc)}; or {_OTHER_JUDGE}"
-            issues.append(suite.issue((*field, "model"), message))
-    return issues
-
-
-def _address(text: str) -> str:
-    return "/".join(_split(text))
-
-
-def _sentence(exc: Exception) -> str:
-    """An error message as the tail of an issue line (lower-case first word)."""
-    text = str(exc)
-    return text[:1].lower() + text[1:] if text[1:2].islower() else text
-
-
-def _temperatures(
-    suite_values: tuple[float | None, ...], override: Sequence[float] | str | None
-) -> tuple[float | None, ...]:
-    if override is None:
-        return tuple(None if t is None else float(t) for t in suite_values)
-    if isinstance(override, str):
-        return parse_temperatures(override)
-    values = tuple(dict.fromkeys(float(t) for t in override))
-    if not values:
-        raise ConfigError("No temperatures given: give at least one, e.g. --temps 0")
-    for value in values:
-        if not 0.0 <= value <= _MAX_TEMPERATURE:
-            raise ConfigError(f"Temperature {value:g} is outside 0..2: give values from 0 to 2")
-    return values
+    try:
+        return create_evaluator(config)
+    except ConfigError:  # an unknown type, bad options: check_plan says so, at its line
+        return None
 
 
 def _render(template: str, row: InputRow | None) -> str:

@@ -44,7 +44,11 @@ _MAX_REASON = 300
 
 
 class Recorder:
-    """Background writer for one run. Use as a context manager; ``close()`` flushes.
+    """Background writer for one run: a :class:`~qualspec.engine.Sink`.
+
+    Its thread starts when it is entered (``async with recorder:``, or ``with`` /
+    :meth:`start`), never when it is made; leaving it (or ``close()``) flushes and stops
+    the thread. Records given before it started are refused.
 
     Args:
         store: Where to write.
@@ -52,9 +56,10 @@ class Recorder:
         heartbeat_s: How often to refresh the run lock (``Store.heartbeat``).
         retry_window_s: How long one batch may keep failing (retried with backoff and
             a reconnect) before the failure is fatal.
-        on_fatal: Called once, on the bound event loop, with the error when writing
-            has failed for good (not called when no loop is bound or it is closed). May
-            also be set later, as the ``on_fatal`` attribute, before writing fails.
+        on_fatal: Called once, on the event loop it was started on, with the error when
+            writing has failed for good (not called when it was started outside a loop,
+            or the loop is closed). May also be set later, as the ``on_fatal``
+            attribute, before writing fails.
     """
 
     def __init__(
@@ -76,8 +81,7 @@ class Recorder:
         self.error: BaseException | None = None
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self._transient: tuple[type[BaseException], ...] = _transient_errors()
-        self._thread = threading.Thread(target=self._loop, name="qualspec-recorder", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None  # started when entered
 
     @property
     def failed(self) -> bool:
@@ -89,39 +93,70 @@ class Recorder:
         """The fatal error as one line (no record contents), or None."""
         return None if self.error is None else one_line(self.error)
 
-    def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The event loop on which ``on_commit`` callbacks and ``on_fatal`` run."""
-        self._event_loop = loop
+    def start(self) -> Recorder:
+        """Start the writer thread (what entering does); ``on_commit`` callbacks and
+        ``on_fatal`` run on the event loop running here (none outside one).
+
+        Raises:
+            RuntimeError: It was started before.
+        """
+        if self._thread is not None:
+            raise RuntimeError("this recorder was started before: a recorder starts once")
+        try:
+            self._event_loop = asyncio.get_running_loop()
+        except RuntimeError:  # started outside a loop: callbacks have nowhere to run
+            self._event_loop = None
+        self._thread = threading.Thread(target=self._loop, name="qualspec-recorder", daemon=True)
+        self._thread.start()
+        return self
+
+    def _put(self, item: tuple[str, Any, Callable[[], object] | None]) -> None:
+        if self._thread is None:
+            raise RuntimeError(
+                "the recorder is not started: enter it (async with recorder:) before "
+                "giving it records"
+            )
+        self._queue.put(item)
 
     def response(
         self, record: ResponseRecord, on_commit: Callable[[], object] | None = None
     ) -> None:
-        """Queue a response for commit; ``on_commit`` runs on the bound loop once it is durable
-        (or once writing failed for good, so that nobody waits forever)."""
-        self._queue.put(("r", record, on_commit))
+        """Queue a response for commit; ``on_commit`` runs on the loop it was started on
+        once it is durable (or once writing failed for good, so that nobody waits
+        forever)."""
+        self._put(("r", record, on_commit))
 
     def judgment(
         self, record: JudgmentRecord, on_commit: Callable[[], object] | None = None
     ) -> None:
         """Queue a judgment for commit; ``on_commit`` as for ``response``."""
-        self._queue.put(("j", record, on_commit))
+        self._put(("j", record, on_commit))
 
     def cache(self, entry: CacheEntry, on_commit: Callable[[], object] | None = None) -> None:
         """Queue a cache entry for commit; ``on_commit`` as for ``response``."""
-        self._queue.put(("c", entry, on_commit))
+        self._put(("c", entry, on_commit))
 
     def close(self) -> None:
-        """Flush everything queued and stop the thread; raise if writing failed for good."""
-        self._queue.put(_STOP)
-        self._thread.join()
+        """Flush everything queued and stop the thread; raise if writing failed for good.
+        A recorder that never started has nothing to flush."""
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join()
         if self.error is not None:
             raise StoreError(f"could not record results: {one_line(self.error)}") from self.error
 
     def __enter__(self) -> Recorder:
-        return self
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> Recorder:
+        return self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        # joining the thread blocks: off the loop, which runs the last callbacks meanwhile
+        await asyncio.to_thread(self.close)
 
     # ------------------------------------------------------------------ the thread
 

@@ -25,6 +25,7 @@ from qualspec.engine._failures import judge_failures
 from qualspec.engine._options import ExecuteOptions, ExecuteStats
 from qualspec.engine._prepare import Preparations, alongside
 from qualspec.engine._resume import find_run, superseded
+from qualspec.engine._sink import close_sink, open_sink
 from qualspec.engine._sync import run_sync
 from qualspec.errors import StoreError
 from qualspec.messages import one_line as _one_line
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator, EvaluatorCore
     from qualspec.engine._options import ProgressFn
     from qualspec.engine._plan import Plan
-    from qualspec.engine._recorder import Recorder
+    from qualspec.engine._sink import Sink, SinkFactory
     from qualspec.providers import Message
     from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
     from qualspec.store import ResponseRecord, RunRecord, RunSummary, Store
@@ -44,7 +45,7 @@ log = logging.getLogger("qualspec.engine")
 _T = TypeVar("_T")
 SESSION_SUITE = "(session)"
 # the run that ``Session.complete`` records into inside ``Session.recording`` (per task)
-_SCOPED: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
+_SCOPED: contextvars.ContextVar[Sink | None] = contextvars.ContextVar(
     "qualspec_scoped_run", default=None
 )
 
@@ -83,6 +84,8 @@ class Session:
         providers: Named provider connections for ``complete`` (as a suite's
             ``providers:``).
         prices: A JSON price table overriding the built-in one.
+        sink: What makes each run's :class:`~qualspec.engine.Sink` (where results go
+            as they complete); default :class:`~qualspec.engine.Recorder`, the store.
     """
 
     def __init__(
@@ -93,6 +96,7 @@ class Session:
         options: ExecuteOptions | None = None,
         providers: Mapping[str, ProviderConfig] | None = None,
         prices: str | Path | None = None,
+        sink: SinkFactory | None = None,
     ) -> None:
         import dataclasses
 
@@ -107,7 +111,8 @@ class Session:
         self._owns_store = False
         self._calls: CallEngine | None = None
         self._adhoc_run: str | None = None
-        self._adhoc_recorder: Recorder | None = None
+        self._adhoc_recorder: Sink | None = None
+        self._sink = sink
         # several first calls at once must share one ad-hoc run (and one recorder)
         self._adhoc_lock = asyncio.Lock()
 
@@ -147,7 +152,7 @@ class Session:
         try:
             if self._adhoc_recorder is not None and self._adhoc_run is not None:
                 recorder, self._adhoc_recorder = self._adhoc_recorder, None
-                await asyncio.to_thread(recorder.close)
+                await close_sink(recorder)
                 await asyncio.to_thread(self.store.finish_run, self._adhoc_run, "finished")
                 await asyncio.to_thread(self.store.release_run, self._adhoc_run)
         finally:
@@ -285,14 +290,13 @@ class Session:
             async with session.recording("(lab)", {"kind": "lab"}) as run_id:
                 await session.complete("local/smollm2", "Say hi", kind="lab")
         """
-        from qualspec.engine._recorder import Recorder
-
         store = self.store
         meta = {"pid": os.getpid(), **(metadata or {})}
         run_id = await asyncio.to_thread(store.create_run, suite_name, "", meta)
         await asyncio.to_thread(store.acquire_run, run_id)
-        recorder = Recorder(store, run_id, retry_window_s=self.options.store_retry_s)
-        recorder.bind_loop(asyncio.get_running_loop())
+        recorder = await open_sink(
+            self._sink, store, run_id, retry_window_s=self.options.store_retry_s
+        )
         token = _SCOPED.set(recorder)
         status = "failed"
         try:
@@ -307,22 +311,20 @@ class Session:
             if failure is not None and status == "finished":
                 raise StoreError(f"could not record the run {run_id}: {failure}")
 
-    async def _adhoc(self) -> Recorder:
+    async def _adhoc(self) -> Sink:
         if self._adhoc_recorder is not None:
             return self._adhoc_recorder
         async with self._adhoc_lock:  # the others wait for the first one's run
             if self._adhoc_recorder is None:
-                from qualspec.engine._recorder import Recorder
-
                 store = self.store
                 run_id = await asyncio.to_thread(
                     store.create_run, SESSION_SUITE, "", {"kind": "session", "pid": os.getpid()}
                 )
                 await asyncio.to_thread(store.acquire_run, run_id)
                 self._adhoc_run = run_id
-                recorder = Recorder(store, run_id, retry_window_s=self.options.store_retry_s)
-                recorder.bind_loop(asyncio.get_running_loop())
-                self._adhoc_recorder = recorder
+                self._adhoc_recorder = await open_sink(
+                    self._sink, store, run_id, retry_window_s=self.options.store_retry_s
+                )
             return self._adhoc_recorder
 
     # ------------------------------------------------------------ suites
@@ -387,7 +389,6 @@ class Session:
         from qualspec.engine._evaluators import create_evaluator, with_defaults
         from qualspec.engine._metadata import metadata, prompt_versions
         from qualspec.engine._plan import check_plan
-        from qualspec.engine._recorder import Recorder
         from qualspec.providers import split_address
 
         store = self.store
@@ -429,7 +430,7 @@ class Session:
             raise
         status = "failed"
         stats = ExecuteStats()
-        recorder: Recorder | None = None
+        recorder: Sink | None = None
         executor: Executor | None = None
         try:
             bound = []
@@ -459,7 +460,8 @@ class Session:
                     for j in existing.judgments
                     if j.error is None and (j.evaluator, j.response_key, j.criterion) not in stale_e
                 }
-            recorder = Recorder(
+            recorder = await open_sink(
+                self._sink,
                 store,
                 run_id,
                 retry_window_s=self.options.store_retry_s,
@@ -546,7 +548,7 @@ class Session:
         self,
         store: Store,
         run_id: str,
-        recorder: Recorder | None,
+        recorder: Sink | None,
         executor: Executor | None,
         status: str,
         settle: Callable[[], None] | None = None,
@@ -559,7 +561,7 @@ class Session:
         failure: str | None = None
         if recorder is not None:
             try:
-                await asyncio.to_thread(recorder.close)
+                await close_sink(recorder)
             except StoreError as exc:
                 failure = recorder.failure or _one_line(exc)
         if failure is None and executor is not None and executor.store_failure is not None:

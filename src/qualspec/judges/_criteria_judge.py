@@ -67,6 +67,7 @@ class CriteriaJudge:
     scope: Scope = "response"
     kinds: Sequence[str] = ("candidate",)
     uses_dependencies = False  # judges the answer alone: never waits for a reference
+    scores_criteria = True  # its aspects are each answer's criteria
     # the suite's ``calibrate: N`` (known pairs measured before a run; None: the default)
     calibrate_pairs: int | None = None
 

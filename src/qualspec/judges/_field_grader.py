@@ -114,6 +114,7 @@ class FieldGrader:
     scope: Scope = "response"
     kinds = ("candidate",)
     uses_dependencies = True  # waits for the reference answer
+    scores_criteria = False  # it grades fields, not the answer's criteria
 
     def __init__(
         self,

@@ -223,6 +223,12 @@ class EvaluatorConfig(_Model):
         """The name records are stored under."""
         return self.name or self.type
 
+    @classmethod
+    def for_checks(cls) -> EvaluatorConfig:
+        """The evaluator of ``expect:`` checks (added to every run whose answers have
+        checks, also unjudged: checks are not a judge)."""
+        return cls(type="expect", name="expect")
+
 
 class ProviderConfig(_Model):
     """A named provider connection, e.g. a private OpenAI-compatible server.
