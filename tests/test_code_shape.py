@@ -19,15 +19,8 @@ MAX_FUNCTION_LINES = 80
 
 # package-relative path, or path:function
 _PENDING = {
-    "engine/_calls.py",
-    "engine/_calls.py:call",
-    "engine/_calls.py:_complete_once",
-    "engine/_execute.py",
     "engine/_plan.py",
     "engine/_plan.py:expand",
-    "engine/_session.py",
-    "engine/_session.py:complete",
-    "engine/_session.py:run_plan",
     "judges/_calibration.py:calibrate",
     "judges/_grader_calibration.py:calibrate_grader",
 }

@@ -16,6 +16,7 @@ SRC = Path(qualspec.__file__).resolve().parent
 PUBLIC = {
     "AtTemperature",
     "BaseEvaluator",
+    "CallOptions",
     "Candidate",
     "Comparison",
     "EvalContext",
@@ -33,6 +34,7 @@ PUBLIC = {
     "Scenario",
     "Session",
     "Subject",
+    "Usage",
     "Verdict",
     "__version__",
     "evaluator",
