@@ -42,13 +42,8 @@ if TYPE_CHECKING:
     from qualspec.spec import ProviderConfig
     from qualspec.store import Store
 
-__all__ = [
-    "CallEngine",
-    "CallStopped",
-    "Outcome",
-    "Reply",
-    "Scrubber",
-]  # the last three: _reply, _scrub
+# Outcome, Reply (``_reply``) and Scrubber (``_scrub``) lived here: still importable from here
+__all__ = ["CallEngine", "CallStopped", "Outcome", "Reply", "Scrubber"]
 
 log = logging.getLogger("qualspec.engine")
 
