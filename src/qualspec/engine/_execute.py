@@ -131,9 +131,6 @@ class Executor:
                 for bound, group_id, members in groups:
                     tasks.create_task(self._group(bound, group_id, members))
         except BaseExceptionGroup as failed:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():  # cancelled from outside: that wins
-                raise asyncio.CancelledError from None
             raise failed.exceptions[0] from None  # what ended the run, as itself
         stats = self.stats
         stats.budget_exceeded = self._calls.budget_exceeded and stats.skipped_for_budget > 0
