@@ -15,6 +15,7 @@ SRC = Path(qualspec.__file__).resolve().parent
 PUBLIC = {
     "AtTemperature",
     "BaseEvaluator",
+    "CallOptions",
     "Candidate",
     "Comparison",
     "EvalContext",
@@ -32,6 +33,7 @@ PUBLIC = {
     "Scenario",
     "Session",
     "Subject",
+    "Usage",
     "Verdict",
     "__version__",
     "evaluator",

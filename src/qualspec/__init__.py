@@ -14,6 +14,7 @@ from qualspec.version import __version__
 _EXPORTS: dict[str, str] = {
     "AtTemperature": "qualspec.spec",
     "BaseEvaluator": "qualspec.engine",
+    "CallOptions": "qualspec.engine",
     "Candidate": "qualspec.spec",
     "Comparison": "qualspec.spec",
     "Evaluation": "qualspec.spec",
@@ -24,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "Reply": "qualspec.engine",
     "Session": "qualspec.engine",
     "Subject": "qualspec.engine",
+    "Usage": "qualspec.engine",
     "Verdict": "qualspec.engine",
     "JudgeConfig": "qualspec.spec",
     "ProviderConfig": "qualspec.spec",
@@ -40,6 +42,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AtTemperature",
     "BaseEvaluator",
+    "CallOptions",
     "Candidate",
     "Comparison",
     "EvalContext",
@@ -57,6 +60,7 @@ __all__ = [
     "Scenario",
     "Session",
     "Subject",
+    "Usage",
     "Verdict",
     "__version__",
     "evaluator",
@@ -67,6 +71,7 @@ __all__ = [
 if TYPE_CHECKING:
     from qualspec.engine import (
         BaseEvaluator,
+        CallOptions,
         EvalContext,
         Evaluator,
         ExecuteOptions,
@@ -75,6 +80,7 @@ if TYPE_CHECKING:
         RunOutcome,
         Session,
         Subject,
+        Usage,
         Verdict,
         evaluator,
         run,

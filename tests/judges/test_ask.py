@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from qualspec.engine import Reply
+from qualspec.engine import Reply, Usage
 from qualspec.judges import AskResult, Read, ask_until_read, could_not_read
 
 HOW = "Answer only with a number."
@@ -27,13 +27,12 @@ class Script:
 
 
 def answer(text: str | None, *, cost: float | None = 0.01, cached: bool = False) -> Reply:
-    return Reply(
-        text=text, input_tokens=10, output_tokens=2, cost_usd=cost, latency_s=0.5, cached=cached
-    )
+    usage = Usage(input_tokens=10, output_tokens=2, cost_usd=cost, latency_s=0.5, cached=cached)
+    return Reply(text=text, usage=usage)
 
 
 def failed(error: str = "HTTP 503") -> Reply:
-    return Reply(text=None, error=error, cost_usd=0.0)
+    return Reply(text=None, usage=Usage(error=error, cost_usd=0.0))
 
 
 def read_number(reply: Reply) -> Read[int | None]:

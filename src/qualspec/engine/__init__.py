@@ -16,7 +16,7 @@ logging.getLogger("qualspec").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from qualspec.engine._api import run
-    from qualspec.engine._calls import CallEngine, CallStopped, Reply
+    from qualspec.engine._calls import CallEngine, CallStopped
     from qualspec.engine._decorator import (
         BaseEvaluator,
         DecoratedEvaluator,
@@ -62,8 +62,10 @@ if TYPE_CHECKING:
         message_tokens,
     )
     from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
+    from qualspec.engine._options import CallOptions
     from qualspec.engine._plan import Plan, check_plan, expand, parse_temperatures
     from qualspec.engine._recorder import Recorder
+    from qualspec.engine._reply import Reply, Usage
     from qualspec.engine._retry import RetryPolicy
     from qualspec.engine._run import execute_plan
     from qualspec.engine._session import RunOutcome, Session, run_sync
@@ -73,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "BaseEvaluator": "_decorator",
     "BoundEvaluator": "_execute",
     "CallEngine": "_calls",
+    "CallOptions": "_options",
     "CallStopped": "_calls",
     "DecoratedEvaluator": "_decorator",
     "EVALUATOR_ENTRY_POINT_GROUP": "_evaluators",
@@ -90,7 +93,7 @@ _EXPORTS: dict[str, str] = {
     "Plan": "_plan",
     "ProgressFn": "_options",
     "Recorder": "_recorder",
-    "Reply": "_calls",
+    "Reply": "_reply",
     "RetryPolicy": "_retry",
     "RunOutcome": "_session",
     "Scope": "_evaluators",
@@ -98,6 +101,7 @@ _EXPORTS: dict[str, str] = {
     "Sink": "_sink",
     "SinkFactory": "_sink",
     "Subject": "_evaluators",
+    "Usage": "_reply",
     "Verdict": "_evaluators",
     "WorkItem": "_items",
     "available_evaluators": "_evaluators",
@@ -135,6 +139,7 @@ __all__ = [
     "BaseEvaluator",
     "BoundEvaluator",
     "CallEngine",
+    "CallOptions",
     "CallStopped",
     "DecoratedEvaluator",
     "EVALUATOR_ENTRY_POINT_GROUP",
@@ -160,6 +165,7 @@ __all__ = [
     "Sink",
     "SinkFactory",
     "Subject",
+    "Usage",
     "Verdict",
     "WorkItem",
     "available_evaluators",

@@ -9,16 +9,17 @@ at two servers never shares cache entries.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from qualspec.engine._call_cache import CallCache, endpoint
 from qualspec.engine._items import call_key
+from qualspec.engine._options import DEFAULT_CALL, CallOptions
+from qualspec.engine._reply import Outcome, Reply
+from qualspec.engine._scrub import Scrubber
+from qualspec.engine._structured import StructuredModes
 from qualspec.errors import (
     AuthenticationError,
     BadResponseError,
@@ -33,7 +34,6 @@ from qualspec.providers import (
     Provider,
     effective_temperature,
 )
-from qualspec.store import CacheEntry
 
 if TYPE_CHECKING:
     from qualspec.engine._options import ExecuteOptions
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from qualspec.spec import ProviderConfig
     from qualspec.store import Store
 
+# Outcome, Reply (``_reply``) and Scrubber (``_scrub``) lived here: still importable from here
 __all__ = ["CallEngine", "CallStopped", "Outcome", "Reply", "Scrubber"]
 
 log = logging.getLogger("qualspec.engine")
@@ -49,123 +50,6 @@ log = logging.getLogger("qualspec.engine")
 
 class CallStopped(Exception):
     """No new call may start: the budget is spent or the store cannot record."""
-
-
-@dataclass(slots=True)
-class Outcome:
-    """One logical call (all its attempts): the response, or the error that ended it."""
-
-    response: ChatResponse | None
-    attempts: int
-    latency: float
-    """Service time: seconds the provider took, over all attempts."""
-    error: str | None
-    cost: float | None
-    queue: float = 0.0
-    """Seconds spent waiting for a concurrency slot (not part of ``latency``)."""
-    format_rejected: bool = False
-    """The server refused the requested structured-output mode (see ``complete``)."""
-
-
-@dataclass(slots=True)
-class Reply:
-    """The result of one call made through the engine (see ``Session.complete``).
-
-    ``text`` is None when the call failed (``error`` says why). ``key`` is the cache key.
-    ``cost_usd`` is None when the price is unknown (and 0 for a cached reply).
-    """
-
-    text: str | None
-    structured: Any = None
-    error: str | None = None
-    finish_reason: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
-    latency_s: float = 0.0
-    attempts: int = 0
-    cached: bool = False
-    key: str = ""
-    saved_usd: float = 0.0
-    effective_temperature: float | None = None
-    queue_s: float = 0.0
-    structured_mode: str | None = None
-    """How structured output was asked for (None: it was not)."""
-    format_rejected: bool = False
-
-    @property
-    def ok(self) -> bool:
-        """True when the call produced an answer."""
-        return self.error is None and self.text is not None
-
-
-class Scrubber:
-    """Replaces every configured secret value by ``***`` in what qualspec records or prints.
-
-    The engine learns the secrets of the providers it calls (their optional
-    ``secret_values``: API keys, credentials in a base URL) and scrubs answers (text and
-    structured) and error texts before anything is recorded, cached, logged or printed.
-    Values shorter than :attr:`MIN_LENGTH` are ignored: replacing them would mangle text.
-    """
-
-    MIN_LENGTH = 4
-    MASK = "***"
-
-    def __init__(self) -> None:
-        self._known: frozenset[str] = frozenset()
-        self._values: tuple[str, ...] = ()
-        self._seen: set[str] = set()  # every value given to ``add`` (short ones too)
-
-    def __bool__(self) -> bool:
-        return bool(self._values)
-
-    def add(self, values: Iterable[str]) -> None:
-        """Learn secret values (their URL-encoded and decoded forms too)."""
-        # called before every call: values already seen cost one set lookup each
-        fresh = [v for v in values if isinstance(v, str) and v not in self._seen]
-        if not fresh:
-            return
-        self._seen.update(fresh)
-        from urllib.parse import quote, unquote
-
-        new: set[str] = set()
-        for value in fresh:
-            if value in self._known:
-                continue
-            new.update({value, quote(value, safe=""), unquote(value)})
-        new = {v for v in new if len(v) >= self.MIN_LENGTH} - self._known
-        if not new:
-            return
-        self._known = self._known | new
-        # the longest first, so a value that contains another is masked whole
-        self._values = tuple(sorted(self._known, key=len, reverse=True))
-
-    def text(self, text: str) -> str:
-        """``text`` with every known secret replaced by ``***``."""
-        for value in self._values:
-            if value in text:
-                text = text.replace(value, self.MASK)
-        return text
-
-    def value(self, value: Any) -> Any:
-        """Strings inside JSON-like data (dicts, lists, tuples) scrubbed."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {self.value(k): self.value(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return type(value)(self.value(v) for v in value)
-        return value
-
-    def response(self, response: ChatResponse) -> ChatResponse:
-        """A response with its text and structured answer scrubbed."""
-        if not self._values:
-            return response
-        text = self.text(response.text) if isinstance(response.text, str) else response.text
-        structured = self.value(response.structured)
-        if text == response.text and structured == response.structured:
-            return response
-        return dataclasses.replace(response, text=text, structured=structured)
 
 
 class _Spend:
@@ -177,8 +61,24 @@ class _Spend:
         self.exceeded = False
 
 
-class CallEngine:
-    """Providers, per-endpoint limits, retries, timeouts, cache and cost for one session."""
+class _Clock:
+    """The seconds one logical call waited for a slot and was served, over its attempts."""
+
+    __slots__ = ("queued", "served")
+
+    def __init__(self) -> None:
+        self.queued = 0.0
+        self.served = 0.0
+
+
+class CallEngine(CallCache, StructuredModes):
+    """Providers, per-endpoint limits, retries, timeouts, cache and cost for one session.
+
+    Its cache methods (``cache_key``, ``cache_get``, ``cache_put``, ...) are
+    :class:`~qualspec.engine._call_cache.CallCache`'s; what it knows of the endpoints'
+    structured output (``structured_modes``, ...) is
+    :class:`~qualspec.engine._structured.StructuredModes`'.
+    """
 
     def __init__(
         self,
@@ -187,6 +87,8 @@ class CallEngine:
         options: ExecuteOptions,
         prices: PriceTable | None,
     ) -> None:
+        CallCache.__init__(self)
+        StructuredModes.__init__(self)
         self.store = store
         self.options = options
         self.prices = prices
@@ -199,11 +101,6 @@ class CallEngine:
         self._auth_failure: AuthenticationError | None = None
         # set once a provider has answered a call (or refused it): see ``heard``
         self.heard = asyncio.Event()
-        self._memory: dict[str, CacheEntry] = {}
-        self._modes: dict[str, str] = {}  # endpoint -> structured mode after a refusal
-        self._endpoint_names: dict[str, str] = {}
-        self._kinds_in_store: set[str] | None = None
-        self._kinds_lock: asyncio.Lock | None = None
         self.scrub = Scrubber()
 
     # ------------------------------------------------------------ providers
@@ -243,11 +140,7 @@ class CallEngine:
         if values:
             self.scrub.add(values)
 
-    @staticmethod
-    def endpoint(provider: Provider) -> str:
-        """Where a provider's calls go (its ``endpoint``, else its name)."""
-        value = getattr(provider, "endpoint", None)
-        return str(value) if value else f"name:{provider.name}"
+    endpoint = staticmethod(endpoint)
 
     def _limits_for(self, provider: Provider) -> tuple[asyncio.Semaphore, asyncio.Semaphore]:
         where = self.endpoint(provider)
@@ -337,85 +230,102 @@ class CallEngine:
                 cost=None,
             )
         self.learn_secrets(provider)
-        limit, _ = self._limits_for(provider)
         policy = self.options.retry
-        timeout = self._timeouts.get(self.endpoint(provider), self.options.timeout)
+        clock = _Clock()
         attempt = 0
-        queued = served = 0.0
         while True:
-            self._refuse_if_stopped()
             attempt += 1
-            waited = time.perf_counter()
-            if gate is not None:
-                await gate.acquire()
             try:
-                async with limit:
-                    began = time.perf_counter()
-                    queued += began - waited
-                    self._refuse_if_stopped()  # it may have stopped while waiting
-                    try:
-                        async with asyncio.timeout(timeout):
-                            response = await provider.complete(request)
-                    finally:
-                        served += time.perf_counter() - began
-                        self.heard.set()  # a provider answered (or refused): see ``heard``
-                    response = self.scrub.response(response)
-                    if not empty_ok and not _has_answer(response):
-                        raise BadResponseError(
-                            f"Provider '{provider.name}' sent an empty answer for model "
-                            f"'{request.model}'",
-                            provider=provider.name,
-                            model=request.model,
-                            status=200,
+                response = await self._attempt(provider, request, gate, empty_ok, clock)
+            except AuthenticationError:
+                raise
+            except ProviderError as error:
+                detail = f"HTTP {error.status}: {error}" if error.status else str(error)
+                detail = self.scrub.text(detail)
+                failed = Outcome(None, attempt, clock.served, detail, None, clock.queued)
+                if request.json_schema is not None and _rejects_format(error, request):
+                    # not retried: ``complete`` asks again in a mode the server takes
+                    failed.format_rejected = True
+                    return failed
+                if not policy.should_retry(error, attempt):
+                    if attempt > 1 or error.retryable:
+                        log.warning(
+                            "%s/%s: giving up after %d attempt(s): %s",
+                            provider.name,
+                            request.model,
+                            attempt,
+                            detail,
                         )
-            except BaseException as exc:
-                if gate is not None:
-                    gate.release()
-                if isinstance(exc, AuthenticationError) and self._auth_failure is None:
-                    # the first refusal stops every call that has not started yet
-                    self._auth_failure = exc
-                    self.stop(f"authentication failed: {self.scrub.text(str(exc))}")
-                if isinstance(exc, TimeoutError):
-                    error: ProviderError = ProviderTimeoutError(
-                        f"no answer within {timeout:g}s (raise --timeout)",
-                        provider=provider.name,
-                        model=request.model,
-                    )
-                elif isinstance(exc, ProviderError) and not isinstance(exc, AuthenticationError):
-                    error = exc
-                else:
-                    raise
+                    return failed
+                delay = policy.delay(error, attempt)
+                log.info(
+                    "%s/%s: attempt %d failed (%s); retrying in %.2fs",
+                    provider.name,
+                    request.model,
+                    attempt,
+                    detail,
+                    delay,
+                )
+                await asyncio.sleep(delay)
             else:
                 cost = self.cost(
                     provider.name, request.model, response.input_tokens, response.output_tokens
                 )
                 self._charge(cost)
-                return Outcome(response, attempt, served, None, cost, queued)
-            detail = f"HTTP {error.status}: {error}" if error.status else str(error)
-            detail = self.scrub.text(detail)
-            if request.json_schema is not None and _rejects_format(error, request):
-                # not retried: ``complete`` asks again in a mode the server takes
-                return Outcome(None, attempt, served, detail, None, queued, format_rejected=True)
-            if not policy.should_retry(error, attempt):
-                if attempt > 1 or error.retryable:
-                    log.warning(
-                        "%s/%s: giving up after %d attempt(s): %s",
-                        provider.name,
-                        request.model,
-                        attempt,
-                        detail,
+                return Outcome(response, attempt, clock.served, None, cost, clock.queued)
+
+    async def _attempt(
+        self,
+        provider: Provider,
+        request: ChatRequest,
+        gate: asyncio.Semaphore | None,
+        empty_ok: bool,
+        clock: _Clock,
+    ) -> ChatResponse:
+        """One attempt under the endpoint's limit (and ``gate``, released on failure), its
+        waiting and service time added to ``clock``; a timeout raised as
+        ``ProviderTimeoutError``, a refused key stops the engine (see :meth:`call`)."""
+        self._refuse_if_stopped()
+        limit, _ = self._limits_for(provider)
+        timeout = self._timeouts.get(self.endpoint(provider), self.options.timeout)
+        waited = time.perf_counter()
+        if gate is not None:
+            await gate.acquire()
+        try:
+            async with limit:
+                began = time.perf_counter()
+                clock.queued += began - waited
+                self._refuse_if_stopped()  # it may have stopped while waiting
+                try:
+                    async with asyncio.timeout(timeout):
+                        response = await provider.complete(request)
+                finally:
+                    clock.served += time.perf_counter() - began
+                    self.heard.set()  # a provider answered (or refused): see ``heard``
+                response = self.scrub.response(response)
+                if not empty_ok and not _has_answer(response):
+                    raise BadResponseError(
+                        f"Provider '{provider.name}' sent an empty answer for model "
+                        f"'{request.model}'",
+                        provider=provider.name,
+                        model=request.model,
+                        status=200,
                     )
-                return Outcome(None, attempt, served, detail, None, queued)
-            delay = policy.delay(error, attempt)
-            log.info(
-                "%s/%s: attempt %d failed (%s); retrying in %.2fs",
-                provider.name,
-                request.model,
-                attempt,
-                detail,
-                delay,
-            )
-            await asyncio.sleep(delay)
+        except BaseException as exc:
+            if gate is not None:
+                gate.release()
+            if isinstance(exc, AuthenticationError) and self._auth_failure is None:
+                # the first refusal stops every call that has not started yet
+                self._auth_failure = exc
+                self.stop(f"authentication failed: {self.scrub.text(str(exc))}")
+            if isinstance(exc, TimeoutError):
+                raise ProviderTimeoutError(
+                    f"no answer within {timeout:g}s (raise --timeout)",
+                    provider=provider.name,
+                    model=request.model,
+                ) from None
+            raise
+        return response
 
     async def complete(
         self,
@@ -425,90 +335,41 @@ class CallEngine:
         *,
         kind: str,
         recorder: Sink | None,
-        temperature: float | None = 0.0,
-        max_tokens: int | None = None,
-        params: Mapping[str, Any] | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        attempt: int = 0,
-        structured_mode: str = "auto",
+        options: CallOptions = DEFAULT_CALL,
     ) -> Reply:
         """One call with the cache: a cached answer is returned without calling.
 
-        ``attempt`` is part of the cache key and the default seed, so a deliberate re-ask
-        gets a fresh answer. A successful answer is queued for the cache on ``recorder``.
+        ``options.attempt`` is part of the cache key and the default seed, so a deliberate
+        re-ask gets a fresh answer. A successful answer is queued for the cache on
+        ``recorder``.
 
-        With ``json_schema``, ``structured_mode`` says how to ask for structured output:
-        one of :data:`~qualspec.providers.STRUCTURED_MODES`, or ``"auto"``: the strongest
-        mode the endpoint has not refused. When a server refuses a mode (an error that names
-        ``response_format``), the call is asked again one mode lower, and the endpoint keeps
-        the lower mode for the rest of the session (see :meth:`structured_modes`).
+        With ``options.json_schema``, ``options.structured_mode`` says how to ask for
+        structured output: one of :data:`~qualspec.providers.STRUCTURED_MODES`, or
+        ``"auto"``: the strongest mode the endpoint has not refused. When a server refuses
+        a mode (an error that names ``response_format``), the call is asked again one mode
+        lower, and the endpoint keeps the lower mode for the rest of the session (see
+        :meth:`structured_modes`).
 
         Raises:
             CallStopped: The budget is spent or the store cannot record.
             AuthenticationError: The credentials were refused.
         """
-        params = dict(params or {})
-        schema = dict(json_schema) if json_schema is not None else None
         where = self.endpoint(provider)
-        negotiate = schema is not None and structured_mode == "auto"
+        negotiate = options.json_schema is not None and options.structured_mode == "auto"
         while True:
-            mode = self._modes.get(where, STRUCTURED_MODES[0]) if negotiate else structured_mode
+            if negotiate:
+                mode = self._modes.get(where, STRUCTURED_MODES[0])
+            else:
+                mode = options.structured_mode
             if mode == "auto":
                 mode = STRUCTURED_MODES[0]
             reply = await self._complete_once(
-                provider,
-                model,
-                messages,
-                kind=kind,
-                recorder=recorder,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                params=params,
-                schema=schema,
-                attempt=attempt,
-                mode=mode,
+                provider, model, messages, kind=kind, recorder=recorder, options=options, mode=mode
             )
             if negotiate and reply.format_rejected and mode != STRUCTURED_MODES[-1]:
                 self._step_down(provider, mode, reply.error)
                 continue
             return reply
-
-    def structured_modes(self) -> dict[str, str]:
-        """The structured-output mode each provider settled on, where one was stepped down.
-
-        Example: ``{"llama_server": "json_object"}`` after the server refused JSON Schema.
-        """
-        return {self._endpoint_names[w]: m for w, m in sorted(self._modes.items())}
-
-    def structured_mode_for(self, provider: Provider) -> str:
-        """The structured-output mode calls to ``provider``'s endpoint ask with now."""
-        return self._modes.get(self.endpoint(provider), STRUCTURED_MODES[0])
-
-    def format_refused(self, provider: Provider, refused: str, error: str | None) -> str:
-        """Note that ``provider`` refused structured output as ``refused``; the mode to ask
-        with next (the endpoint keeps it for the rest of the session)."""
-        self._step_down(provider, refused, error)
-        lower = STRUCTURED_MODES[
-            min(STRUCTURED_MODES.index(refused) + 1, len(STRUCTURED_MODES) - 1)
-        ]
-        now = self.structured_mode_for(provider)
-        return max(lower, now, key=STRUCTURED_MODES.index)
-
-    def _step_down(self, provider: Provider, refused: str, error: str | None) -> None:
-        where = self.endpoint(provider)
-        lower = STRUCTURED_MODES[STRUCTURED_MODES.index(refused) + 1]
-        current = self._modes.get(where, STRUCTURED_MODES[0])
-        # calls in flight may all be refused at once: step down once per refused mode
-        if STRUCTURED_MODES.index(lower) > STRUCTURED_MODES.index(current):
-            self._modes[where] = lower
-            self._endpoint_names[where] = provider.name
-            log.warning(
-                "%s refused structured output as %s (%s); using %s from now on",
-                provider.name,
-                refused,
-                (error or "")[:200],
-                lower,
-            )
 
     async def _complete_once(
         self,
@@ -518,177 +379,47 @@ class CallEngine:
         *,
         kind: str,
         recorder: Sink | None,
-        temperature: float | None,
-        max_tokens: int | None,
-        params: dict[str, Any],
-        schema: dict[str, Any] | None,
-        attempt: int,
+        options: CallOptions,
         mode: str,
     ) -> Reply:
-        effective = effective_temperature(provider, temperature)
-        key_params = {**params, "temperature": temperature, "max_tokens": max_tokens}
+        params = dict(options.params or {})
+        schema = None if options.json_schema is None else dict(options.json_schema)
+        key_params = {
+            **params,
+            "temperature": options.temperature,
+            "max_tokens": options.max_tokens,
+        }
         if schema is not None and mode != STRUCTURED_MODES[0]:
             key_params["structured_mode"] = mode  # another request, another answer
-        key = self.cache_key(
-            call_key(provider.name, model, tuple(messages), key_params, attempt, schema), provider
-        )
+        call = call_key(provider.name, model, tuple(messages), key_params, options.attempt, schema)
+        key = self.cache_key(call, provider)
         entry = await self.cache_get(kind, key)
         if entry is not None:
             saved = self.cost(provider.name, model, entry.input_tokens, entry.output_tokens)
-            return Reply(
-                text=entry.text,
-                structured=entry.structured,
-                finish_reason=entry.finish_reason,
-                input_tokens=entry.input_tokens,
-                output_tokens=entry.output_tokens,
-                cost_usd=0.0,
-                cached=True,
-                key=key,
-                saved_usd=saved or 0.0,
-                effective_temperature=entry.effective_temperature,
-            )
+            return Reply.from_cache(entry, key=key, saved_usd=saved or 0.0)
+        effective = effective_temperature(provider, options.temperature)
         request = ChatRequest(
             model=model,
             messages=tuple(messages),
             temperature=effective,
-            max_tokens=max_tokens,
+            max_tokens=options.max_tokens,
             params=params,
             json_schema=schema,
             structured_mode=mode,
-            seed=attempt,
+            seed=options.attempt,
         )
         # The slot is held until the answer is durable in the cache: a paid answer is never
         # lost to a kill or a failing store beyond the concurrency (see ``call``).
         gate = self.gate(provider)
         out = await self.call(provider, request, gate=gate, empty_ok=kind in _EVALUATOR_KINDS)
-        resp = out.response
-        if resp is None:
-            return Reply(
-                text=None,
-                error=out.error,
-                latency_s=out.latency,
-                queue_s=out.queue,
-                attempts=out.attempts,
-                key=key,
-                effective_temperature=effective,
-                structured_mode=mode if schema is not None else None,
-                format_rejected=out.format_rejected,
-            )
-        entry = self.cache_entry(kind, key, provider, model, resp, effective)
-        if recorder is None or not self.cache_put(recorder, entry, on_commit=gate.release):
-            gate.release()
-        return Reply(
-            text=resp.text,
-            structured=resp.structured,
-            finish_reason=resp.finish_reason,
-            input_tokens=resp.input_tokens,
-            output_tokens=resp.output_tokens,
-            cost_usd=out.cost,
-            latency_s=out.latency,
-            queue_s=out.queue,
-            attempts=out.attempts,
+        if out.response is not None:
+            entry = self.cache_entry(kind, key, provider, model, out.response, effective)
+            if recorder is None or not self.cache_put(recorder, entry, on_commit=gate.release):
+                gate.release()
+        return out.reply(
             key=key,
             effective_temperature=effective,
             structured_mode=mode if schema is not None else None,
-        )
-
-    # ------------------------------------------------------------ cache
-
-    def cache_key(self, call: str, provider: Provider) -> str:
-        """The cache key of a call: its call key plus the endpoint it goes to."""
-        text = f"{call}@{self.endpoint(provider)}"
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-    def _reads_enabled(self, kind: str | None = None) -> bool:
-        if kind is not None and kind in self.options.refresh_kinds:
-            return False
-        return self.options.use_cache and not self.options.refresh
-
-    def now(self) -> datetime:
-        """The cache's "now" (``ExecuteOptions.clock``, else the system clock)."""
-        clock = self.options.clock
-        return clock() if clock is not None else datetime.now(UTC)
-
-    def cache_get_many(self, keys: set[str]) -> dict[str, CacheEntry]:
-        """Bulk read of cache entries (one query)."""
-        if not self._reads_enabled() or not keys:
-            return {}
-        # the lifetime asked for now judges each entry by its age (not the one it was
-        # written with)
-        return self.store.cache_get_many(keys, self.now(), self.options.cache_ttl)
-
-    async def cache_get(self, kind: str, key: str) -> CacheEntry | None:
-        """A cache entry, from this session's memory or the store.
-
-        The store is asked only when it held entries of ``kind`` when the session first
-        looked: a fresh store costs no query per call. Store reads run in a worker thread,
-        never on the event loop (on PostgreSQL each is a network round trip).
-        """
-        if not self._reads_enabled(kind):
-            return None
-        entry = self._memory.get(key)
-        if entry is not None:
-            return entry
-        if self._kinds_in_store is None:
-            if self._kinds_lock is None:
-                self._kinds_lock = asyncio.Lock()
-            async with self._kinds_lock:  # one query, however many calls ask at once
-                if self._kinds_in_store is None:
-                    self._kinds_in_store = await asyncio.to_thread(self.store.cache_kinds)
-        if kind not in self._kinds_in_store:
-            return None
-        found = (
-            await asyncio.to_thread(
-                self.store.cache_get_many, [key], self.now(), self.options.cache_ttl
-            )
-        ).get(key)
-        if found is not None:
-            log.debug("cache hit (%s)", kind)
-        return found
-
-    def cache_put(
-        self,
-        recorder: Sink,
-        entry: CacheEntry,
-        on_commit: Callable[[], object] | None = None,
-    ) -> bool:
-        """Queue a cache entry for the store and remember it for this session.
-
-        ``on_commit`` runs once the entry is durable. False (and nothing queued) when the
-        cache is off.
-        """
-        if not self.options.use_cache and not self.options.refresh:
-            return False
-        if entry.kind != "candidate":  # candidate answers are read in bulk, never one by one
-            self._memory[entry.key] = entry
-        recorder.cache(entry, on_commit=on_commit)
-        return True
-
-    def cache_entry(
-        self,
-        kind: str,
-        key: str,
-        provider: Provider,
-        model: str,
-        response: ChatResponse,
-        effective: float | None,
-    ) -> CacheEntry:
-        """The cache entry for a successful answer, with the kind's TTL."""
-        now = self.now()
-        ttl = self.options.cache_ttl.get(kind)
-        return CacheEntry(
-            key=key,
-            kind=kind,
-            provider=provider.name,
-            model=model,
-            text=response.text,
-            finish_reason=response.finish_reason,
-            input_tokens=response.input_tokens,
-            output_tokens=response.output_tokens,
-            effective_temperature=effective,
-            structured=response.structured,
-            created_at=now,
-            expires_at=None if ttl is None else now + timedelta(seconds=ttl),
         )
 
     # ------------------------------------------------------------ cost

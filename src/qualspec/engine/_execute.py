@@ -16,9 +16,10 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from qualspec.engine._calls import CallEngine, CallStopped, Reply
+from qualspec.engine._calls import CallEngine, CallStopped
+from qualspec.engine._context import EvaluationContext
 from qualspec.engine._evaluators import (
     Evaluator,
     Subject,
@@ -28,7 +29,8 @@ from qualspec.engine._evaluators import (
     uses_dependencies,
 )
 from qualspec.engine._items import WorkItem
-from qualspec.engine._options import ExecuteOptions, ExecuteStats, ProgressFn
+from qualspec.engine._options import CallOptions, ExecuteOptions, ExecuteStats, ProgressFn
+from qualspec.engine._reply import Reply
 from qualspec.errors import AuthenticationError, ConfigError
 from qualspec.messages import one_line as _one_line
 from qualspec.providers import (
@@ -38,7 +40,7 @@ from qualspec.providers import (
     Provider,
     effective_temperature,
 )
-from qualspec.store import JudgmentRecord, ReferenceReview, ResponseRecord, Store
+from qualspec.store import JudgmentRecord, ResponseRecord, Store
 
 if TYPE_CHECKING:
     from qualspec.engine._sink import Sink
@@ -118,21 +120,17 @@ class Executor:
             self._answers = {item.key: loop.create_future() for item in self._items}
         self._progress("total:judge", self._evaluation_total(groups))
         cached = self._prefetch_cache()
-        tasks = [
-            asyncio.create_task(self._cell(item, self._done.get(item.key) or cached.get(item.key)))
-            for item in self._items
-        ]
-        tasks += [
-            asyncio.create_task(self._group(bound, group_id, members))
-            for bound, group_id, members in groups
-        ]
         try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+            # structured: the first failure (a refused key) cancels every other task, and
+            # the run waits for them before it raises
+            async with asyncio.TaskGroup() as tasks:
+                for item in self._items:
+                    existing = self._done.get(item.key) or cached.get(item.key)
+                    tasks.create_task(self._cell(item, existing))
+                for bound, group_id, members in groups:
+                    tasks.create_task(self._group(bound, group_id, members))
+        except BaseExceptionGroup as failed:
+            raise failed.exceptions[0] from None  # what ended the run, as itself
         stats = self.stats
         stats.budget_exceeded = self._calls.budget_exceeded and stats.skipped_for_budget > 0
         stats.cost_usd = stats.candidate_cost_usd + stats.judge_cost_usd + stats.reference_cost_usd
@@ -228,7 +226,7 @@ class Executor:
         """Evaluate and record one aspect; ``blocked``: a dependency failed (an error
         record, nothing called)."""
         evaluator = bound.evaluator
-        ctx = _Context(self, bound.prompt_version)
+        ctx = EvaluationContext(self, bound.prompt_version)
         try:
             if blocked is not None:
                 verdict = Verdict(error=blocked)
@@ -260,20 +258,13 @@ class Executor:
                     (blocked or f"judge call failed: {error}") if error else verdict.unscored_reason
                 ),
                 raw_text=verdict.raw_text,
-                input_tokens=ctx.input_tokens or None,
-                output_tokens=ctx.output_tokens or None,
-                latency_s=ctx.latency or None,
-                queue_s=ctx.queue or None,
-                cost_usd=ctx.cost_usd,
-                attempts=max(ctx.attempts, 1),
-                error=error,
-                cached=ctx.calls > 0 and ctx.calls == ctx.cached_calls,
                 prompt_version=bound.prompt_version,
                 created_at=_now(),
                 evaluator=evaluator.name,
                 subject=None if subject.group is None else [i.key for i in subject.items],
                 scores=verdict.scores,
                 details=verdict.details,
+                **ctx.usage(error).as_fields(),
             )
         )
         self.stats.evaluations += 1
@@ -309,26 +300,16 @@ class Executor:
             self.stats.candidate_calls += 1
         else:
             self.stats.reference_calls += 1
-        resp = out.response
-        record = self._response_record(item, effective)
-        record.latency_s = out.latency
-        record.queue_s = out.queue
-        record.cost_usd = out.cost
-        record.attempts = out.attempts
-        record.error = out.error
-        if resp is not None:
-            record.text = resp.text
-            record.finish_reason = resp.finish_reason
-            record.input_tokens = resp.input_tokens
-            record.output_tokens = resp.output_tokens
+        key = self._calls.cache_key(item.call_key, provider)
+        record = self._response_record(item, out.reply(key=key, effective_temperature=effective))
         if out.cost and candidate:
             self.stats.candidate_cost_usd += out.cost
         elif out.cost:
             self.stats.reference_cost_usd += out.cost
+        resp = out.response
         # on success call() returned still holding the gate: released once the answer is durable
         self._recorder.response(record, on_commit=gate.release if resp is not None else None)
         if resp is not None:
-            key = self._calls.cache_key(item.call_key, provider)
             entry = self._calls.cache_entry(item.kind, key, provider, item.model, resp, effective)
             self._calls.cache_put(self._recorder, entry)
         else:
@@ -359,22 +340,22 @@ class Executor:
             )
         return total
 
-    def _response_record(self, item: WorkItem, effective: float | None) -> ResponseRecord:
-        return ResponseRecord(
+    def _response_record(self, item: WorkItem, reply: Reply) -> ResponseRecord:
+        return ResponseRecord.from_reply(
+            reply,
             key=item.key,
             candidate=item.candidate,
             role=item.role,
             scenario=item.scenario,
             input_id=item.input_id,
             temperature=item.temperature,
-            effective_temperature=effective,
             run_index=item.run_index,
             provider=item.provider,
             model=item.model,
             prompt_versions=self._part_versions(item),
             created_at=_now(),
             kind=item.kind,
-            call_key=self._calls.cache_key(item.call_key, self._providers[item.provider]),
+            call_key=reply.key,
         )
 
     def _prefetch_cache(self) -> dict[str, ResponseRecord]:
@@ -399,15 +380,9 @@ class Executor:
             else:
                 self.stats.cached_reference += 1
             self.stats.saved_usd += saved or 0.0
-            record = self._response_record(item, entry.effective_temperature)
-            record.text = entry.text
-            record.finish_reason = entry.finish_reason
-            record.input_tokens = entry.input_tokens
-            record.output_tokens = entry.output_tokens
-            record.latency_s = 0.0
-            record.cost_usd = 0.0
-            record.attempts = 0
-            record.cached = True
+            # a bulk-read answer never waited for a slot: no queue time (None), as recorded
+            reply = Reply.from_cache(entry, key=keys[item.key], queue_s=None)
+            record = self._response_record(item, reply)
             self._recorder.response(record)
             out[item.key] = record
         return out
@@ -438,32 +413,17 @@ class Executor:
 
     async def complete_for_evaluator(
         self,
-        ctx: _Context,
+        ctx: EvaluationContext,
         model: str,
         messages: Sequence[Message],
         *,
         kind: str,
-        temperature: float,
-        max_tokens: int | None,
-        params: Mapping[str, Any] | None,
-        json_schema: Mapping[str, Any] | None,
-        attempt: int,
-        structured_mode: str = "auto",
+        options: CallOptions,
     ) -> Reply:
         """An evaluator's call: made through the engine, counted in the run's stats."""
         provider, model_name = self.provider_for(model)
         reply = await self._calls.complete(
-            provider,
-            model_name,
-            messages,
-            kind=kind,
-            recorder=self._recorder,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            params=params,
-            json_schema=json_schema,
-            attempt=attempt,
-            structured_mode=structured_mode,
+            provider, model_name, messages, kind=kind, recorder=self._recorder, options=options
         )
         stats = self.stats
         if reply.cached:
@@ -474,83 +434,6 @@ class Executor:
             stats.judge_cost_usd += reply.cost_usd or 0.0
         ctx.account(reply)
         return reply
-
-
-class _Context:
-    """What one evaluation may use; adds up the accounting of the calls it makes."""
-
-    def __init__(self, executor: Executor, prompt_version: int | None) -> None:
-        self._executor = executor
-        self.run_id = executor.run_id
-        self.prompt_version = prompt_version
-        self.calls = 0
-        self.cached_calls = 0
-        self.attempts = 0
-        self.latency = 0.0
-        self.queue = 0.0
-        self.cost = 0.0
-        self.cost_known = True
-        self.answered = 0
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.last_key = ""
-
-    def account(self, reply: Reply) -> None:
-        self.calls += 1
-        self.cached_calls += int(reply.cached)
-        self.attempts += reply.attempts
-        self.latency += reply.latency_s
-        self.queue += reply.queue_s
-        if reply.text is not None:
-            self.answered += 1
-            if reply.cost_usd is None:
-                self.cost_known = False  # an answer whose price is unknown
-        self.cost += reply.cost_usd or 0.0
-        # a cached reply costs nothing, but its tokens are those of the answer it reuses
-        self.input_tokens += reply.input_tokens or 0
-        self.output_tokens += reply.output_tokens or 0
-        self.last_key = reply.key
-
-    @property
-    def cost_usd(self) -> float | None:
-        """What the evaluation's calls cost: 0 when every one came from the cache, None
-        when a price is unknown or no call answered."""
-        if self.calls > 0 and self.calls == self.cached_calls:
-            return 0.0
-        if not self.cost_known or not self.answered:
-            return None
-        return self.cost
-
-    async def reference_review(self, call_key: str) -> ReferenceReview | None:
-        """The store's review of a reference answer (status, override), or None: never
-        reviewed (``Store.reference_review``)."""
-        return await asyncio.to_thread(self._executor.store.reference_review, call_key)
-
-    async def complete(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        params: Mapping[str, Any] | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        attempt: int = 0,
-        kind: str = "judge",
-        structured_mode: str = "auto",
-    ) -> Reply:
-        return await self._executor.complete_for_evaluator(
-            self,
-            model,
-            messages,
-            kind=kind,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            params=params,
-            json_schema=json_schema,
-            attempt=attempt,
-            structured_mode=structured_mode,
-        )
 
 
 def _now() -> datetime:

@@ -1,20 +1,48 @@
-"""A run's settings (:class:`ExecuteOptions`), what its executor did
-(:class:`ExecuteStats`) and how it reports progress: read by the call layer, the executor
-and the session alike, so they live apart from all three."""
+"""A run's settings (:class:`ExecuteOptions`), one call's settings (:class:`CallOptions`),
+what its executor did (:class:`ExecuteStats`) and how it reports progress: read by the call
+layer, the executor and the session alike, so they live apart from all three."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from qualspec.engine._retry import RetryPolicy
 
-__all__ = ["ExecuteOptions", "ExecuteStats", "ProgressFn"]
+__all__ = ["CallOptions", "ExecuteOptions", "ExecuteStats", "ProgressFn"]
 
 ProgressFn = Callable[[str, int], None]
 """Called as ``progress(kind, n)`` when ``n`` units of ``kind`` finish ("candidate"/"judge");
 ``progress("total:judge", n)`` once a run knows how many evaluations it will record."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallOptions:
+    """The settings of one model call, besides its model, messages and kind: what every
+    layer (an evaluator's context, ``Session.complete``, the call layer) passes down as one
+    value.
+
+    Example: ``CallOptions(temperature=0.7, max_tokens=200, attempt=1)``.
+
+    ``temperature`` None sends none (the provider's default). ``params`` are extra request
+    parameters (``seed``, ``top_p``, ...). ``attempt`` distinguishes deliberate re-asks: it
+    is part of the cache key and the default seed. With ``json_schema``,
+    ``structured_mode`` says how structured output is asked for: ``auto`` (negotiated per
+    endpoint) or one of :data:`~qualspec.providers.STRUCTURED_MODES`.
+    """
+
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
+    params: Mapping[str, Any] | None = None
+    json_schema: Mapping[str, Any] | None = None
+    attempt: int = 0
+    structured_mode: str = "auto"
+
+
+DEFAULT_CALL = CallOptions()
+"""The settings of a call given none (temperature 0, first attempt)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,18 +13,29 @@ import contextvars
 import dataclasses
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
-from qualspec.engine._execute import BoundEvaluator, Executor
+from qualspec.engine._execute import Executor
 from qualspec.engine._failures import judge_failures
-from qualspec.engine._options import ExecuteOptions, ExecuteStats
+from qualspec.engine._options import CallOptions, ExecuteOptions, ExecuteStats
 from qualspec.engine._prepare import Preparations, alongside
-from qualspec.engine._resume import find_run, superseded
+from qualspec.engine._resume import find_run
+from qualspec.engine._run_steps import (
+    bind_prompts,
+    choose_evaluators,
+    describe_run,
+    executor_for,
+    finish_run,
+    open_providers,
+    open_run,
+    record_settled,
+    settle_superseded,
+)
 from qualspec.engine._sink import close_sink, open_sink
 from qualspec.engine._sync import run_sync
 from qualspec.errors import StoreError
@@ -37,12 +48,11 @@ if TYPE_CHECKING:
     from qualspec.engine._sink import Sink, SinkFactory
     from qualspec.providers import Message
     from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
-    from qualspec.store import ResponseRecord, RunRecord, RunSummary, Store
+    from qualspec.store import ResponseRecord, RunRecord, Store
 
 __all__ = ["RunOutcome", "Session", "run_sync"]
 
 log = logging.getLogger("qualspec.engine")
-_T = TypeVar("_T")
 SESSION_SUITE = "(session)"
 # the run that ``Session.complete`` records into inside ``Session.recording`` (per task)
 _SCOPED: contextvars.ContextVar[Sink | None] = contextvars.ContextVar(
@@ -98,8 +108,6 @@ class Session:
         prices: str | Path | None = None,
         sink: SinkFactory | None = None,
     ) -> None:
-        import dataclasses
-
         options = options or ExecuteOptions()
         if max_cost is not None:
             options = dataclasses.replace(options, max_cost=max_cost)
@@ -202,9 +210,12 @@ class Session:
         attempt: int = 0,
         structured_mode: str = "auto",
         providers: Mapping[str, ProviderConfig] | None = None,
+        options: CallOptions | None = None,
     ) -> Reply:
         """One call to ``provider/model`` with the session's limits, retries, cache and cost.
 
+        The call's settings are the keywords from ``temperature`` to ``structured_mode``,
+        or one :class:`~qualspec.engine.CallOptions` given as ``options`` (not both).
         The answer is recorded as a response of ``kind`` in the session's own run (suite
         ``(session)``), so ``qualspec runs`` shows it. A failed call returns a reply with
         ``error`` set; a refused key raises ``AuthenticationError``; a spent budget raises
@@ -214,28 +225,10 @@ class Session:
 
             reply = await session.complete("openai/gpt-4o-mini", "Say hi", max_tokens=20)
         """
-        from qualspec.engine._items import cell_key
-        from qualspec.errors import BudgetExceededError
-        from qualspec.providers import Message, split_address
-        from qualspec.store import ResponseRecord
+        from qualspec.providers import split_address
 
-        name, model_name = split_address(model)
-        configs = self._provider_configs if providers is None else providers
-        provider = self.calls.providers([name], configs)[name]
-        if isinstance(prompt, str):
-            messages: tuple[Message, ...] = (Message("user", prompt),)
-        else:
-            messages = tuple(prompt)
-        if system is not None:
-            messages = (Message("system", system), *messages)
-        recorder = _SCOPED.get() or await self._adhoc()
-        try:
-            reply = await self.calls.complete(
-                provider,
-                model_name,
-                messages,
-                kind=kind,
-                recorder=recorder,
+        if options is None:
+            options = CallOptions(
                 temperature=temperature,
                 max_tokens=max_tokens,
                 params=params,
@@ -243,36 +236,33 @@ class Session:
                 attempt=attempt,
                 structured_mode=structured_mode,
             )
-        except CallStopped as exc:
-            raise BudgetExceededError(f"{exc}: raise max_cost or start a new session") from None
-        recorder.response(
-            ResponseRecord(
-                # the call (everything sent, where to) placed under its model and kind
-                key=cell_key(reply.key, model, None, kind, None),
-                candidate=model,
-                role=None,
-                scenario="",
-                input_id=None,
-                temperature=temperature,  # None: none was sent (the provider's default)
-                effective_temperature=reply.effective_temperature,
-                run_index=attempt,
-                provider=name,
-                model=model_name,
-                text=reply.text,
-                finish_reason=reply.finish_reason,
-                input_tokens=reply.input_tokens,
-                output_tokens=reply.output_tokens,
-                latency_s=reply.latency_s,
-                queue_s=reply.queue_s,
-                cost_usd=reply.cost_usd,
-                attempts=reply.attempts,
-                error=reply.error,
-                cached=reply.cached,
-                created_at=datetime.now(UTC),
+        elif (temperature, max_tokens, params, json_schema, attempt, structured_mode) != (
+            0.0,
+            None,
+            None,
+            None,
+            0,
+            "auto",
+        ):
+            raise TypeError("Session.complete: give the call's settings or options=, not both")
+        name, model_name = split_address(model)
+        configs = self._provider_configs if providers is None else providers
+        provider = self.calls.providers([name], configs)[name]
+        recorder = _SCOPED.get() or await self._adhoc()
+        try:
+            reply = await self.calls.complete(
+                provider,
+                model_name,
+                _messages(prompt, system),
                 kind=kind,
-                call_key=reply.key,
+                recorder=recorder,
+                options=options,
             )
-        )
+        except CallStopped as exc:
+            from qualspec.errors import BudgetExceededError
+
+            raise BudgetExceededError(f"{exc}: raise max_cost or start a new session") from None
+        recorder.response(_adhoc_record(reply, model, kind, options))
         return reply
 
     @contextlib.asynccontextmanager
@@ -307,7 +297,7 @@ class Session:
             raise
         finally:
             _SCOPED.reset(token)
-            failure = await self._finish(store, run_id, recorder, None, status)
+            failure = await finish_run(store, run_id, recorder, None, status)
             if failure is not None and status == "finished":
                 raise StoreError(f"could not record the run {run_id}: {failure}")
 
@@ -386,80 +376,31 @@ class Session:
         ``judges`` (whose configs, one per evaluator in order, then only describe them in
         the run's metadata); how ``qualspec.testkit`` runs a test's annotators.
         """
-        from qualspec.engine._evaluators import create_evaluator, with_defaults
-        from qualspec.engine._metadata import metadata, prompt_versions
         from qualspec.engine._plan import check_plan
-        from qualspec.providers import split_address
 
-        store = self.store
-        calls = self.calls
-        evaluation = suite.evaluation
-        configs = evaluation.providers
+        store, calls, judge = self.store, self.calls, self.options.judge
+        configs = suite.evaluation.providers
         # Validate everything first: a config error must not leave a run behind.
-        check_plan(suite, plan, judge=self.options.judge and evaluators is None)
-        # the judges (when judging) and the evaluator of expect: checks (whenever some
-        # scenario has them: checks are not a judge)
-        run: list[Evaluator]
-        if evaluators is None:
-            run_configs = plan.run_evaluators(judge=self.options.judge)
-            run = [create_evaluator(c) for c in run_configs]
-        else:
-            run_configs, run = plan.judges, [with_defaults(e) for e in evaluators]
-        evaluators = run
-        prompts = [e.prompt() for e in evaluators]
+        check_plan(suite, plan, judge=judge and evaluators is None)
+        run_configs, run = choose_evaluators(plan, evaluators, judge=judge)
+        prompts = [e.prompt() for e in run]
         # Providers first: a missing key or package fails before any run is recorded.
-        names = {item.provider for item in plan.items}
-        names |= {split_address(e.model)[0] for e in evaluators if e.model}
-        providers = calls.providers(sorted(names), configs)
+        providers = open_providers(calls, plan, run, configs)
         warnings: list[str] = list(plan.warnings)
         n_plan = len(warnings)  # the preparations' warnings follow the plan's
         # what a resumed run's recorded evaluations are checked against (None: judging off)
-        current = evaluators if self.options.judge else None
+        current = run if judge else None
         resumed = bool(resume)
-        # the run to resume before any call: an unknown or foreign run id costs nothing
-        summary = await asyncio.to_thread(find_run, store, resume, suite) if resume else None
-        # the evaluators' preparations (calibrations) run alongside the run's own calls
-        preparing = Preparations(
-            self, evaluators, configs, calibrate=self.options.calibrate, heard=calls.heard
-        )
-        try:
-            await preparing.started()  # their own runs first, as before
-            run_id = await self._open_run(suite, summary, warnings)
-        except BaseException:
-            await preparing.cancel()
-            raise
+        preparing, run_id = await self._start(suite, run, resume, warnings)
         status = "failed"
         stats = ExecuteStats()
         recorder: Sink | None = None
         executor: Executor | None = None
         try:
-            bound = []
-            for evaluator, prompt in zip(evaluators, prompts, strict=True):
-                version = None
-                if prompt is not None:
-                    version = await asyncio.to_thread(store.prompt_version, *prompt)
-                bound.append(BoundEvaluator(evaluator, version))
-            described = dataclasses.replace(plan, judges=run_configs) if run_configs else plan
-            meta = metadata(suite, described, argv, bound, resumed=resumed)
-            if resumed:  # an earlier attempt's failure no longer describes the run
-                meta["failure"] = None
-            await asyncio.to_thread(store.update_run_metadata, run_id, meta)
-            versions = await asyncio.to_thread(prompt_versions, store, plan)
-            done: dict[str, ResponseRecord] = {}
-            done_e: set[tuple[str, str, str]] = set()
-            if resumed:  # a new run holds nothing yet
-                existing = await asyncio.to_thread(store.load_run, run_id)
-                # rows of an earlier plan (an edited suite, another judge): superseded
-                stale, stale_e = superseded(existing, plan.items, current, groups=False)
-                await asyncio.to_thread(store.supersede, run_id, stale, stale_e)
-                done = {
-                    r.key: r for r in existing.responses if r.error is None and r.key not in stale
-                }
-                done_e = {
-                    (j.evaluator, j.response_key, j.criterion)
-                    for j in existing.judgments
-                    if j.error is None and (j.evaluator, j.response_key, j.criterion) not in stale_e
-                }
+            bound = await bind_prompts(store, run, prompts)
+            await describe_run(
+                store, run_id, suite, plan, run_configs, argv, bound, resumed=resumed
+            )
             recorder = await open_sink(
                 self._sink,
                 store,
@@ -467,18 +408,8 @@ class Session:
                 retry_window_s=self.options.store_retry_s,
                 on_fatal=lambda exc: executor.on_store_failure(exc) if executor else None,
             )
-            executor = Executor(
-                plan.items,
-                calls=calls,
-                providers=providers,
-                recorder=recorder,
-                run_id=run_id,
-                evaluators=bound,
-                provider_configs=configs,
-                done_responses=done,
-                done_evaluations=done_e,
-                prompt_versions=versions,
-                progress=progress,
+            executor = await executor_for(
+                calls, run_id, plan, recorder, bound, providers, configs, current, resumed, progress
             )
             try:
                 stats = await alongside(executor.run(), preparing)
@@ -486,34 +417,19 @@ class Session:
                 status = "interrupted"
                 raise
             status = "budget_exceeded" if stats.budget_exceeded else "finished"
-            calibrations = await preparing.wait()
-            if calibrations:
-                await asyncio.to_thread(
-                    store.update_run_metadata, run_id, {"judge_calibration": calibrations}
-                )
-            modes = calls.structured_modes()
-            if modes:  # what each endpoint settled on, after a refusal
-                await asyncio.to_thread(
-                    store.update_run_metadata, run_id, {"structured_output": modes}
-                )
+            await record_settled(store, run_id, preparing, calls)
         finally:
             await preparing.cancel()  # a run that ended early: what is still running
-            settle = None
-            if resumed:  # group subjects are known once the answers are: supersede again
-
-                def settle() -> None:
-                    record = store.load_run(run_id)
-                    stale, stale_e = superseded(record, plan.items, current, groups=True)
-                    store.supersede(run_id, stale, stale_e)
-
-            failure = await self._finish(store, run_id, recorder, executor, status, settle)
+            # group subjects are known once the answers are: a resumed run supersedes again
+            settle = settle_superseded(store, run_id, plan, current) if resumed else None
+            failure = await finish_run(store, run_id, recorder, executor, status, settle)
         if failure is not None:
             raise StoreError(
                 f"could not record results: {failure}; nothing recorded is lost: resume with "
                 f"qualspec run {suite.path} --resume {run_id}"
             )
         record = await asyncio.to_thread(store.load_run, run_id)
-        failures = judge_failures(record, evaluators)
+        failures = judge_failures(record, run)
         return RunOutcome(
             run_id=run_id,
             status=status,
@@ -524,73 +440,59 @@ class Session:
             judge_failures=failures,
         )
 
-    async def _open_run(
-        self, suite: LoadedSuite, summary: RunSummary | None, warnings: list[str]
-    ) -> str:
-        """The run to record into, acquired: the resumed one (``summary``), or a new one."""
-        store = self.store
-        if summary is not None:
-            run_id = summary.id
-            if summary.suite_hash != suite.content_hash:
-                warnings.append(
-                    f"the suite file changed since run {run_id} started; "
-                    "new or changed cells are run, unchanged ones are kept, and what the "
-                    "suite no longer asks for is kept but not counted (superseded)"
-                )
-        else:
-            run_id = await asyncio.to_thread(
-                store.create_run, suite.evaluation.name, suite.content_hash, {}
-            )
-        await asyncio.to_thread(store.acquire_run, run_id)
-        return run_id
-
-    async def _finish(
+    async def _start(
         self,
-        store: Store,
-        run_id: str,
-        recorder: Sink | None,
-        executor: Executor | None,
-        status: str,
-        settle: Callable[[], None] | None = None,
-    ) -> str | None:
-        """Flush the recorder and record the run's end; the failure reason, if any.
-
-        ``settle`` runs once everything is recorded, when the run completed (finished or
-        over budget): it marks what the plan no longer asks for superseded.
-        """
-        failure: str | None = None
-        if recorder is not None:
-            try:
-                await close_sink(recorder)
-            except StoreError as exc:
-                failure = recorder.failure or _one_line(exc)
-        if failure is None and executor is not None and executor.store_failure is not None:
-            failure = _one_line(executor.store_failure)
-        if failure is None and settle is not None and status in ("finished", "budget_exceeded"):
-            try:
-                await asyncio.to_thread(settle)
-            except StoreError as exc:
-                failure = _one_line(exc)
-        if failure is not None:
-            status = "failed"
-        marked = False
+        suite: LoadedSuite,
+        evaluators: Sequence[Evaluator],
+        resume: str | bool | None,
+        warnings: list[str],
+    ) -> tuple[Preparations, str]:
+        """The run opened (the one to resume, or a new one) and its evaluators'
+        preparations (calibrations) started: they run alongside the run's own calls."""
+        store = self.store
+        # the run to resume before any call: an unknown or foreign run id costs nothing
+        summary = await asyncio.to_thread(find_run, store, resume, suite) if resume else None
+        preparing = Preparations(
+            self,
+            evaluators,
+            suite.evaluation.providers,
+            calibrate=self.options.calibrate,
+            heard=self.calls.heard,
+        )
         try:
-            if failure is not None:
-                await asyncio.to_thread(
-                    store.update_run_metadata, run_id, {"failure": failure[:500]}
-                )
-            await asyncio.to_thread(store.finish_run, run_id, status)
-            marked = True
-        except StoreError as exc:
-            if failure is None:
-                raise
-            log.error("could not mark run %s %s: %s", run_id, status, _one_line(exc))
-        finally:
-            # Unmarked, the run keeps this process as its owner: once the process is gone
-            # the store reads it as failed (and resumable), never as running forever.
-            if marked:
-                try:
-                    await asyncio.to_thread(store.release_run, run_id)
-                except StoreError as exc:
-                    log.error("could not release run %s: %s", run_id, _one_line(exc))
-        return failure
+            await preparing.started()  # their own runs first, as before
+            run_id = await open_run(store, suite, summary, warnings)
+        except BaseException:
+            await preparing.cancel()
+            raise
+        return preparing, run_id
+
+
+def _messages(prompt: str | Sequence[Message], system: str | None) -> tuple[Message, ...]:
+    """A prompt (a user message, or the messages) with ``system`` first."""
+    from qualspec.providers import Message
+
+    messages = (Message("user", prompt),) if isinstance(prompt, str) else tuple(prompt)
+    return messages if system is None else (Message("system", system), *messages)
+
+
+def _adhoc_record(reply: Reply, model: str, kind: str, options: CallOptions) -> ResponseRecord:
+    """The record of a single call (``Session.complete``) to ``model``: the call (everything
+    sent, where to) placed under its model and kind."""
+    from qualspec.engine._items import cell_key
+    from qualspec.providers import split_address
+    from qualspec.store import ResponseRecord
+
+    name, model_name = split_address(model)
+    return ResponseRecord.from_reply(
+        reply,
+        key=cell_key(reply.key, model, None, kind, None),
+        candidate=model,
+        temperature=options.temperature,  # None: none was sent (the provider's default)
+        run_index=options.attempt,
+        provider=name,
+        model=model_name,
+        created_at=datetime.now(UTC),
+        kind=kind,
+        call_key=reply.key,
+    )

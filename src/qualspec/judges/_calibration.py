@@ -148,9 +148,9 @@ def cached_calibration(
 
 
 def _subject(question: str, answer: str, criterion: str, key: str = "calibration") -> Any:
-    from qualspec.engine import Subject, WorkItem
+    from qualspec.engine import Reply, Subject, WorkItem
     from qualspec.providers import Message
-    from qualspec.store import ResponseRecord
+    from qualspec.store import ResponseRecord, Usage
 
     item = WorkItem(
         key="calibration",
@@ -167,18 +167,16 @@ def _subject(question: str, answer: str, criterion: str, key: str = "calibration
         params={},
         criteria=(criterion,),
     )
-    response = ResponseRecord(
+    # the known answer, as a record of no call (``Usage()``: nothing measured)
+    answer_reply = Reply(text=answer, effective_temperature=0.0, usage=Usage())
+    response = ResponseRecord.from_reply(
+        answer_reply,
         key="calibration",
         candidate="calibration",
-        role=None,
         scenario="calibration",
-        input_id=None,
         temperature=0.0,
-        effective_temperature=0.0,
-        run_index=0,
         provider="calibration",
         model="calibration",
-        text=answer,
     )
     # ``key``: the subject's own (calls made at once must not share an all-criteria verdict)
     return Subject(key=key, items=(item,), responses=(response,))

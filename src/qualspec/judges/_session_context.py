@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from qualspec.engine import Reply, Session
+    from qualspec.engine import CallOptions, Reply, Session
     from qualspec.providers import Message
     from qualspec.spec import ProviderConfig
     from qualspec.store import ReferenceReview, Store
@@ -71,15 +71,23 @@ class SessionContext:
         structured_mode: str = "auto",
     ) -> Reply:
         """One call through the session (see ``EvalContext.complete``)."""
-        return await self._session.complete(
-            model,
-            list(messages),
-            kind=self._kind or kind,
+        from qualspec.engine import CallOptions
+
+        options = CallOptions(
             temperature=temperature,
             max_tokens=max_tokens,
             params=params,
             json_schema=json_schema,
             attempt=attempt + self._offset,
             structured_mode=structured_mode,
-            providers=self._providers,
+        )
+        return await self.call(model, messages, kind=self._kind or kind, options=options)
+
+    async def call(
+        self, model: str, messages: Sequence[Message], *, kind: str, options: CallOptions
+    ) -> Reply:
+        """The call :meth:`complete` makes (its settings as one ``CallOptions``, the
+        attempt offset added): ``Session.complete`` with the context's providers."""
+        return await self._session.complete(
+            model, list(messages), kind=kind, options=options, providers=self._providers
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qualspec.store._records import (
+    Answered,
     CacheEntry,
     JudgmentRecord,
     PromptVersion,
@@ -22,6 +23,7 @@ from qualspec.store._records import (
 from qualspec.store._redact import redact, redact_text
 from qualspec.store._review_input import USER_ENV, reviewer, schema_problem
 from qualspec.store._url import database_exists, display_url, resolve_url
+from qualspec.store._usage import USAGE_FIELDS, Usage
 
 if TYPE_CHECKING:
     from qualspec.store._migrate import downgrade, head_revision, revisions, upgrade
@@ -30,7 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GROUND_TRUTH_STATUSES",
+    "USAGE_FIELDS",
     "USER_ENV",
+    "Answered",
     "CacheEntry",
     "JudgmentRecord",
     "PromptVersion",
@@ -41,6 +45,7 @@ __all__ = [
     "RunRecord",
     "RunSummary",
     "Store",
+    "Usage",
     "database_exists",
     "display_url",
     "downgrade",

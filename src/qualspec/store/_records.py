@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
+
+from qualspec.store._usage import USAGE_FIELDS, Usage
 
 __all__ = [
+    "Answered",
     "CacheEntry",
     "JudgmentRecord",
     "PromptVersion",
@@ -19,9 +22,40 @@ __all__ = [
 ]
 
 
+class Answered(Protocol):
+    """What a record is made from (the engine's ``Reply``): the answer and its usage."""
+
+    @property
+    def text(self) -> str | None: ...
+
+    @property
+    def finish_reason(self) -> str | None: ...
+
+    @property
+    def effective_temperature(self) -> float | None: ...
+
+    @property
+    def usage(self) -> Usage: ...
+
+
+class _Accounted:
+    """A record with the call-accounting fields of :class:`Usage` (stored flat)."""
+
+    __slots__ = ()
+
+    @property
+    def usage(self) -> Usage:
+        """The record's call-accounting fields as one value."""
+        return Usage(**{name: getattr(self, name) for name in USAGE_FIELDS})
+
+
 @dataclass(slots=True)
-class ResponseRecord:
-    """One candidate call's outcome (a success or an error), keyed by work-item key."""
+class ResponseRecord(_Accounted):
+    """One candidate call's outcome (a success or an error), keyed by work-item key.
+
+    The fields from ``input_tokens`` to ``cached`` (but ``finish_reason``) are the call's
+    :class:`Usage` (:attr:`usage`); :meth:`from_reply` builds a record from an answer.
+    """
 
     key: str
     candidate: str
@@ -62,9 +96,57 @@ class ResponseRecord:
         """True when the call produced text."""
         return self.error is None
 
+    @classmethod
+    def from_reply(
+        cls,
+        reply: Answered,
+        *,
+        key: str,
+        candidate: str,
+        provider: str,
+        model: str,
+        scenario: str = "",
+        role: str | None = None,
+        input_id: str | None = None,
+        temperature: float | None = None,
+        run_index: int = 0,
+        kind: str = "candidate",
+        call_key: str | None = None,
+        prompt_versions: dict[str, int] | None = None,
+        created_at: datetime | None = None,
+    ) -> ResponseRecord:
+        """The record of ``reply`` (its text, effective temperature and :class:`Usage`)
+        under the given identity: where it belongs in a run (``key``, the matrix cell) and
+        what made it (``kind``, ``call_key``: the call's cache key).
+
+        Example::
+
+            ResponseRecord.from_reply(reply, key="k", candidate="c", provider="openai",
+                                      model="gpt-4o-mini", kind="adhoc")
+        """
+        return cls(
+            key=key,
+            candidate=candidate,
+            role=role,
+            scenario=scenario,
+            input_id=input_id,
+            temperature=temperature,
+            effective_temperature=reply.effective_temperature,
+            run_index=run_index,
+            provider=provider,
+            model=model,
+            text=reply.text,
+            finish_reason=reply.finish_reason,
+            prompt_versions={} if prompt_versions is None else prompt_versions,
+            created_at=created_at,
+            kind=kind,
+            call_key=call_key,
+            **reply.usage.as_fields(),
+        )
+
 
 @dataclass(slots=True)
-class JudgmentRecord:
+class JudgmentRecord(_Accounted):
     """One evaluation record: what one evaluator concluded about one subject on one aspect.
 
     The criteria judge writes one per (response, criterion). In general:

@@ -8,7 +8,9 @@ backends hold the same bytes.
 from __future__ import annotations
 
 import json
+import typing
 from datetime import UTC, datetime
+from types import NoneType, UnionType
 from typing import Any
 
 from sqlalchemy import (
@@ -29,6 +31,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from qualspec.store._usage import USAGE_FIELDS, Usage
+
 __all__ = [
     "CURRENT_ONLY",
     "JSONText",
@@ -41,6 +45,7 @@ __all__ = [
     "reference_reviews",
     "responses",
     "runs",
+    "usage_columns",
     "use_dialect",
 ]
 
@@ -85,6 +90,26 @@ class JSONText(TypeDecorator[Any]):
         return None if value is None else json.loads(value)
 
 
+_SQL_TYPES: dict[type, Any] = {int: Integer, float: Float, str: Text, bool: Boolean}
+
+
+def usage_columns(*names: str) -> list[Column[Any]]:
+    """New columns for the call-accounting fields ``names`` (:class:`Usage`'s, where they
+    are declared once): the SQL type and nullability come from the field's type
+    (``int | None`` is a nullable ``INTEGER``, ``bool`` a ``BOOLEAN`` that is not)."""
+    hints = typing.get_type_hints(Usage)
+    out: list[Column[Any]] = []
+    for name in names:
+        hint = hints[name]  # KeyError: not a usage field
+        args = typing.get_args(hint) if isinstance(hint, UnionType) else (hint,)
+        (base,) = [a for a in args if a is not NoneType]
+        out.append(Column(name, _SQL_TYPES[base], nullable=NoneType in args))
+    return out
+
+
+# Where the migrations put them: every field once per table, ``queue_s`` last (0006).
+_USAGE_FIRST = tuple(name for name in USAGE_FIELDS if name != "queue_s")
+
 metadata = MetaData()
 
 runs = Table(
@@ -121,19 +146,13 @@ responses = Table(
     Column("model", Text, nullable=False),
     Column("text", Text, nullable=True),
     Column("finish_reason", String(64), nullable=True),
-    Column("input_tokens", Integer, nullable=True),
-    Column("output_tokens", Integer, nullable=True),
-    Column("latency_s", Float, nullable=True),
-    Column("cost_usd", Float, nullable=True),
-    Column("attempts", Integer, nullable=False),
-    Column("error", Text, nullable=True),
-    Column("cached", Boolean, nullable=False),
+    *usage_columns(*_USAGE_FIRST),
     Column("prompt_versions", JSONText(), nullable=False),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("kind", String(32), nullable=False, server_default="candidate"),
     # true once a resumed run's current plan no longer asks for the row (migration 0005)
     Column("superseded", Boolean, nullable=False, server_default=false()),
-    Column("queue_s", Float, nullable=True),
+    *usage_columns("queue_s"),
     # the call's cache key, shared across runs; NULL for rows before migration 0008
     Column("call_key", String(128), nullable=True),
     Index("ix_responses_run", "run_id"),
@@ -155,13 +174,7 @@ judgments = Table(
     Column("reasoning", Text, nullable=True),
     Column("unscored_reason", Text, nullable=True),
     Column("raw_text", Text, nullable=True),
-    Column("input_tokens", Integer, nullable=True),
-    Column("output_tokens", Integer, nullable=True),
-    Column("latency_s", Float, nullable=True),
-    Column("cost_usd", Float, nullable=True),
-    Column("attempts", Integer, nullable=False),
-    Column("error", Text, nullable=True),
-    Column("cached", Boolean, nullable=False),
+    *usage_columns(*_USAGE_FIRST),
     Column("prompt_version", Integer, nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("evaluator", Text, nullable=False, server_default="criteria"),
@@ -172,7 +185,7 @@ judgments = Table(
     # unbounded criterion text (see migration 0004)
     Column("criterion_hash", String(64), nullable=False),
     Column("superseded", Boolean, nullable=False, server_default=false()),
-    Column("queue_s", Float, nullable=True),
+    *usage_columns("queue_s"),
     Index("ix_judgments_run", "run_id"),
 )
 

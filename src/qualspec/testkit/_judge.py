@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from qualspec.judges import SessionContext
 
 if TYPE_CHECKING:
-    from qualspec.engine import Reply, Session
+    from qualspec.engine import CallOptions, Reply, Session
     from qualspec.providers import Message
 
 __all__ = ["JudgeResult", "ajudge_response", "judge_response"]
@@ -82,30 +82,10 @@ class _SessionContext(SessionContext):
         self.calls = 0
         self.cached = 0
 
-    async def complete(
-        self,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        params: Mapping[str, Any] | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        attempt: int = 0,
-        kind: str = "judge",
-        structured_mode: str = "auto",
+    async def call(
+        self, model: str, messages: Sequence[Message], *, kind: str, options: CallOptions
     ) -> Reply:
-        reply = await super().complete(
-            model,
-            messages,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            params=params,
-            json_schema=json_schema,
-            attempt=attempt,
-            kind=kind,
-            structured_mode=structured_mode,
-        )
+        reply = await super().call(model, messages, kind=kind, options=options)
         self.calls += 1
         self.cached += int(reply.cached)
         return reply
@@ -123,11 +103,11 @@ async def ajudge_response(
 ) -> JudgeResult:
     """Score ``response`` (to ``prompt``, when given) on ``criteria`` 0-10 with the
     criteria judge (``model``, default the suites' default judge) in ``session``."""
-    from qualspec.engine import Subject, WorkItem
+    from qualspec.engine import Reply, Subject, WorkItem
     from qualspec.judges import CriteriaJudge
     from qualspec.providers import Message
     from qualspec.spec import DEFAULT_JUDGE_MODEL, DEFAULT_THRESHOLD
-    from qualspec.store import ResponseRecord
+    from qualspec.store import ResponseRecord, Usage
 
     model = model or DEFAULT_JUDGE_MODEL
     threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)
@@ -148,18 +128,10 @@ async def ajudge_response(
         params={},
         criteria=(criteria,),
     )
-    record = ResponseRecord(
-        key="qualspec_judge",
-        candidate="pytest",
-        role=None,
-        scenario="",
-        input_id=None,
-        temperature=None,
-        effective_temperature=None,
-        run_index=0,
-        provider="",
-        model="",
-        text=response,
+    # the answer judged, as a record of no call (``Usage()``: nothing measured)
+    answer = Reply(text=response, usage=Usage())
+    record = ResponseRecord.from_reply(
+        answer, key="qualspec_judge", candidate="pytest", provider="", model=""
     )
     ctx = _SessionContext(session)
     verdict = await judge.evaluate(Subject(item.key, (item,), (record,)), criteria, ctx)

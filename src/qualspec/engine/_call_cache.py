@@ -1,0 +1,139 @@
+"""The call layer's cache: keys per endpoint, reads (memory, then the store) and writes
+through the run's recorder, with each kind's lifetime. A base class of
+:class:`~qualspec.engine.CallEngine`, kept apart for its size."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from qualspec.store import CacheEntry
+
+if TYPE_CHECKING:
+    from qualspec.engine._options import ExecuteOptions
+    from qualspec.engine._sink import Sink
+    from qualspec.providers import ChatResponse, Provider
+    from qualspec.store import Store
+
+__all__ = ["CallCache", "endpoint"]
+
+log = logging.getLogger("qualspec.engine")
+
+
+def endpoint(provider: Provider) -> str:
+    """Where a provider's calls go (its ``endpoint``, else its name)."""
+    value = getattr(provider, "endpoint", None)
+    return str(value) if value else f"name:{provider.name}"
+
+
+class CallCache:
+    """The cache methods of the call layer (see :class:`~qualspec.engine.CallEngine`)."""
+
+    store: Store
+    options: ExecuteOptions
+
+    def __init__(self) -> None:
+        self._memory: dict[str, CacheEntry] = {}
+        self._kinds_in_store: set[str] | None = None
+        self._kinds_lock: asyncio.Lock | None = None
+
+    def cache_key(self, call: str, provider: Provider) -> str:
+        """The cache key of a call: its call key plus the endpoint it goes to."""
+        text = f"{call}@{endpoint(provider)}"
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def _reads_enabled(self, kind: str | None = None) -> bool:
+        if kind is not None and kind in self.options.refresh_kinds:
+            return False
+        return self.options.use_cache and not self.options.refresh
+
+    def now(self) -> datetime:
+        """The cache's "now" (``ExecuteOptions.clock``, else the system clock)."""
+        clock = self.options.clock
+        return clock() if clock is not None else datetime.now(UTC)
+
+    def cache_get_many(self, keys: set[str]) -> dict[str, CacheEntry]:
+        """Bulk read of cache entries (one query)."""
+        if not self._reads_enabled() or not keys:
+            return {}
+        # the lifetime asked for now judges each entry by its age (not the one it was
+        # written with)
+        return self.store.cache_get_many(keys, self.now(), self.options.cache_ttl)
+
+    async def cache_get(self, kind: str, key: str) -> CacheEntry | None:
+        """A cache entry, from this session's memory or the store.
+
+        The store is asked only when it held entries of ``kind`` when the session first
+        looked: a fresh store costs no query per call. Store reads run in a worker thread,
+        never on the event loop (on PostgreSQL each is a network round trip).
+        """
+        if not self._reads_enabled(kind):
+            return None
+        entry = self._memory.get(key)
+        if entry is not None:
+            return entry
+        if self._kinds_in_store is None:
+            if self._kinds_lock is None:
+                self._kinds_lock = asyncio.Lock()
+            async with self._kinds_lock:  # one query, however many calls ask at once
+                if self._kinds_in_store is None:
+                    self._kinds_in_store = await asyncio.to_thread(self.store.cache_kinds)
+        if kind not in self._kinds_in_store:
+            return None
+        found = (
+            await asyncio.to_thread(
+                self.store.cache_get_many, [key], self.now(), self.options.cache_ttl
+            )
+        ).get(key)
+        if found is not None:
+            log.debug("cache hit (%s)", kind)
+        return found
+
+    def cache_put(
+        self,
+        recorder: Sink,
+        entry: CacheEntry,
+        on_commit: Callable[[], object] | None = None,
+    ) -> bool:
+        """Queue a cache entry for the store and remember it for this session.
+
+        ``on_commit`` runs once the entry is durable. False (and nothing queued) when the
+        cache is off.
+        """
+        if not self.options.use_cache and not self.options.refresh:
+            return False
+        if entry.kind != "candidate":  # candidate answers are read in bulk, never one by one
+            self._memory[entry.key] = entry
+        recorder.cache(entry, on_commit=on_commit)
+        return True
+
+    def cache_entry(
+        self,
+        kind: str,
+        key: str,
+        provider: Provider,
+        model: str,
+        response: ChatResponse,
+        effective: float | None,
+    ) -> CacheEntry:
+        """The cache entry for a successful answer, with the kind's TTL."""
+        now = self.now()
+        ttl = self.options.cache_ttl.get(kind)
+        return CacheEntry(
+            key=key,
+            kind=kind,
+            provider=provider.name,
+            model=model,
+            text=response.text,
+            finish_reason=response.finish_reason,
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
+            effective_temperature=effective,
+            structured=response.structured,
+            created_at=now,
+            expires_at=None if ttl is None else now + timedelta(seconds=ttl),
+        )
