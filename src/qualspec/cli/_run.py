@@ -305,10 +305,10 @@ class _Closing:
 
         self._error: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._close, args=(store,), name="qualspec-store-close"
+            target=self._run, args=(store,), name="qualspec-store-close"
         )
 
-    def _close(self, store: Store) -> None:
+    def _run(self, store: Store) -> None:
         try:
             store.close()
         except BaseException as exc:  # noqa: BLE001 - raised by __exit__ in the main thread
