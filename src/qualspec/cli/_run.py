@@ -266,9 +266,18 @@ def _execute(
     see :class:`_Closing`), the prompts used."""
     import asyncio
 
-    import qualspec.analysis  # noqa: F401 - used after the run: imported before the freeze
+    # used after the run (the packages load their modules on first use): imported before
+    # the freeze below
+    from qualspec.analysis import analyze_run, run_totals  # noqa: F401
     from qualspec.engine import Session, run_sync
-    from qualspec.report import prompt_refs
+    from qualspec.report import (  # noqa: F401
+        cache_phrase,
+        default_results_path,
+        prompt_refs,
+        render_run,
+        run_to_dict,
+        write_json_atomic,
+    )
 
     async def main() -> tuple[RunOutcome, Store, PromptRefs]:
         # opened here, not by the session (which then leaves it open): closing a SQLite
