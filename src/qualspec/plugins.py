@@ -27,13 +27,20 @@ if TYPE_CHECKING:
 __all__ = ["Registry", "load_path"]
 
 
-@functools.lru_cache(maxsize=16)
 def _scan(group: str, path: tuple[str, ...]) -> dict[str, EntryPoint]:
     """A group's entry points, read once per ``sys.path``: a scan reads the metadata of
     every installed package (milliseconds each time, and a run looks several times)."""
+    return _scan_all(path).get(group, {})
+
+
+@functools.lru_cache(maxsize=16)
+def _scan_all(path: tuple[str, ...]) -> dict[str, dict[str, EntryPoint]]:
+    """Every group's entry points, by group and name: one scan for all groups (a run
+    looks up providers and evaluators, each scan reads every package's metadata)."""
     from importlib.metadata import entry_points
 
-    return {ep.name: ep for ep in entry_points(group=group)}
+    found = entry_points()  # every group; select() filters it in memory
+    return {group: {ep.name: ep for ep in found.select(group=group)} for group in found.groups}
 
 
 def load_path(path: str, what: str, form: str) -> Any:

@@ -1,129 +1,134 @@
 """qualspec.analysis: aggregation of stored runs, the diff between two runs, the
 temperature and role analysis of one run, and comparisons with statistical confidence."""
 
-from qualspec.analysis._aggregate import (
-    CHECKS_EVALUATOR,
-    CellKey,
-    CellScore,
-    RunTotals,
-    cell_key,
-    cell_scores,
-    judgments_by_response,
-    response_score,
-    run_totals,
-    suite_order,
-    temperature_label,
-    temperature_order,
-)
-from qualspec.analysis._compare import (
-    CompareSource,
-    RunComparison,
-    ScopedComparison,
-    UnitKey,
-    compare_runs,
-    field_values,
-    unit_values,
-)
-from qualspec.analysis._compare_format import (
-    COMPARE_SCHEMA_VERSION,
-    compare_to_dict,
-    format_comparison,
-    verdict_text,
-)
-from qualspec.analysis._diff import (
-    STATUSES,
-    DiffStatus,
-    RunDiff,
-    TupleChange,
-    TupleKey,
-    diff_runs,
-)
-from qualspec.analysis._diff_format import (
-    DIFF_SCHEMA_VERSION,
-    DiffFormat,
-    diff_to_dict,
-    format_diff,
-)
-from qualspec.analysis._evidence import MIN_GAP_PAIRS, MIN_TEMPERATURE_SCORES, NOT_MEANINGFUL
-from qualspec.analysis._fields import (
-    CallCost,
-    CostBreakdown,
-    FieldAnalysis,
-    FieldStats,
-    GradeGroup,
-    GroupCost,
-    cost_breakdown,
-    field_analysis,
-    field_analysis_to_dict,
-    suite_costs,
-)
-from qualspec.analysis._insights import (
-    GAP_POINTS,
-    Insight,
-    InsightKind,
-    RunInsights,
-    format_insights,
-    insights_to_dict,
-    run_insights,
-)
-from qualspec.analysis._reference_changes import (
-    ReferenceChange,
-    ReferenceChanges,
-    reference_changes,
-)
-from qualspec.analysis._roles import RoleGap
-from qualspec.analysis._run_analysis import (
-    Recommendation,
-    RunAnalysis,
-    analysis_to_dict,
-    analyze_run,
-    candidate_curves,
-    format_recommendation,
-    format_temperature,
-    gap_interval,
-    stability_ranking,
-    worth_analysing,
-)
-from qualspec.analysis._similarity import (
-    embeddings_available,
-    lexical_similarity,
-    mean_pairwise_similarity,
-)
-from qualspec.analysis._stats import (
-    ALPHA,
-    PairedComparison,
-    StatVerdict,
-    compare_paired,
-    permutation_p_value,
-    stat_seed,
-)
-from qualspec.analysis._temperature import (
-    AGGREGATIONS,
-    UNSTABLE_STD,
-    CellTemperatureMetrics,
-    TemperaturePoint,
-)
-from qualspec.analysis._trend import (
-    RunTrend,
-    TrendChange,
-    TrendLevel,
-    TrendPoint,
-    format_trend,
-    run_trend,
-    trend_to_dict,
-)
-from qualspec.analysis._verdicts import (
-    AnswerVerdict,
-    CellVerdict,
-    RowKey,
-    RowVerdict,
-    RunVerdicts,
-    answer_verdict,
-    candidate_records,
-    format_verdict_score,
-    run_verdicts,
-    verdicts_to_dict,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qualspec.analysis._aggregate import (
+        CHECKS_EVALUATOR,
+        CellKey,
+        CellScore,
+        RunTotals,
+        cell_key,
+        cell_scores,
+        judgments_by_response,
+        response_score,
+        run_totals,
+        suite_order,
+        temperature_label,
+        temperature_order,
+    )
+    from qualspec.analysis._compare import (
+        CompareSource,
+        RunComparison,
+        ScopedComparison,
+        UnitKey,
+        compare_runs,
+        field_values,
+        unit_values,
+    )
+    from qualspec.analysis._compare_format import (
+        COMPARE_SCHEMA_VERSION,
+        compare_to_dict,
+        format_comparison,
+        verdict_text,
+    )
+    from qualspec.analysis._diff import (
+        STATUSES,
+        DiffStatus,
+        RunDiff,
+        TupleChange,
+        TupleKey,
+        diff_runs,
+    )
+    from qualspec.analysis._diff_format import (
+        DIFF_SCHEMA_VERSION,
+        DiffFormat,
+        diff_to_dict,
+        format_diff,
+    )
+    from qualspec.analysis._evidence import MIN_GAP_PAIRS, MIN_TEMPERATURE_SCORES, NOT_MEANINGFUL
+    from qualspec.analysis._fields import (
+        CallCost,
+        CostBreakdown,
+        FieldAnalysis,
+        FieldStats,
+        GradeGroup,
+        GroupCost,
+        cost_breakdown,
+        field_analysis,
+        field_analysis_to_dict,
+        suite_costs,
+    )
+    from qualspec.analysis._insights import (
+        GAP_POINTS,
+        Insight,
+        InsightKind,
+        RunInsights,
+        format_insights,
+        insights_to_dict,
+        run_insights,
+    )
+    from qualspec.analysis._reference_changes import (
+        ReferenceChange,
+        ReferenceChanges,
+        reference_changes,
+    )
+    from qualspec.analysis._roles import RoleGap
+    from qualspec.analysis._run_analysis import (
+        Recommendation,
+        RunAnalysis,
+        analysis_to_dict,
+        analyze_run,
+        candidate_curves,
+        format_recommendation,
+        format_temperature,
+        gap_interval,
+        stability_ranking,
+        worth_analysing,
+    )
+    from qualspec.analysis._similarity import (
+        embeddings_available,
+        lexical_similarity,
+        mean_pairwise_similarity,
+    )
+    from qualspec.analysis._stats import (
+        ALPHA,
+        PairedComparison,
+        StatVerdict,
+        compare_paired,
+        permutation_p_value,
+        stat_seed,
+    )
+    from qualspec.analysis._temperature import (
+        AGGREGATIONS,
+        UNSTABLE_STD,
+        CellTemperatureMetrics,
+        TemperaturePoint,
+    )
+    from qualspec.analysis._trend import (
+        RunTrend,
+        TrendChange,
+        TrendLevel,
+        TrendPoint,
+        format_trend,
+        run_trend,
+        trend_to_dict,
+    )
+    from qualspec.analysis._verdicts import (
+        AnswerVerdict,
+        CellVerdict,
+        RowKey,
+        RowVerdict,
+        RunVerdicts,
+        answer_verdict,
+        candidate_records,
+        format_verdict_score,
+        run_verdicts,
+        verdicts_to_dict,
+    )
 
 __all__ = [
     "AGGREGATIONS",
@@ -224,3 +229,119 @@ __all__ = [
     "verdicts_to_dict",
     "worth_analysing",
 ]
+
+# where each name lives: imported on first use (see __getattr__)
+_LAZY: dict[str, str] = {
+    "CHECKS_EVALUATOR": "qualspec.analysis._aggregate",
+    "CellKey": "qualspec.analysis._aggregate",
+    "CellScore": "qualspec.analysis._aggregate",
+    "RunTotals": "qualspec.analysis._aggregate",
+    "cell_key": "qualspec.analysis._aggregate",
+    "cell_scores": "qualspec.analysis._aggregate",
+    "judgments_by_response": "qualspec.analysis._aggregate",
+    "response_score": "qualspec.analysis._aggregate",
+    "run_totals": "qualspec.analysis._aggregate",
+    "suite_order": "qualspec.analysis._aggregate",
+    "temperature_label": "qualspec.analysis._aggregate",
+    "temperature_order": "qualspec.analysis._aggregate",
+    "CompareSource": "qualspec.analysis._compare",
+    "RunComparison": "qualspec.analysis._compare",
+    "ScopedComparison": "qualspec.analysis._compare",
+    "UnitKey": "qualspec.analysis._compare",
+    "compare_runs": "qualspec.analysis._compare",
+    "field_values": "qualspec.analysis._compare",
+    "unit_values": "qualspec.analysis._compare",
+    "COMPARE_SCHEMA_VERSION": "qualspec.analysis._compare_format",
+    "compare_to_dict": "qualspec.analysis._compare_format",
+    "format_comparison": "qualspec.analysis._compare_format",
+    "verdict_text": "qualspec.analysis._compare_format",
+    "STATUSES": "qualspec.analysis._diff",
+    "DiffStatus": "qualspec.analysis._diff",
+    "RunDiff": "qualspec.analysis._diff",
+    "TupleChange": "qualspec.analysis._diff",
+    "TupleKey": "qualspec.analysis._diff",
+    "diff_runs": "qualspec.analysis._diff",
+    "DIFF_SCHEMA_VERSION": "qualspec.analysis._diff_format",
+    "DiffFormat": "qualspec.analysis._diff_format",
+    "diff_to_dict": "qualspec.analysis._diff_format",
+    "format_diff": "qualspec.analysis._diff_format",
+    "MIN_GAP_PAIRS": "qualspec.analysis._evidence",
+    "MIN_TEMPERATURE_SCORES": "qualspec.analysis._evidence",
+    "NOT_MEANINGFUL": "qualspec.analysis._evidence",
+    "CallCost": "qualspec.analysis._fields",
+    "CostBreakdown": "qualspec.analysis._fields",
+    "FieldAnalysis": "qualspec.analysis._fields",
+    "FieldStats": "qualspec.analysis._fields",
+    "GradeGroup": "qualspec.analysis._fields",
+    "GroupCost": "qualspec.analysis._fields",
+    "cost_breakdown": "qualspec.analysis._fields",
+    "field_analysis": "qualspec.analysis._fields",
+    "field_analysis_to_dict": "qualspec.analysis._fields",
+    "suite_costs": "qualspec.analysis._fields",
+    "GAP_POINTS": "qualspec.analysis._insights",
+    "Insight": "qualspec.analysis._insights",
+    "InsightKind": "qualspec.analysis._insights",
+    "RunInsights": "qualspec.analysis._insights",
+    "format_insights": "qualspec.analysis._insights",
+    "insights_to_dict": "qualspec.analysis._insights",
+    "run_insights": "qualspec.analysis._insights",
+    "ReferenceChange": "qualspec.analysis._reference_changes",
+    "ReferenceChanges": "qualspec.analysis._reference_changes",
+    "reference_changes": "qualspec.analysis._reference_changes",
+    "RoleGap": "qualspec.analysis._roles",
+    "Recommendation": "qualspec.analysis._run_analysis",
+    "RunAnalysis": "qualspec.analysis._run_analysis",
+    "analysis_to_dict": "qualspec.analysis._run_analysis",
+    "analyze_run": "qualspec.analysis._run_analysis",
+    "candidate_curves": "qualspec.analysis._run_analysis",
+    "format_recommendation": "qualspec.analysis._run_analysis",
+    "format_temperature": "qualspec.analysis._run_analysis",
+    "gap_interval": "qualspec.analysis._run_analysis",
+    "stability_ranking": "qualspec.analysis._run_analysis",
+    "worth_analysing": "qualspec.analysis._run_analysis",
+    "embeddings_available": "qualspec.analysis._similarity",
+    "lexical_similarity": "qualspec.analysis._similarity",
+    "mean_pairwise_similarity": "qualspec.analysis._similarity",
+    "ALPHA": "qualspec.analysis._stats",
+    "PairedComparison": "qualspec.analysis._stats",
+    "StatVerdict": "qualspec.analysis._stats",
+    "compare_paired": "qualspec.analysis._stats",
+    "permutation_p_value": "qualspec.analysis._stats",
+    "stat_seed": "qualspec.analysis._stats",
+    "AGGREGATIONS": "qualspec.analysis._temperature",
+    "UNSTABLE_STD": "qualspec.analysis._temperature",
+    "CellTemperatureMetrics": "qualspec.analysis._temperature",
+    "TemperaturePoint": "qualspec.analysis._temperature",
+    "RunTrend": "qualspec.analysis._trend",
+    "TrendChange": "qualspec.analysis._trend",
+    "TrendLevel": "qualspec.analysis._trend",
+    "TrendPoint": "qualspec.analysis._trend",
+    "format_trend": "qualspec.analysis._trend",
+    "run_trend": "qualspec.analysis._trend",
+    "trend_to_dict": "qualspec.analysis._trend",
+    "AnswerVerdict": "qualspec.analysis._verdicts",
+    "CellVerdict": "qualspec.analysis._verdicts",
+    "RowKey": "qualspec.analysis._verdicts",
+    "RowVerdict": "qualspec.analysis._verdicts",
+    "RunVerdicts": "qualspec.analysis._verdicts",
+    "answer_verdict": "qualspec.analysis._verdicts",
+    "candidate_records": "qualspec.analysis._verdicts",
+    "format_verdict_score": "qualspec.analysis._verdicts",
+    "run_verdicts": "qualspec.analysis._verdicts",
+    "verdicts_to_dict": "qualspec.analysis._verdicts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

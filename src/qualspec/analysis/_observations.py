@@ -3,6 +3,8 @@ from the data, with the evidence behind it."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import statistics
 from collections.abc import Sequence
 from typing import Any
@@ -256,3 +258,35 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+def plain_fields(value: Any) -> Any:
+    """``_plain(dataclasses.asdict(value))`` of a dataclass, in one pass: its fields
+    (and those of the dataclasses inside) as dicts, tuples as lists, other values as
+    ``asdict`` copies them. Several times faster than ``asdict``, which deep-copies every
+    value (a dict key that is not a plain scalar takes the ``asdict`` way)."""
+    try:
+        return _plain_fields(value)
+    except _UnusualKey:
+        return _plain(dataclasses.asdict(value))
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+class _UnusualKey(Exception):
+    """A dict key other than a str, int, float, bool or None."""
+
+
+def _plain_fields(value: Any) -> Any:
+    if type(value) in _SCALARS:  # asdict's deep copy of these is the value itself
+        return value
+    if isinstance(value, tuple | list):
+        return [_plain_fields(v) for v in value]
+    if isinstance(value, dict):
+        if any(type(k) not in _SCALARS for k in value):
+            raise _UnusualKey
+        return {k: _plain_fields(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain_fields(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return copy.deepcopy(value)

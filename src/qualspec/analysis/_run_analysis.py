@@ -35,9 +35,9 @@ from qualspec.analysis._answers import Answer, answer_texts, answers_of
 from qualspec.analysis._evidence import NOT_MEANINGFUL, failed_calibration
 from qualspec.analysis._observations import (
     _observations,
-    _plain,
     format_recommendation,
     gap_interval,
+    plain_fields,
 )
 from qualspec.analysis._recommendation import (
     DEGRADE_POINTS,
@@ -304,7 +304,5 @@ def stability_ranking(analysis: RunAnalysis) -> list[tuple[str, float]]:
 def analysis_to_dict(analysis: RunAnalysis) -> dict[str, Any]:
     """The analysis as JSON-ready data (the ``analysis`` object of the results file): the
     dataclasses' fields, tuples as lists (a criterion gap as ``[name, gap]``)."""
-    import dataclasses
-
-    data: dict[str, Any] = _plain(dataclasses.asdict(analysis))
+    data: dict[str, Any] = plain_fields(analysis)
     return data

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from qualspec.providers import PriceTable
     from qualspec.report import PromptRefs
     from qualspec.spec import LoadedSuite
-    from qualspec.store import RunRecord
+    from qualspec.store import RunRecord, Store
 
 __all__ = ["add_parser", "cmd_run"]
 
@@ -219,13 +219,15 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     if ns.dry_run:
         dry_run(ns, plan, prices, console)
         return 0
-    outcome, db_display, refs = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
-    for warning in outcome.warnings:
-        if warning in plan.warnings:  # said before the run
-            continue
-        say(console, ("warning:", "yellow"), f" {warning}")
-    # the results file first: whatever happens to the report, the results are kept
-    path = _write_and_render(ns, outcome, refs, prices, console)
+    outcome, store, refs = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
+    db_display = store.url_for_display
+    with _Closing(store):  # the store closes while the results are written
+        for warning in outcome.warnings:
+            if warning in plan.warnings:  # said before the run
+                continue
+            say(console, ("warning:", "yellow"), f" {warning}")
+        # the results file first: whatever happens to the report, the results are kept
+        path = _write_and_render(ns, outcome, refs, prices, console)
     _print_footer(ns, outcome, path, db_display, console)
     code = _exit_code(outcome.record, fail_on_errors=getattr(ns, "fail_on_errors", False))
     if code == 0 and getattr(ns, "strict", False) and outcome.judge_failures:
@@ -259,30 +261,75 @@ def _execute(
     plan: Plan,
     options: ExecuteOptions,
     argv: Sequence[str],
-) -> tuple[RunOutcome, str, PromptRefs]:
-    """Run the plan, recorded; the outcome, the database as shown, the prompts used."""
+) -> tuple[RunOutcome, Store, PromptRefs]:
+    """Run the plan, recorded; the outcome, the store (still open: the caller closes it,
+    see :class:`_Closing`), the prompts used."""
     import asyncio
 
-    import qualspec.analysis  # noqa: F401 - used after the run: imported before the freeze
+    # used after the run (the packages load their modules on first use): imported before
+    # the freeze below
+    from qualspec.analysis import analyze_run, run_totals  # noqa: F401
     from qualspec.engine import Session, run_sync
-    from qualspec.report import prompt_refs
+    from qualspec.report import (  # noqa: F401
+        cache_phrase,
+        default_results_path,
+        prompt_refs,
+        render_run,
+        run_to_dict,
+        write_json_atomic,
+    )
 
-    async def main() -> tuple[RunOutcome, str, PromptRefs]:
-        async with Session(db=ns.db, options=options, prices=ns.prices) as session:
-            with _LazyProgress(plan, judge=not ns.no_judge, quiet=ns.quiet) as progress:
-                outcome = await session.run_plan(
-                    suite, plan, resume=ns.resume, progress=progress, argv=list(argv)
-                )
-            refs = await asyncio.to_thread(prompt_refs, session.store, outcome.record)
-            return outcome, session.store.url_for_display, refs
+    async def main() -> tuple[RunOutcome, Store, PromptRefs]:
+        # opened here, not by the session (which then leaves it open): closing a SQLite
+        # store checkpoints its log to disk (tens of ms of I/O), done while the results
+        # are written
+        store = await asyncio.to_thread(Store.open, ns.db)
+        try:
+            async with Session(db=store, options=options, prices=ns.prices) as session:
+                with _LazyProgress(plan, judge=not ns.no_judge, quiet=ns.quiet) as progress:
+                    outcome = await session.run_plan(
+                        suite, plan, resume=ns.resume, progress=progress, argv=list(argv)
+                    )
+                refs = await asyncio.to_thread(prompt_refs, store, outcome.record)
+        except BaseException:
+            store.close()
+            raise
+        return outcome, store, refs
 
     # What is imported and built so far (the store's SQLAlchemy too, imported here) lives
     # until the process ends: frozen, the collector never walks it (unfrozen, it walked
     # these objects twice per run: 20-30 ms of CPU). Objects made later are collected.
-    from qualspec.store import Store  # noqa: F401 - imported before the freeze
+    from qualspec.store import Store
 
     gc.freeze()
     return run_sync(main)
+
+
+class _Closing:
+    """Closes a store in a thread of its own while the block runs; the block's end waits
+    for it (and raises what closing raised, unless the block raised)."""
+
+    def __init__(self, store: Store) -> None:
+        import threading
+
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(store,), name="qualspec-store-close"
+        )
+
+    def _run(self, store: Store) -> None:
+        try:
+            store.close()
+        except BaseException as exc:  # noqa: BLE001 - raised by __exit__ in the main thread
+            self._error = exc
+
+    def __enter__(self) -> None:
+        self._thread.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self._thread.join()
+        if self._error is not None and exc[0] is None:
+            raise self._error
 
 
 def _write_and_render(

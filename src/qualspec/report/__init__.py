@@ -7,23 +7,26 @@ HTML report is rendered.
 
 from __future__ import annotations
 
-from qualspec.report._console import render_run
-from qualspec.report._export import EXPORT_COLUMNS, ExportFormat, export_rows, export_run
-from qualspec.report._html import render_html, write_html
-from qualspec.report._html_sessions import render_sessions_html, write_sessions_html
-from qualspec.report._html_summary import cache_phrase
-from qualspec.report._results_file import (
-    SCHEMA_VERSION,
-    PromptRefs,
-    ResultsFileError,
-    default_results_path,
-    prompt_refs,
-    read_results_file,
-    run_from_dict,
-    run_to_dict,
-    write_json_atomic,
-    write_text_atomic,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qualspec.report._console import render_run
+    from qualspec.report._export import EXPORT_COLUMNS, ExportFormat, export_rows, export_run
+    from qualspec.report._html import render_html, write_html
+    from qualspec.report._html_sessions import render_sessions_html, write_sessions_html
+    from qualspec.report._html_summary import cache_phrase
+    from qualspec.report._results_file import (
+        SCHEMA_VERSION,
+        PromptRefs,
+        ResultsFileError,
+        default_results_path,
+        prompt_refs,
+        read_results_file,
+        run_from_dict,
+        run_to_dict,
+        write_json_atomic,
+        write_text_atomic,
+    )
 
 __all__ = [
     "EXPORT_COLUMNS",
@@ -47,3 +50,42 @@ __all__ = [
     "write_sessions_html",
     "write_text_atomic",
 ]
+
+# where each name lives: imported on first use (see __getattr__)
+_LAZY: dict[str, str] = {
+    "render_run": "qualspec.report._console",
+    "EXPORT_COLUMNS": "qualspec.report._export",
+    "ExportFormat": "qualspec.report._export",
+    "export_rows": "qualspec.report._export",
+    "export_run": "qualspec.report._export",
+    "render_html": "qualspec.report._html",
+    "write_html": "qualspec.report._html",
+    "render_sessions_html": "qualspec.report._html_sessions",
+    "write_sessions_html": "qualspec.report._html_sessions",
+    "cache_phrase": "qualspec.report._html_summary",
+    "SCHEMA_VERSION": "qualspec.report._results_file",
+    "PromptRefs": "qualspec.report._results_file",
+    "ResultsFileError": "qualspec.report._results_file",
+    "default_results_path": "qualspec.report._results_file",
+    "prompt_refs": "qualspec.report._results_file",
+    "read_results_file": "qualspec.report._results_file",
+    "run_from_dict": "qualspec.report._results_file",
+    "run_to_dict": "qualspec.report._results_file",
+    "write_json_atomic": "qualspec.report._results_file",
+    "write_text_atomic": "qualspec.report._results_file",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

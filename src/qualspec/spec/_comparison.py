@@ -33,7 +33,7 @@ class Comparison(BaseModel):
     time in reversed order and averages the two.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # see spec._base
 
     compare: ComparisonDimension = Field(description="What is compared: candidates or roles.")
     within: ComparisonDimension | None = Field(

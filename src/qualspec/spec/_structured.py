@@ -20,7 +20,7 @@ _FIELD_TYPES = ("string", "number", "integer", "boolean", "array", "object")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # see spec._base
 
 
 class FieldSpec(_Model):
