@@ -27,6 +27,7 @@ from qualspec.cli._args import (
 )
 from qualspec.cli._console import plural, say
 from qualspec.cli._dry_run import dry_run
+from qualspec.cli._store_close import BackgroundClose
 from qualspec.messages import one_line
 
 if TYPE_CHECKING:
@@ -221,7 +222,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         return 0
     outcome, store, refs = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
     db_display = store.url_for_display
-    with _Closing(store):  # the store closes while the results are written
+    with BackgroundClose(store):  # the store closes while the results are written
         for warning in outcome.warnings:
             if warning in plan.warnings:  # said before the run
                 continue
@@ -263,7 +264,7 @@ def _execute(
     argv: Sequence[str],
 ) -> tuple[RunOutcome, Store, PromptRefs]:
     """Run the plan, recorded; the outcome, the store (still open: the caller closes it,
-    see :class:`_Closing`), the prompts used."""
+    see :class:`~qualspec.cli._store_close.BackgroundClose`), the prompts used."""
     import asyncio
 
     # used after the run (the packages load their modules on first use): imported before
@@ -303,33 +304,6 @@ def _execute(
 
     gc.freeze()
     return run_sync(main)
-
-
-class _Closing:
-    """Closes a store in a thread of its own while the block runs; the block's end waits
-    for it (and raises what closing raised, unless the block raised)."""
-
-    def __init__(self, store: Store) -> None:
-        import threading
-
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run, args=(store,), name="qualspec-store-close"
-        )
-
-    def _run(self, store: Store) -> None:
-        try:
-            store.close()
-        except BaseException as exc:  # noqa: BLE001 - raised by __exit__ in the main thread
-            self._error = exc
-
-    def __enter__(self) -> None:
-        self._thread.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self._thread.join()
-        if self._error is not None and exc[0] is None:
-            raise self._error
 
 
 def _write_and_render(
