@@ -65,6 +65,7 @@ async def generate_answer(body: GenerateAnswerRequest, request: Request) -> Gene
     a run of their own (``metadata.run_id``). The best answer is returned, not the last.
     """
     web = state(request)
+    _check_models(body, web)
     session = await web.session()
     try:
         return await run_lab(session, body, providers=web.providers)
@@ -82,6 +83,7 @@ async def generate_answer_stream(
     then ``result`` (a :class:`GenerateAnswerResponse`), or ``error`` (``{"detail": ...}``).
     """
     web = state(request)
+    _check_models(body, web)
     session = await web.session()
     queue: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
 
@@ -119,6 +121,15 @@ async def generate_answer_stream(
         media_type="text/event-stream",
         headers={"X-Accel-Buffering": "no"},
     )
+
+
+def _check_models(body: GenerateAnswerRequest, web: WebState) -> None:
+    """400 before any run is made when the Lab could not call the request's models."""
+    from qualspec.web._lab_requests import model_problem
+
+    problem = model_problem(body, web.providers)
+    if problem is not None:
+        raise HTTPException(status_code=400, detail=problem)
 
 
 @router.get("/runs", response_model=list[RunRow])

@@ -51,6 +51,7 @@ def create_app(
 
     from qualspec.version import __version__
     from qualspec.web._api import router as api
+    from qualspec.web._errors import install_error_pages
     from qualspec.web._pages import router as pages
     from qualspec.web._references import api_router as reference_api
     from qualspec.web._references import page_router as reference_pages
@@ -75,6 +76,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.web = web
+    install_error_pages(app)
     app.include_router(api)
     app.include_router(reference_api)
     app.include_router(rubric_api)

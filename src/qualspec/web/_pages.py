@@ -21,14 +21,17 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
+from qualspec.errors import QualspecError
 from qualspec.lab import (
     DEFAULT_ITER_MAX,
     DEFAULT_MODEL,
     DEFAULT_THRESHOLD,
+    LAB_SUITE,
     GenerateAnswerRequest,
     run_lab,
 )
 from qualspec.web._api import load, run_row, state
+from qualspec.web._lab_requests import ClientGone, model_problem, unless_disconnected
 
 __all__ = ["render", "router"]
 
@@ -94,16 +97,20 @@ async def login() -> RedirectResponse:
     return RedirectResponse("/runs", status_code=303)
 
 
-async def _rows(request: Request, limit: int = 200) -> list[Any]:
+async def _rows(request: Request, limit: int = 200, *, lab: bool = True) -> list[Any]:
     session = await state(request).session()
-    found = await asyncio.to_thread(session.store.list_runs, None, limit)
+    hidden = None if lab else LAB_SUITE
+    found = await asyncio.to_thread(session.store.list_runs, None, limit, exclude_suite=hidden)
     return [run_row(s) for s in found]
 
 
 @router.get("/runs", response_class=HTMLResponse)
 async def runs_page(request: Request) -> HTMLResponse:
-    """Recent runs, newest first, with a picker for the diff."""
-    return render("runs.html.j2", title="Runs", runs=await _rows(request))
+    """Recent runs, newest first, with a picker for the diff; the Lab's runs only with
+    ``?lab=1`` (every Lab request is a run of its own: they would push suite runs out)."""
+    lab = request.query_params.get("lab") == "1"
+    rows = await _rows(request, lab=lab)
+    return render("runs.html.j2", title="Runs", runs=rows, lab=lab)
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
@@ -195,7 +202,21 @@ async def lab_submit(request: Request) -> HTMLResponse:
             status=status,
         )
     web = state(request)
-    result = await run_lab(await web.session(), lab, providers=web.providers)
+    problem = model_problem(lab, web.providers)
+    if problem is not None:
+        return render(
+            "lab.html.j2", 400, title="Lab", defaults=defaults, result=None, status=problem
+        )
+    work = run_lab(await web.session(), lab, providers=web.providers)
+    try:
+        result = await unless_disconnected(request, work)
+    except ClientGone:
+        return HTMLResponse("", status_code=499)  # nobody reads it
+    except QualspecError as exc:
+        status = f"Error: {exc}"
+        return render(
+            "lab.html.j2", 400, title="Lab", defaults=defaults, result=None, status=status
+        )
     return render("lab.html.j2", title="Lab", defaults=defaults, result=result, status="Done.")
 
 
