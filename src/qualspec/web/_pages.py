@@ -204,8 +204,9 @@ async def lab_submit(request: Request) -> HTMLResponse:
     web = state(request)
     problem = model_problem(lab, web.providers)
     if problem is not None:
+        status = f"Error: {problem}"
         return render(
-            "lab.html.j2", 400, title="Lab", defaults=defaults, result=None, status=problem
+            "lab.html.j2", 400, title="Lab", defaults=defaults, result=None, status=status
         )
     work = run_lab(await web.session(), lab, providers=web.providers)
     try:

@@ -188,7 +188,7 @@ class Guard:
             await _send_form(send, 200, query.get("next", ""))
         elif path in PUBLIC:  # the login form's stylesheets and icon
             return True
-        elif method == "GET" and wants_html(headers):
+        elif method == "GET" and wants_html(headers) and not path.startswith("/api/"):
             await _send_form(send, 401, _request_target(scope))
         else:
             await _send_json(send, 401, {"detail": _TOKEN_REQUIRED}, [_BEARER])
