@@ -129,6 +129,10 @@ async def test_the_redirect_after_a_login_never_leaves_the_site(
 async def test_a_login_goes_on_to_the_page_asked_for(token_client: httpx.AsyncClient) -> None:
     response = await token_client.get("/login", params={"token": TOKEN, "next": "/lab?x=1"})
     assert (response.status_code, response.headers["location"]) == (303, "/lab?x=1")
+    response = await token_client.get(
+        "/login", params={"token": TOKEN, "next": "/lab?x=1", "y": "2"}
+    )
+    assert response.headers["location"] == "/lab?x=1&y=2"
     # a non-ASCII path in token mode: percent-encoded in the redirect (a 500 before)
     url = httpx.URL(f"http://127.0.0.1/runs/r\u00e9sum\u00e9-\u65e5\u672c?token={TOKEN}&a=1")
     response = await token_client.get(url)

@@ -221,7 +221,7 @@ class Guard:
         if target is None:
             target = "/runs"
         elif query:
-            target += "?" + urlencode(query)
+            target += ("&" if "?" in target else "?") + urlencode(query)
         cookie = f"{COOKIE}={self.cookie}; HttpOnly; SameSite=Strict; Path=/"
         await send(
             {
