@@ -159,6 +159,7 @@ async def test_the_rubric_pages_have_the_nav_bar_names_and_coverage(
     partial = re.search(r"<tr><td class=\"mono\">sess-partial</td>(.*?)</tr>", body)
     assert partial is not None
     assert "partial</span>" in partial.group(1) and "1 of 3" in partial.group(1)
+    assert body.count("partial</span>") == 1  # not the unscored session: it has no score
     assert "a session only some rubrics scored follows" in text
 
     listing = (await client.get("/rubrics")).text
@@ -167,6 +168,7 @@ async def test_the_rubric_pages_have_the_nav_bar_names_and_coverage(
     cells = dict(rows)
     assert "3 of 3" in cells["full"] and "1 of 3" in cells["partial"]
     assert "partial</span>" in cells["partial"] and "partial</span>" not in cells["full"]
+    assert "partial</span>" not in cells["none"] and "0 of 3" in cells["none"]
     (found,) = (await client.get("/api/rubrics")).json()
     assert [(s["session_id"], s["n_scored"]) for s in found["sessions"]] == [
         ("sess-full", 3),

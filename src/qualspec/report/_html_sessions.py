@@ -47,7 +47,7 @@ def _session_view(session: Mapping[str, Any], rubric_ids: list[str]) -> dict[str
     return {
         "session_id": session.get("session_id", "?"),
         "scored": scored,
-        "partial": scored < len(rubric_ids),
+        "partial": 0 < scored < len(rubric_ids),
         "rank": session_rank(scored, len(rubric_ids), session.get("weighted_score")),
         "cut": bool(session.get("cut")),
         "cells": cells,
