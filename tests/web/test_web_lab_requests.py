@@ -1,9 +1,12 @@
-"""The Lab's form posted without script, served by uvicorn on 127.0.0.1: when the browser
-goes away while the model is still answering, the Lab stops (no further call, the run
-left ``interrupted``) instead of calling the model on for nobody."""
+"""The Lab's requests on the server: one the Lab must refuse (its provider's API key is
+not set) is a 400 that leaves no run; and the form posted without script, served by
+uvicorn on 127.0.0.1, stops (no further call, the run left ``interrupted``) when the
+browser goes away while the model is still answering, instead of calling the model on for
+nobody."""
 
 from __future__ import annotations
 
+import html
 import socket
 import threading
 import time
@@ -11,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+import httpx
 import pytest
 from helpers_web import KEY_ENV, lab_body, providers, uvicorn_server
 
@@ -67,3 +71,25 @@ def test_the_lab_form_stops_calling_the_model_when_the_browser_goes(
             assert run.status == "interrupted"
         # nothing was asked after the browser went: no evaluation, no second round
         assert lab.calls == 1
+
+
+@pytest.mark.asyncio
+async def test_a_request_refused_for_a_missing_key_leaves_no_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    db = f"sqlite:///{tmp_path / 'web.db'}"
+    said = f"No API key for provider 'fake': set the environment variable {KEY_ENV}"
+    with FakeServer() as lab:
+        app = create_app(db=db, providers=providers(lab))
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+            for path in ("/api/generate-answer", "/api/generate-answer/stream"):
+                response = await c.post(path, json=lab_body())
+                assert (response.status_code, response.json()["detail"]) == (400, said)
+            form = {k: str(v) for k, v in lab_body().items()}
+            page = await c.post("/lab", data=form)
+            assert page.status_code == 400 and f"Error: {said}" in html.unescape(page.text)
+            assert (await c.get("/api/runs")).json() == []
+        await app.fastapi.state.web.aclose()
+        assert lab.calls == 0

@@ -65,7 +65,7 @@ async def generate_answer(body: GenerateAnswerRequest, request: Request) -> Gene
     a run of their own (``metadata.run_id``). The best answer is returned, not the last.
     """
     web = state(request)
-    _check_models(body, web)
+    await _check_models(body, web)
     session = await web.session()
     try:
         return await run_lab(session, body, providers=web.providers)
@@ -83,7 +83,7 @@ async def generate_answer_stream(
     then ``result`` (a :class:`GenerateAnswerResponse`), or ``error`` (``{"detail": ...}``).
     """
     web = state(request)
-    _check_models(body, web)
+    await _check_models(body, web)
     session = await web.session()
     queue: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
 
@@ -123,11 +123,11 @@ async def generate_answer_stream(
     )
 
 
-def _check_models(body: GenerateAnswerRequest, web: WebState) -> None:
+async def _check_models(body: GenerateAnswerRequest, web: WebState) -> None:
     """400 before any run is made when the Lab could not call the request's models."""
-    from qualspec.web._lab_requests import model_problem
+    from qualspec.web._lab_requests import refusal
 
-    problem = model_problem(body, web.providers)
+    problem = await refusal(body, web)
     if problem is not None:
         raise HTTPException(status_code=400, detail=problem)
 

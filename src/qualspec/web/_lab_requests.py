@@ -1,9 +1,10 @@
 """The Lab's requests on the server: refused before any run is made, stopped when the
 client has gone.
 
-* ``model_problem``: the generator's and the evaluator's model addresses are checked
-  before the Lab starts, so a request naming an unknown provider is a 400 that leaves no
-  run behind (it used to record a failed run, or answer the form with a 500).
+* ``refusal``: the generator's and the evaluator's model addresses are checked, and
+  their providers created (which reads their API keys), before the Lab starts: a request
+  naming an unknown provider, or one whose key is not set, is a 400 that leaves no run
+  behind (it used to record a failed run, or answer the form with a 500).
 * ``unless_disconnected``: the form posted without script waits for the whole Lab; when
   the browser goes away first, the Lab is cancelled (no further model call) and its run is
   left ``interrupted``, as the streamed Lab already did.
@@ -18,8 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from qualspec.lab import GenerateAnswerRequest
     from qualspec.spec import ProviderConfig
+    from qualspec.web._state import WebState
 
-__all__ = ["ClientGone", "model_problem", "unless_disconnected"]
+__all__ = ["ClientGone", "model_problem", "refusal", "unless_disconnected"]
 
 T = TypeVar("T")
 
@@ -48,6 +50,27 @@ def model_problem(
                 f"{field}: unknown provider {name!r} in {address!r}: use one of "
                 f"{', '.join(known)} (as provider/model)"
             )
+    return None
+
+
+async def refusal(lab: GenerateAnswerRequest, web: WebState) -> str | None:
+    """Why the Lab must refuse ``lab`` before making a run (see ``model_problem``; a
+    provider that cannot be created, such as one whose API key is not set), or None."""
+    from qualspec.errors import QualspecError
+    from qualspec.lab import DEFAULT_MODEL
+    from qualspec.providers import split_address
+
+    problem = model_problem(lab, web.providers)
+    if problem is not None:
+        return problem
+    session = await web.session()
+    model = lab.model or DEFAULT_MODEL
+    names = sorted({split_address(model)[0], split_address(lab.judge_model or model)[0]})
+    configs = session.provider_configs if web.providers is None else web.providers
+    try:
+        session.calls.providers(names, configs)  # as the CLI checks a judge before a run
+    except QualspecError as exc:
+        return str(exc)
     return None
 
 

@@ -31,7 +31,7 @@ from qualspec.lab import (
     run_lab,
 )
 from qualspec.web._api import load, run_row, state
-from qualspec.web._lab_requests import ClientGone, model_problem, unless_disconnected
+from qualspec.web._lab_requests import ClientGone, refusal, unless_disconnected
 
 __all__ = ["render", "router"]
 
@@ -202,7 +202,7 @@ async def lab_submit(request: Request) -> HTMLResponse:
             status=status,
         )
     web = state(request)
-    problem = model_problem(lab, web.providers)
+    problem = await refusal(lab, web)
     if problem is not None:
         status = f"Error: {problem}"
         return render(
