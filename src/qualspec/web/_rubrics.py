@@ -107,7 +107,8 @@ async def rubric_runs(
     request: Request, limit: int = Query(_SCAN_RUNS, ge=1, le=5000)
 ) -> list[RubricRun]:
     """Runs of ``qualspec rubrics judge`` among the last ``limit`` runs, newest first, with
-    each session's per-rubric scores (1-5) and weighted score."""
+    each session's per-rubric scores (1-5), weighted score and how many rubrics scored it;
+    sessions every rubric scored first, best first, then those only some scored."""
     return await _rubric_runs(request, limit)
 
 
