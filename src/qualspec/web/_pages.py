@@ -108,9 +108,10 @@ async def runs_page(request: Request) -> HTMLResponse:
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 async def run_page(run_id: str, request: Request) -> Response:
-    """A run: a Lab run's iterations, or any other run's HTML report."""
-    record = await load(request, run_id)
-    summary = record.summary
+    """A run: a Lab run's iterations, or any other run explored (``_run_page``)."""
+    from qualspec.web._run_page import load_index, load_summary, run_context
+
+    summary = await load_summary(request, run_id)
     if summary.metadata.get("kind") == "rubric_judgments":
         return RedirectResponse(f"/rubrics/{summary.id}", status_code=303)
     lab = summary.metadata.get("lab")
@@ -122,13 +123,24 @@ async def run_page(run_id: str, request: Request) -> Response:
         return render(
             "lab_run.html.j2", title=f"Lab run {summary.id}", run=summary, lab=lab, result=result
         )
+    index = await load_index(request, summary)
+    context = await asyncio.to_thread(run_context, index, dict(request.query_params))
+    return render("run.html.j2", **context)
+
+
+@router.get("/runs/{run_id}/report", response_class=HTMLResponse)
+async def run_report(run_id: str, request: Request) -> Response:
+    """A run's whole HTML report (``qualspec report --html``), with its own CSP."""
+    record = await load(request, run_id)
     from qualspec.report import render_html
 
     page = await asyncio.to_thread(render_html, record)
     found = _REPORT_CSP.search(page)
     csp = html.unescape(found.group(1)) if found else "default-src 'none'"
     back = (
-        '<main>\n<p class="sub"><a href="/runs">&larr; all runs</a> · <a href="/lab">Lab</a></p>\n'
+        f'<main>\n<p class="sub"><a href="/runs">&larr; all runs</a> · '
+        f'<a href="/runs/{html.escape(record.summary.id)}">explore this run</a> · '
+        '<a href="/lab">Lab</a></p>\n'
     )
     page = page.replace("<main>\n", back, 1)
     return HTMLResponse(page, headers={"Content-Security-Policy": csp})

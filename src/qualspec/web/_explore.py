@@ -1,0 +1,582 @@
+"""Exploring a run's answers: filters, full-text search, sorting and pages.
+
+:class:`RunIndex` is built once per run from its records and its verdicts
+(:func:`qualspec.analysis.run_verdicts`; an answer's own PASS/FAIL is
+:func:`qualspec.analysis.answer_verdict`, the function the run's verdicts are made of) and
+answers any :class:`Query` without touching the store: a finished run's index can be kept
+and reused (see :func:`index_for`), so a filter, a search or the next page costs a scan of
+the answers, never a reload. Texts stay raw here: the templates escape them.
+
+The query string (every parameter optional; a view is shared by its URL):
+
+``failed=1``
+    Failing answers only; with ``criterion`` or ``check``, the answers on which that
+    criterion or check failed.
+``candidate``, ``role``, ``scenario``, ``input``, ``temperature``, ``evaluator``
+    Exact values (``temperature`` as shown: ``0.7``, ``default``; ``role`` and ``input``
+    ``-`` for none).
+``criterion``, ``check``
+    Answers judged on that criterion (by the judges) or that ran that ``expect:`` check.
+``q``
+    Words that must all appear (any case) in the answer, its error, an evaluator's
+    reasoning, or the prompt sent (system prompt, preamble, scenario prompt).
+``sort``
+    ``suite`` (the suite's order, default), ``score`` (lowest first), ``-score``,
+    ``candidate``, ``latency`` (slowest first), ``cost`` (dearest first).
+``page``, ``per``
+    The page (from 1) and its size (:data:`PER_PAGE` by default, at most :data:`MAX_PER`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from qualspec.analysis import (
+    CHECKS_EVALUATOR,
+    RunVerdicts,
+    answer_verdict,
+    candidate_records,
+    format_temperature,
+    judgments_by_response,
+    suite_order,
+)
+from qualspec.judges import is_comparison
+from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
+
+__all__ = [
+    "MAX_PER",
+    "NONE",
+    "PER_PAGE",
+    "SORTS",
+    "Answer",
+    "Page",
+    "Prompt",
+    "Query",
+    "RunIndex",
+    "index_for",
+    "score_text",
+]
+
+PER_PAGE = 50
+MAX_PER = 500
+NONE = "-"  # how a missing role or input is written in a filter
+SORTS = {
+    "suite": "suite order",
+    "score": "score, lowest first",
+    "-score": "score, highest first",
+    "candidate": "candidate",
+    "latency": "latency, slowest first",
+    "cost": "cost, dearest first",
+}
+_FILTERS = ("candidate", "role", "scenario", "input", "temperature", "evaluator")
+_MAX_Q = 500  # characters of a search kept
+
+
+def score_text(score: float | None, threshold: float | None = None, scale: int = 10) -> str:
+    """A score as ``7.5/10``, with enough decimals that a score under ``threshold`` never
+    reads as the threshold (``6.96/10``, not ``7/10``, where 7 passes); ``-`` for none."""
+    if score is None:
+        return "-"
+    text = f"{score:.1f}".rstrip("0").rstrip(".") if score % 1 else f"{score:.0f}"
+    digits = 1
+    while threshold is not None and score < threshold and float(text) >= threshold:
+        digits += 1
+        text = f"{score:.{digits}f}"
+        if digits >= 6:
+            break
+    return f"{text}/{scale}"
+
+
+def _num(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".") if value % 1 else f"{value:.0f}"
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What the run page was asked to show (see the module docstring)."""
+
+    failed: bool = False
+    candidate: str = ""
+    role: str = ""
+    scenario: str = ""
+    input: str = ""
+    temperature: str = ""
+    criterion: str = ""
+    check: str = ""
+    evaluator: str = ""
+    q: str = ""
+    sort: str = "suite"
+    page: int = 1
+    per: int = PER_PAGE
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> Query:
+        """The query of a request's query string; values it cannot read fall back to the
+        defaults (a page number past the end shows the last page)."""
+
+        def text(name: str) -> str:
+            return str(params.get(name, "") or "").strip()[:_MAX_Q]
+
+        def whole(name: str, default: int, low: int, high: int) -> int:
+            try:
+                return min(high, max(low, int(text(name))))
+            except ValueError:
+                return default
+
+        sort = text("sort")
+        return cls(
+            failed=text("failed").lower() in ("1", "true", "on", "yes"),
+            **{name: text(name) for name in (*_FILTERS, "criterion", "check", "q")},
+            sort=sort if sort in SORTS else "suite",
+            page=whole("page", 1, 1, 10**9),
+            per=whole("per", PER_PAGE, 1, MAX_PER),
+        )
+
+    def params(self, **changes: Any) -> dict[str, str]:
+        """The query string's parameters (defaults left out), with ``changes`` made."""
+        values = {
+            "failed": "1" if self.failed else "",
+            **{name: getattr(self, name) for name in (*_FILTERS, "criterion", "check", "q")},
+            "sort": "" if self.sort == "suite" else self.sort,
+            "page": "" if self.page == 1 else str(self.page),
+            "per": "" if self.per == PER_PAGE else str(self.per),
+        }
+        for name, value in changes.items():
+            values[name] = "" if value is None or value is False else str(value)
+            if value is True:
+                values[name] = "1"
+        return {k: v for k, v in values.items() if v}
+
+    @property
+    def filtered(self) -> bool:
+        """Whether anything narrows the answers."""
+        return self.failed or any(getattr(self, n) for n in (*_FILTERS, "criterion", "check", "q"))
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What was sent for one answer, as the run recorded it (prompt parts by version)."""
+
+    system: str | None
+    preamble: str | None
+    prompt: str | None
+    sent: str | None  # the user message, when it can be rebuilt exactly
+
+
+@dataclass(slots=True)
+class Answer:
+    """One candidate answer with its verdict and the cause of a FAIL.
+
+    ``passed``/``label`` are :func:`qualspec.analysis.answer_verdict`'s (as the HTML
+    report's); ``reasons`` name what failed (``check 'cites' failed``, ``score 6.5/10 < 7:
+    clarity 4 < 7``), an error or why it has no score.
+    """
+
+    order: int
+    record: ResponseRecord
+    judgments: list[JudgmentRecord]
+    passed: bool | None
+    label: str
+    score: float | None
+    scale: int
+    threshold: float | None
+    reasons: tuple[str, ...]
+    temperature: str
+    failing: frozenset[tuple[str, str]]  # (evaluator, criterion) that failed
+    judged_on: frozenset[tuple[str, str]]  # (evaluator, criterion) recorded
+    prompt_key: tuple[int, ...] = ()
+
+    @property
+    def score_text(self) -> str:
+        """``6.5/10`` (threshold-safe), ``92/100`` or ``-``."""
+        return score_text(self.score, self.threshold, self.scale)
+
+    @property
+    def css(self) -> str:
+        """The badge's class: pass, fail, error, unscored or answered."""
+        return {"PASS": "pass", "FAIL": "fail", "ERROR": "error"}.get(
+            self.label, "unscored" if self.label == "UNSCORED" else "answered"
+        )
+
+
+@dataclass(slots=True)
+class Page:
+    """One page of the answers that match a :class:`Query`."""
+
+    query: Query
+    answers: list[Answer]
+    matching: int
+    total: int
+    page: int
+    pages: int
+    first: int  # 1-based position of the first answer shown (0 when none)
+    last: int
+    failing: int  # of the matching answers
+    counts: dict[str, int] = field(default_factory=dict)  # label -> matching answers
+
+
+def _reasons(
+    parts: Any, own: Sequence[JudgmentRecord], threshold: float | None, passed: bool | None
+) -> tuple[str, ...]:
+    """Why an answer failed, its error, or why it has no score."""
+    out: list[str] = []
+    if passed is False:
+        if parts.judge_score is not None and threshold is not None:
+            if parts.judge_score < threshold:
+                below = [
+                    f"{j.criterion} {_num(j.score)} < {_num(j.threshold)}"
+                    for j in own
+                    if j.evaluator != CHECKS_EVALUATOR
+                    and j.score is not None
+                    and j.threshold is not None
+                    and j.score < j.threshold
+                    and (j.details or {}).get("type") != "field_grade"
+                ]
+                text = f"score {score_text(parts.judge_score, threshold)} < {_num(threshold)}"
+                out.append(text + (f": {', '.join(below)}" if below else ""))
+        elif parts.grade_score is not None and parts.grade_threshold is not None:
+            if parts.grade_score < parts.grade_threshold:
+                shown = score_text(parts.grade_score, parts.grade_threshold, 100)
+                out.append(f"field grade {shown} < {_num(parts.grade_threshold)}")
+        if (
+            parts.judge_score is not None
+            and parts.grade_score is not None
+            and parts.grade_threshold is not None
+            and parts.grade_score < parts.grade_threshold
+        ):
+            shown = score_text(parts.grade_score, parts.grade_threshold, 100)
+            out.append(f"field grade {shown} < {_num(parts.grade_threshold)}")
+        out.extend(f"check '{name}' failed" for name, ok in parts.checks.items() if not ok)
+    if passed is None and not parts.error:  # the answer's own error is shown apart
+        out.extend(
+            dict.fromkeys(f"unscored: {j.unscored_reason}" for j in own if j.unscored_reason)
+        )
+        out.extend(dict.fromkeys(f"{j.evaluator} error: {j.error}" for j in own if j.error))
+    return tuple(out)
+
+
+class RunIndex:
+    """A run's answers, ready to filter, search, sort and page (see the module docstring).
+
+    Args:
+        run: The run as stored.
+        verdicts: Its verdicts (``run_verdicts(run)``): the cells and rows the page shows.
+        prompts: Prompt version id -> text, for the ids the run's answers link to
+            (``ResponseRecord.prompt_versions``); missing ids show no prompt.
+    """
+
+    def __init__(
+        self, run: RunRecord, verdicts: RunVerdicts, prompts: Mapping[int, str] | None = None
+    ) -> None:
+        self.run = run
+        self.verdicts = verdicts
+        self.prompt_texts = dict(prompts or {})
+        meta_judge = (run.summary.metadata or {}).get("judge")
+        limit = meta_judge.get("threshold") if isinstance(meta_judge, Mapping) else None
+        self.threshold = float(limit) if isinstance(limit, int | float) else None
+        self._prompts: dict[tuple[int, ...], Prompt] = {}
+        self._prompt_hay: dict[tuple[int, ...], str] = {}
+        by_response = judgments_by_response(run)
+        records = candidate_records(run).responses
+        order = suite_order(run)
+        ranked = sorted(
+            records,
+            key=lambda r: (
+                order((r.scenario, r.input_id, r.role, r.candidate, r.temperature)),
+                r.run_index,
+            ),
+        )
+        self.answers = [
+            self._answer(i, r, [j for j in by_response.get(r.key, ()) if not is_comparison(j)])
+            for i, r in enumerate(ranked)
+        ]
+
+    # ------------------------------------------------------------------ building
+
+    def _answer(self, order: int, r: ResponseRecord, own: list[JudgmentRecord]) -> Answer:
+        parts = answer_verdict(own, error=r.error is not None)
+        limit = parts.judge_threshold if parts.judge_threshold is not None else self.threshold
+        passed, score, scale = parts.verdict(limit)
+        judged = [j for j in own if j.evaluator != CHECKS_EVALUATOR]
+        if score is None and judged and passed:
+            passed = None  # checks alone never pass an answer its judge could not score
+        if r.error is not None:
+            label, passed = "ERROR", None
+        elif passed is None:
+            label = "UNSCORED" if own else "ANSWERED"
+        else:
+            label = "PASS" if passed else "FAIL"
+        threshold = limit if scale == 10 else parts.grade_threshold
+        failing = frozenset((j.evaluator, j.criterion) for j in own if j.passed is False)
+        judged_on = frozenset((j.evaluator, j.criterion) for j in own)
+        key = tuple(sorted(v for v in r.prompt_versions.values() if isinstance(v, int)))
+        if key not in self._prompts:
+            self._prompts[key] = self._prompt(r)
+            self._prompt_hay[key] = (
+                "\n".join(
+                    t for t in (self._prompts[key].system, self._prompts[key].sent or "") if t
+                )
+                + "\n"
+                + (self._prompts[key].prompt or "")
+            )
+        return Answer(
+            order=order,
+            record=r,
+            judgments=own,
+            passed=passed,
+            label=label,
+            score=score,
+            scale=scale,
+            threshold=threshold,
+            reasons=_reasons(parts, own, limit, passed),
+            temperature=format_temperature(r.temperature),
+            failing=failing,
+            judged_on=judged_on,
+            prompt_key=key,
+        )
+
+    def _prompt(self, r: ResponseRecord) -> Prompt:
+        texts: dict[str, str] = {}
+        for name, version in r.prompt_versions.items():
+            found = self.prompt_texts.get(version) if isinstance(version, int) else None
+            if found is not None:
+                texts[name.split(":", 1)[0]] = found
+        prompt = texts.get("scenario_prompt")
+        preamble = texts.get("preamble")
+        sent = None
+        if prompt is not None and r.input_id is None:  # no input row: the prompt as written
+            sent = f"{preamble}\n\n{prompt}" if preamble else prompt
+        return Prompt(texts.get("system_prompt"), preamble, prompt, sent)
+
+    def prompt_of(self, answer: Answer) -> Prompt:
+        """What was sent for ``answer`` (see :class:`Prompt`)."""
+        return self._prompts.get(answer.prompt_key, Prompt(None, None, None, None))
+
+    # ------------------------------------------------------------------ querying
+
+    def options(self) -> dict[str, list[str]]:
+        """The values each filter can take, in suite order."""
+        out: dict[str, dict[str, None]] = {n: {} for n in (*_FILTERS, "criterion", "check")}
+        for a in self.answers:
+            r = a.record
+            out["candidate"][r.candidate] = None
+            out["role"][r.role if r.role is not None else NONE] = None
+            out["scenario"][r.scenario] = None
+            out["input"][r.input_id if r.input_id is not None else NONE] = None
+            out["temperature"][a.temperature] = None
+            for evaluator, criterion in a.judged_on:
+                if evaluator == CHECKS_EVALUATOR:
+                    out["check"][criterion] = None
+                else:
+                    out["criterion"][criterion] = None
+                out["evaluator"][evaluator] = None
+        for name in ("criterion", "check", "evaluator"):
+            out[name] = dict.fromkeys(sorted(out[name]))
+        return {k: list(v) for k, v in out.items()}
+
+    def _test(self, query: Query) -> Callable[[Answer], bool]:
+        """The predicate of ``query``'s filters and search."""
+        tests: list[Callable[[Answer], bool]] = []
+        exact: list[tuple[str, Callable[[Answer], str]]] = [
+            ("candidate", lambda a: a.record.candidate),
+            ("role", lambda a: a.record.role if a.record.role is not None else NONE),
+            ("scenario", lambda a: a.record.scenario),
+            ("input", lambda a: a.record.input_id if a.record.input_id is not None else NONE),
+            ("temperature", lambda a: a.temperature),
+        ]
+        for name, get in exact:
+            wanted = getattr(query, name)
+            if wanted:
+                tests.append(lambda a, g=get, w=wanted: g(a) == w)
+        aspects: list[Callable[[tuple[str, str]], bool]] = []
+        if query.criterion:
+            aspects.append(lambda k: k[1] == query.criterion and k[0] != CHECKS_EVALUATOR)
+        if query.check:
+            aspects.append(lambda k: k[1] == query.check and k[0] == CHECKS_EVALUATOR)
+        if query.evaluator:
+            aspects.append(lambda k: k[0] == query.evaluator)
+
+        def on(keys: Iterable[tuple[str, str]]) -> bool:
+            return any(all(t(k) for t in aspects) for k in keys)
+
+        if aspects and query.failed and (query.criterion or query.check):
+            tests.append(lambda a: on(a.failing))
+        else:
+            if aspects:
+                tests.append(lambda a: on(a.judged_on))
+            if query.failed:
+                tests.append(lambda a: a.passed is False)
+        words = [w for w in query.q.split() if w]
+        if words:
+            patterns = [re.compile(re.escape(w), re.IGNORECASE) for w in words]
+            hay = self._prompt_hay
+
+            def found(a: Answer) -> bool:
+                texts = [a.record.text or "", a.record.error or ""]
+                texts.extend(j.reasoning or "" for j in a.judgments)
+                texts.extend(j.unscored_reason or "" for j in a.judgments)
+                texts.append(hay.get(a.prompt_key, ""))
+                return all(any(p.search(t) for t in texts if t) for p in patterns)
+
+            tests.append(found)
+        return lambda a: all(t(a) for t in tests)
+
+    def search(self, query: Query) -> Page:
+        """The page of answers ``query`` asks for (see the module docstring)."""
+        test = self._test(query)
+        matching = [a for a in self.answers if test(a)] if query.filtered else self.answers
+        if query.sort != "suite":
+            matching = sorted(matching, key=_SORT_KEYS[query.sort])
+        pages = max(1, math.ceil(len(matching) / query.per))
+        page = min(query.page, pages)
+        start = (page - 1) * query.per
+        shown = matching[start : start + query.per]
+        counts = Counter(a.label for a in matching)
+        return Page(
+            query=query,
+            answers=shown,
+            matching=len(matching),
+            total=len(self.answers),
+            page=page,
+            pages=pages,
+            first=start + 1 if shown else 0,
+            last=start + len(shown),
+            failing=counts.get("FAIL", 0),
+            counts=dict(counts),
+        )
+
+    def failing_aspects(self, limit: int = 12) -> list[dict[str, Any]]:
+        """The criteria and checks that failed most: evaluator, criterion, failed, judged,
+        their share, and whether it is a check; most failures first."""
+        judged: Counter[tuple[str, str]] = Counter()
+        failed: Counter[tuple[str, str]] = Counter()
+        for a in self.answers:
+            for j in a.judgments:
+                if j.passed is None:
+                    continue
+                key = (j.evaluator, j.criterion)
+                judged[key] += 1
+                if j.passed is False:
+                    failed[key] += 1
+        ranked = sorted(failed, key=lambda k: (-failed[k], -failed[k] / judged[k], k))
+        return [
+            {
+                "evaluator": k[0],
+                "criterion": k[1],
+                "check": k[0] == CHECKS_EVALUATOR,
+                "failed": failed[k],
+                "judged": judged[k],
+                "share": failed[k] / judged[k],
+            }
+            for k in ranked[:limit]
+        ]
+
+    def candidates(self) -> list[dict[str, Any]]:
+        """Per candidate: cells passed of those with a verdict (with a 95% Wilson
+        interval), answers, errors, mean answer score (with a 95% normal interval) and
+        standard deviation, cost, tokens and latency (median, 95th percentile)."""
+        cells: dict[str, list[bool]] = {}
+        for key, cell in self.verdicts.cells.items():
+            if cell.passed is not None:
+                cells.setdefault(key[3], []).append(cell.passed)
+        grouped: dict[str, list[Answer]] = {}
+        for a in self.answers:
+            grouped.setdefault(a.record.candidate, []).append(a)
+        out = []
+        for name, answers in grouped.items():
+            verdicts = cells.get(name, [])
+            scale = 10 if any(a.scale == 10 and a.score is not None for a in answers) else 100
+            scores = [a.score for a in answers if a.score is not None and a.scale == scale]
+            records = [a.record for a in answers]
+            paid = [r for r in records if not r.cached and r.error is None]
+            costs = [r.cost_usd for r in records if not r.cached]
+            latencies = sorted(r.latency_s for r in paid if r.latency_s is not None)
+            out.append(
+                {
+                    "candidate": name,
+                    "cells": len(verdicts),
+                    "passed": sum(verdicts),
+                    "rate": sum(verdicts) / len(verdicts) if verdicts else None,
+                    "rate_ci": _wilson(sum(verdicts), len(verdicts)),
+                    "answers": len(answers),
+                    "errors": sum(1 for a in answers if a.record.error is not None),
+                    "failing": sum(1 for a in answers if a.passed is False),
+                    "scored": len(scores),
+                    "scale": scale,
+                    "mean": statistics.fmean(scores) if scores else None,
+                    "mean_ci": _normal_ci(scores),
+                    "sd": statistics.stdev(scores) if len(scores) > 1 else None,
+                    "cost": None if None in costs else sum(c for c in costs if c is not None),
+                    "tokens_in": sum(r.input_tokens or 0 for r in records),
+                    "tokens_out": sum(r.output_tokens or 0 for r in records),
+                    "latency_median": statistics.median(latencies) if latencies else None,
+                    "latency_p95": _percentile(latencies, 0.95),
+                    "latency_n": len(latencies),
+                }
+            )
+        return out
+
+
+def _wilson(k: int, n: int) -> tuple[float, float] | None:
+    if n == 0:
+        return None
+    z = 1.959964
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _normal_ci(values: Sequence[float]) -> tuple[float, float] | None:
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    half = 1.959964 * statistics.stdev(values) / math.sqrt(len(values))
+    return mean - half, mean + half
+
+
+def _percentile(values: Sequence[float], q: float) -> float | None:
+    if not values:
+        return None
+    return values[min(len(values) - 1, math.ceil(q * len(values)) - 1)]
+
+
+def _score_key(a: Answer) -> tuple[int, float, int]:
+    # answers without a score after every scored one; scores of both scales in 0-1
+    if a.score is None:
+        return (1, 0.0, a.order)
+    return (0, a.score / a.scale, a.order)
+
+
+_SORT_KEYS: dict[str, Callable[[Answer], Any]] = {
+    "score": _score_key,
+    "-score": lambda a: (_score_key(a)[0], -_score_key(a)[1], a.order),
+    "candidate": lambda a: (a.record.candidate, a.order),
+    "latency": lambda a: (a.record.latency_s is None, -(a.record.latency_s or 0.0), a.order),
+    "cost": lambda a: (a.record.cost_usd is None, -(a.record.cost_usd or 0.0), a.order),
+}
+
+# ---------------------------------------------------------------------- the kept indexes
+
+_KEPT: OrderedDict[tuple[Any, ...], RunIndex] = OrderedDict()
+_KEEP = 2  # finished runs whose index is kept (the largest runs hold their answers' text)
+
+
+def index_for(key: tuple[Any, ...] | None, build: Callable[[], RunIndex]) -> RunIndex:
+    """The index kept under ``key`` (a finished run's id and counts), else ``build()``'s,
+    kept when ``key`` is given (a run still in progress gets ``None``: never kept)."""
+    if key is not None and key in _KEPT:
+        _KEPT.move_to_end(key)
+        return _KEPT[key]
+    index = build()
+    if key is not None:
+        _KEPT[key] = index
+        while len(_KEPT) > _KEEP:
+            _KEPT.popitem(last=False)
+    return index
