@@ -4,6 +4,7 @@ known cause, and prompts recorded as the engine records them (by prompt version)
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from itertools import product
 from typing import Any
 
 from qualspec.store import JudgmentRecord, ResponseRecord, Store
@@ -74,81 +75,74 @@ def seed_explore_run(db: str, *, inputs: int = 0, suite: str = "Capitals") -> st
         ids = dict(zip(parts, store.prompt_versions_many(parts), strict=True))
         responses: list[ResponseRecord] = []
         judgments: list[JudgmentRecord] = []
-        for scenario, rows in scenarios.items():
-            for input_id in rows:
-                for role in ROLES:
-                    for candidate in CANDIDATES:
-                        for t in TEMPERATURES:
-                            for run_index in range(RUNS):
-                                key = f"{scenario}|{input_id}|{role}|{candidate}|{t:g}|{run_index}"
-                                versions = {
-                                    f"preamble:{role}": ids[(f"preamble:{role}", PREAMBLES[role])],
-                                    f"scenario_prompt:{scenario}": ids[
-                                        next(
-                                            p
-                                            for p in parts
-                                            if p[0] == f"scenario_prompt:{scenario}"
-                                        )
-                                    ],
-                                }
-                                if candidate == "alpha":
-                                    versions["system_prompt:candidate:alpha"] = ids[parts[0]]
-                                text = text_for(candidate, role, t, run_index)
-                                responses.append(
-                                    ResponseRecord(
-                                        key=key,
-                                        candidate=candidate,
-                                        role=role,
-                                        scenario=scenario,
-                                        input_id=input_id,
-                                        temperature=t,
-                                        effective_temperature=t,
-                                        run_index=run_index,
-                                        provider="fake",
-                                        model=f"model-{candidate}",
-                                        text=text,
-                                        finish_reason="stop",
-                                        input_tokens=20,
-                                        output_tokens=12,
-                                        latency_s=0.25 + 0.01 * run_index,
-                                        cost_usd=0.001,
-                                        prompt_versions=versions,
-                                        created_at=when,
-                                    )
-                                )
-                                for criterion, score in scores_for(
-                                    candidate, role, t, run_index
-                                ).items():
-                                    judgments.append(
-                                        JudgmentRecord(
-                                            response_key=key,
-                                            criterion=criterion,
-                                            judge_key=f"j-{key}-{criterion}",
-                                            judge_model="fake/judge",
-                                            threshold=THRESHOLD,
-                                            score=score,
-                                            passed=score >= THRESHOLD,
-                                            reasoning=f"{criterion} rated {score:g}: judged by the book",
-                                            created_at=when,
-                                        )
-                                    )
-                                ok = "paris" in text.lower()
-                                judgments.append(
-                                    JudgmentRecord(
-                                        response_key=key,
-                                        criterion=CHECK,
-                                        judge_key=f"c-{key}",
-                                        judge_model=None,
-                                        threshold=None,
-                                        score=10.0 if ok else 0.0,
-                                        passed=ok,
-                                        reasoning="found 'paris'"
-                                        if ok
-                                        else "'paris' not found in the answer",
-                                        evaluator="expect",
-                                        created_at=when,
-                                    )
-                                )
+        cells = [
+            (scenario, input_id, role, candidate, t, run_index)
+            for scenario, rows in scenarios.items()
+            for input_id, role, candidate, t, run_index in product(
+                rows, ROLES, CANDIDATES, TEMPERATURES, range(RUNS)
+            )
+        ]
+        for scenario, input_id, role, candidate, t, run_index in cells:
+            key = f"{scenario}|{input_id}|{role}|{candidate}|{t:g}|{run_index}"
+            prompt = next(p for p in parts if p[0] == f"scenario_prompt:{scenario}")
+            versions = {
+                f"preamble:{role}": ids[(f"preamble:{role}", PREAMBLES[role])],
+                f"scenario_prompt:{scenario}": ids[prompt],
+            }
+            if candidate == "alpha":
+                versions["system_prompt:candidate:alpha"] = ids[parts[0]]
+            text = text_for(candidate, role, t, run_index)
+            responses.append(
+                ResponseRecord(
+                    key=key,
+                    candidate=candidate,
+                    role=role,
+                    scenario=scenario,
+                    input_id=input_id,
+                    temperature=t,
+                    effective_temperature=t,
+                    run_index=run_index,
+                    provider="fake",
+                    model=f"model-{candidate}",
+                    text=text,
+                    finish_reason="stop",
+                    input_tokens=20,
+                    output_tokens=12,
+                    latency_s=0.25 + 0.01 * run_index,
+                    cost_usd=0.001,
+                    prompt_versions=versions,
+                    created_at=when,
+                )
+            )
+            for criterion, score in scores_for(candidate, role, t, run_index).items():
+                judgments.append(
+                    JudgmentRecord(
+                        response_key=key,
+                        criterion=criterion,
+                        judge_key=f"j-{key}-{criterion}",
+                        judge_model="fake/judge",
+                        threshold=THRESHOLD,
+                        score=score,
+                        passed=score >= THRESHOLD,
+                        reasoning=f"{criterion} rated {score:g}: judged by the book",
+                        created_at=when,
+                    )
+                )
+            ok = "paris" in text.lower()
+            judgments.append(
+                JudgmentRecord(
+                    response_key=key,
+                    criterion=CHECK,
+                    judge_key=f"c-{key}",
+                    judge_model=None,
+                    threshold=None,
+                    score=10.0 if ok else 0.0,
+                    passed=ok,
+                    reasoning="found 'paris'" if ok else "'paris' not found in the answer",
+                    evaluator="expect",
+                    created_at=when,
+                )
+            )
         store.record_responses(run_id, responses)
         store.record_judgments(run_id, judgments)
         store.finish_run(run_id, "finished")

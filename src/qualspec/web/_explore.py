@@ -10,16 +10,17 @@ the answers, never a reload. Texts stay raw here: the templates escape them.
 The query string (every parameter optional; a view is shared by its URL):
 
 ``failed=1``
-    Failing answers only; with ``criterion`` or ``check``, the answers on which that
-    criterion or check failed.
+    Failing answers only; with ``criterion``, ``check`` or ``evaluator``, the answers on
+    which that criterion, check or evaluator said FAIL.
 ``candidate``, ``role``, ``scenario``, ``input``, ``temperature``, ``evaluator``
     Exact values (``temperature`` as shown: ``0.7``, ``default``; ``role`` and ``input``
     ``-`` for none).
 ``criterion``, ``check``
     Answers judged on that criterion (by the judges) or that ran that ``expect:`` check.
 ``q``
-    Words that must all appear (any case) in the answer, its error, an evaluator's
-    reasoning, or the prompt sent (system prompt, preamble, scenario prompt).
+    Words (or ``"quoted phrases"``) that must all appear, in any case, in the answer, its
+    error, an evaluator's reasoning, or the prompt sent (system prompt, preamble, scenario
+    prompt).
 ``sort``
     ``suite`` (the suite's order, default), ``score`` (lowest first), ``-score``,
     ``candidate``, ``latency`` (slowest first), ``cost`` (dearest first).
@@ -393,7 +394,7 @@ class RunIndex:
         for name, get in exact:
             wanted = getattr(query, name)
             if wanted:
-                tests.append(lambda a, g=get, w=wanted: g(a) == w)
+                tests.append(_equals(get, wanted))
         aspects: list[Callable[[tuple[str, str]], bool]] = []
         if query.criterion:
             aspects.append(lambda k: k[1] == query.criterion and k[0] != CHECKS_EVALUATOR)
@@ -405,14 +406,14 @@ class RunIndex:
         def on(keys: Iterable[tuple[str, str]]) -> bool:
             return any(all(t(k) for t in aspects) for k in keys)
 
-        if aspects and query.failed and (query.criterion or query.check):
+        if aspects and query.failed:
             tests.append(lambda a: on(a.failing))
         else:
             if aspects:
                 tests.append(lambda a: on(a.judged_on))
             if query.failed:
                 tests.append(lambda a: a.passed is False)
-        words = [w for w in query.q.split() if w]
+        words = [a or b for a, b in re.findall(r'"([^"]+)"|(\S+)', query.q) if a or b]
         if words:
             patterns = [re.compile(re.escape(w), re.IGNORECASE) for w in words]
             hay = self._prompt_hay
@@ -521,6 +522,10 @@ class RunIndex:
                 }
             )
         return out
+
+
+def _equals(get: Callable[[Answer], str], wanted: str) -> Callable[[Answer], bool]:
+    return lambda a: get(a) == wanted
 
 
 def _wilson(k: int, n: int) -> tuple[float, float] | None:

@@ -102,8 +102,14 @@ async def _rows(request: Request, limit: int = 200) -> list[Any]:
 
 @router.get("/runs", response_class=HTMLResponse)
 async def runs_page(request: Request) -> HTMLResponse:
-    """Recent runs, newest first, with a picker for the diff."""
-    return render("runs.html.j2", title="Runs", runs=await _rows(request))
+    """Recent runs, newest first, with their pass rate and score, and a picker for the
+    diff."""
+    from qualspec.web._run_page import list_stats
+
+    session = await state(request).session()
+    found = await asyncio.to_thread(session.store.list_runs, None, 200)
+    stats = await asyncio.to_thread(list_stats, session.store, found)
+    return render("runs.html.j2", title="Runs", runs=[run_row(s) for s in found], stats=stats)
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)

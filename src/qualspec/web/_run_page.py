@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,13 +19,31 @@ from urllib.parse import urlencode
 
 from fastapi import HTTPException, Request
 
-from qualspec.analysis import CellVerdict, RowKey, RowVerdict, format_temperature, run_verdicts
+from qualspec.analysis import (
+    CellVerdict,
+    RowKey,
+    RowVerdict,
+    RunVerdicts,
+    format_temperature,
+    run_verdicts,
+)
 from qualspec.errors import UnknownRunError
 from qualspec.store import RunRecord, RunSummary, Store
 from qualspec.web._api import state
 from qualspec.web._explore import NONE, SORTS, Query, RunIndex, index_for, score_text
 
-__all__ = ["MATRIX_ROWS", "MatrixCell", "load_index", "matrix", "run_context", "run_stats"]
+__all__ = [
+    "LIST_BUDGET",
+    "MATRIX_ROWS",
+    "MatrixCell",
+    "list_stats",
+    "load_index",
+    "load_summary",
+    "matrix",
+    "run_context",
+    "run_stats",
+    "verdict_stats",
+]
 
 MATRIX_ROWS = 50  # candidate rows of the matrix per page
 
@@ -61,7 +80,55 @@ async def load_index(request: Request, summary: RunSummary) -> RunIndex:
     """The run's index: kept for a finished run, read afresh for one in progress."""
     session = await state(request).session()
     store = session.store
-    return await asyncio.to_thread(index_for, _key(summary), lambda: _build(store, summary.id))
+
+    def build() -> RunIndex:
+        index = index_for(_key(summary), lambda: _build(store, summary.id))
+        key = _key(summary)
+        if key is not None:
+            _keep_stats(key, run_stats(index))
+        return index
+
+    return await asyncio.to_thread(build)
+
+
+_STATS: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_KEEP_STATS = 2000
+LIST_BUDGET = 50_000
+"""Answers and judgments the runs list reads per view to give runs their pass rate (runs
+beyond it show theirs once opened, or on a later view)."""
+
+
+def _keep_stats(key: tuple[Any, ...], stats: dict[str, Any]) -> None:
+    _STATS[key] = stats
+    _STATS.move_to_end(key)
+    while len(_STATS) > _KEEP_STATS:
+        _STATS.popitem(last=False)
+
+
+def list_stats(store: Store, summaries: list[RunSummary]) -> dict[str, dict[str, Any] | None]:
+    """Run id -> :func:`run_stats` for the runs list (None: not computed in this view's
+    budget, :data:`LIST_BUDGET`; a Lab or rubric run has none). Finished runs' are kept."""
+    out: dict[str, dict[str, Any] | None] = {}
+    budget = LIST_BUDGET
+    for s in summaries:
+        key = _key(s)
+        if s.metadata.get("kind") in ("lab", "rubric_judgments"):
+            out[s.id] = None
+            continue
+        if key is not None and key in _STATS:
+            out[s.id] = _STATS[key]
+            continue
+        cost = s.n_responses + s.n_judgments
+        if cost > budget:
+            out[s.id] = None
+            continue
+        budget -= cost
+        record = store.load_run(s.id)
+        stats = verdict_stats(run_verdicts(record))
+        if key is not None:
+            _keep_stats(key, stats)
+        out[s.id] = stats
+    return out
 
 
 async def load_summary(request: Request, run_id: str) -> RunSummary:
@@ -105,12 +172,12 @@ def matrix(index: RunIndex, query: Query, page: int) -> dict[str, Any]:
     """The candidate rows (scenario, input, role, candidate) the filters keep, one cell
     per temperature and the row's verdict, each linking to its answers; in pages."""
     verdicts = index.verdicts
-    temps: dict[str, Any] = {}
-    for key in verdicts.cells:
-        temps.setdefault(format_temperature(key[4]), key[4])
+    temps: dict[str, float | None] = {}
+    for cell_key in verdicts.cells:
+        temps.setdefault(format_temperature(cell_key[4]), cell_key[4])
     if query.temperature:
         temps = {k: v for k, v in temps.items() if k == query.temperature}
-    keep = []
+    keep: list[tuple[RowKey, RowVerdict]] = []
     for key, row in verdicts.rows.items():
         where = _where(key)
         if any(getattr(query, n) and getattr(query, n) != where[n] for n in where):
@@ -143,8 +210,18 @@ def matrix(index: RunIndex, query: Query, page: int) -> dict[str, Any]:
             "; ".join(row.reasons),
             _href(run_id, where),
         )
-        rows.append({"where": where, "cells": cells, "verdict": overall, "reasons": row.reasons})
+        rows.append(
+            {
+                "where": where,
+                "cells": cells,
+                "verdict": overall,
+                "label": row.label,
+                "reasons": row.reasons,
+            }
+        )
     return {
+        "has_input": any(k[1] is not None for k in verdicts.rows),
+        "has_role": any(k[2] is not None for k in verdicts.rows),
         "temperatures": list(temps),
         "rows": rows,
         "matching": len(keep),
@@ -155,11 +232,50 @@ def matrix(index: RunIndex, query: Query, page: int) -> dict[str, Any]:
     }
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def facts(index: RunIndex) -> list[tuple[str, str, str]]:
+    """(label, value, note) of the run's verdicts, as the reports word them."""
+    verdicts = index.verdicts
+    n_pass, n_fail, n_none = verdicts.count("cells")
+    rows_p, rows_f, rows_n = verdicts.count("rows")
+    each = ", ".join(
+        f"{name} {p} of {p + f}" for name, (p, f, _n) in verdicts.candidates.items() if p + f
+    )
+    rate = f"{100 * n_pass / (n_pass + n_fail):.0f}%" if n_pass + n_fail else "-"
+    s = index.run.summary
+    return [
+        (
+            "verdicts",
+            f"{rows_p} of {_plural(rows_p + rows_f, 'candidate line')} passed",
+            (f"{each}; " if each else "")
+            + (f"{rows_n} without a verdict; " if rows_n else "")
+            + f"aggregation {verdicts.aggregation}",
+        ),
+        (
+            "pass rate",
+            rate,
+            f"{n_pass} of {_plural(n_pass + n_fail, 'cell')} with a verdict passed"
+            + (f"; {n_none} without a verdict" if n_none else ""),
+        ),
+        ("answers", str(len(index.answers)), _plural(s.n_errors, "error") if s.n_errors else ""),
+        ("judgments", str(s.n_judgments), ""),
+        ("cost", "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}", ""),
+    ]
+
+
 def run_stats(index: RunIndex) -> dict[str, Any]:
+    """:func:`verdict_stats` of the index's run."""
+    return verdict_stats(index.verdicts)
+
+
+def verdict_stats(verdicts: RunVerdicts) -> dict[str, Any]:
     """What the runs list shows of a run: cells passed of those with a verdict, and the
     mean of the cells' scores (on the run's main scale)."""
-    passed, failed, _ = index.verdicts.count("cells")
-    cells = [c for c in index.verdicts.cells.values() if c.score is not None]
+    passed, failed, _ = verdicts.count("cells")
+    cells = [c for c in verdicts.cells.values() if c.score is not None]
     scale = 10 if any(c.scale == 10 for c in cells) or not cells else 100
     scores = [c.score for c in cells if c.scale == scale and c.score is not None]
     return {
@@ -258,6 +374,7 @@ def run_context(index: RunIndex, params: Mapping[str, str]) -> dict[str, Any]:
         "title": run.summary.suite_name,
         "run": run.summary,
         "stats": stats,
+        "facts": facts(index),
         "aggregation": index.verdicts.aggregation,
         "overview": _overview(index, run_id),
         "aspects": _aspects(index, run_id),
