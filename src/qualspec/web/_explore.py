@@ -192,6 +192,7 @@ class Answer:
     failing: frozenset[tuple[str, str]]  # (evaluator, criterion) that failed
     judged_on: frozenset[tuple[str, str]]  # (evaluator, criterion) recorded
     prompt_key: tuple[int, ...] = ()
+    texts: tuple[str, ...] = ()  # what a search reads besides the prompt
 
     @property
     def score_text(self) -> str:
@@ -281,6 +282,7 @@ class RunIndex:
         meta_judge = (run.summary.metadata or {}).get("judge")
         limit = meta_judge.get("threshold") if isinstance(meta_judge, Mapping) else None
         self.threshold = float(limit) if isinstance(limit, int | float) else None
+        self._memo: dict[str, Any] = {}
         self._prompts: dict[tuple[int, ...], Prompt] = {}
         self._prompt_hay: dict[tuple[int, ...], str] = {}
         by_response = judgments_by_response(run)
@@ -340,6 +342,16 @@ class RunIndex:
             failing=failing,
             judged_on=judged_on,
             prompt_key=key,
+            texts=tuple(
+                t
+                for t in (
+                    r.text,
+                    r.error,
+                    *(j.reasoning for j in own),
+                    *(j.unscored_reason for j in own),
+                )
+                if t
+            ),
         )
 
     def _prompt(self, r: ResponseRecord) -> Prompt:
@@ -360,6 +372,12 @@ class RunIndex:
         return self._prompts.get(answer.prompt_key, Prompt(None, None, None, None))
 
     # ------------------------------------------------------------------ querying
+
+    def memo(self, name: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, computed once per index (what no query changes)."""
+        if name not in self._memo:
+            self._memo[name] = compute()
+        return self._memo[name]
 
     def options(self) -> dict[str, list[str]]:
         """The values each filter can take, in suite order."""
@@ -418,12 +436,14 @@ class RunIndex:
             patterns = [re.compile(re.escape(w), re.IGNORECASE) for w in words]
             hay = self._prompt_hay
 
+            # per word, the prompts (shared by many answers) it is found in
+            in_prompt = [{k for k, text in hay.items() if p.search(text)} for p in patterns]
+
             def found(a: Answer) -> bool:
-                texts = [a.record.text or "", a.record.error or ""]
-                texts.extend(j.reasoning or "" for j in a.judgments)
-                texts.extend(j.unscored_reason or "" for j in a.judgments)
-                texts.append(hay.get(a.prompt_key, ""))
-                return all(any(p.search(t) for t in texts if t) for p in patterns)
+                return all(
+                    a.prompt_key in keys or any(p.search(t) for t in a.texts)
+                    for p, keys in zip(patterns, in_prompt, strict=True)
+                )
 
             tests.append(found)
         return lambda a: all(t(a) for t in tests)

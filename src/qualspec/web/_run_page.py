@@ -365,7 +365,7 @@ def run_context(index: RunIndex, params: Mapping[str, str]) -> dict[str, Any]:
     run_id = run.summary.id
     found = index.search(query)
     grid = matrix(index, query, mpage)
-    stats = run_stats(index)
+    stats = index.memo("stats", lambda: run_stats(index))
     shown = [
         {"a": a, "prompt": index.prompt_of(a), "where": _answer_where(a.record)}
         for a in found.answers
@@ -374,17 +374,17 @@ def run_context(index: RunIndex, params: Mapping[str, str]) -> dict[str, Any]:
         "title": run.summary.suite_name,
         "run": run.summary,
         "stats": stats,
-        "facts": facts(index),
+        "facts": index.memo("facts", lambda: facts(index)),
         "aggregation": index.verdicts.aggregation,
-        "overview": _overview(index, run_id),
-        "aspects": _aspects(index, run_id),
+        "overview": index.memo("overview", lambda: _overview(index, run_id)),
+        "aspects": index.memo("aspects", lambda: _aspects(index, run_id)),
         "matrix": grid,
         "mpages": _pages(run_id, query, grid["page"], grid["pages"], "mpage"),
         "found": found,
         "answers": shown,
         "pages": _pages(run_id, query, found.page, found.pages, "page"),
         "query": query,
-        "options": index.options(),
+        "options": index.memo("options", index.options),
         "sorts": SORTS,
         "links": {"clear": f"/runs/{run_id}#answers"},
         "none": NONE,
