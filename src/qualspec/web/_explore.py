@@ -43,9 +43,9 @@ from qualspec.analysis import (
     RunVerdicts,
     answer_verdict,
     candidate_records,
+    cell_key,
     format_temperature,
     judgments_by_response,
-    suite_order,
 )
 from qualspec.judges import is_comparison
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
@@ -189,9 +189,9 @@ class Answer:
     threshold: float | None
     reasons: tuple[str, ...]
     temperature: str
-    failing: frozenset[tuple[str, str]]  # (evaluator, criterion) that failed
-    judged_on: frozenset[tuple[str, str]]  # (evaluator, criterion) recorded
-    prompt_key: tuple[int, ...] = ()
+    failing: tuple[tuple[str, str], ...]  # (evaluator, criterion) that failed
+    judged_on: tuple[tuple[str, str], ...]  # (evaluator, criterion) recorded
+    prompt_key: tuple[Any, ...] = ()
     texts: tuple[str, ...] = ()  # what a search reads besides the prompt
 
     @property
@@ -283,18 +283,20 @@ class RunIndex:
         limit = meta_judge.get("threshold") if isinstance(meta_judge, Mapping) else None
         self.threshold = float(limit) if isinstance(limit, int | float) else None
         self._memo: dict[str, Any] = {}
-        self._prompts: dict[tuple[int, ...], Prompt] = {}
-        self._prompt_hay: dict[tuple[int, ...], str] = {}
+        self._prompts: dict[tuple[Any, ...], Prompt] = {}
+        self._prompt_hay: dict[tuple[Any, ...], str] = {}
         by_response = judgments_by_response(run)
-        records = candidate_records(run).responses
-        order = suite_order(run)
-        ranked = sorted(
-            records,
-            key=lambda r: (
-                order((r.scenario, r.input_id, r.role, r.candidate, r.temperature)),
-                r.run_index,
-            ),
-        )
+        # the answers in the suite's order: the verdicts' cells are in it already
+        by_cell: dict[Any, list[ResponseRecord]] = {}
+        for r in candidate_records(run).responses:
+            by_cell.setdefault(cell_key(r), []).append(r)
+        ranked = [
+            r
+            for key in verdicts.cells
+            for r in sorted(by_cell.pop(key, ()), key=lambda rec: rec.run_index)
+        ]
+        ranked.extend(r for rs in by_cell.values() for r in rs)  # none: cells cover them all
+        self._labels: dict[float | None, str] = {}
         self.answers = [
             self._answer(i, r, [j for j in by_response.get(r.key, ()) if not is_comparison(j)])
             for i, r in enumerate(ranked)
@@ -316,18 +318,23 @@ class RunIndex:
         else:
             label = "PASS" if passed else "FAIL"
         threshold = limit if scale == 10 else parts.grade_threshold
-        failing = frozenset((j.evaluator, j.criterion) for j in own if j.passed is False)
-        judged_on = frozenset((j.evaluator, j.criterion) for j in own)
-        key = tuple(sorted(v for v in r.prompt_versions.values() if isinstance(v, int)))
+        failing = tuple((j.evaluator, j.criterion) for j in own if j.passed is False)
+        judged_on = tuple((j.evaluator, j.criterion) for j in own)
+        key = tuple(r.prompt_versions.values())
         if key not in self._prompts:
-            self._prompts[key] = self._prompt(r)
-            self._prompt_hay[key] = (
-                "\n".join(
-                    t for t in (self._prompts[key].system, self._prompts[key].sent or "") if t
-                )
-                + "\n"
-                + (self._prompts[key].prompt or "")
+            prompt = self._prompts[key] = self._prompt(r)
+            self._prompt_hay[key] = "\n".join(
+                t for t in (prompt.system, prompt.preamble, prompt.prompt) if t
             )
+        temperature = self._labels.get(r.temperature)
+        if temperature is None:
+            temperature = self._labels[r.temperature] = format_temperature(r.temperature)
+        texts = [t for t in (r.text, r.error) if t]
+        for j in own:
+            if j.reasoning:
+                texts.append(j.reasoning)
+            if j.unscored_reason:
+                texts.append(j.unscored_reason)
         return Answer(
             order=order,
             record=r,
@@ -338,20 +345,11 @@ class RunIndex:
             scale=scale,
             threshold=threshold,
             reasons=_reasons(parts, own, limit, passed),
-            temperature=format_temperature(r.temperature),
+            temperature=temperature,
             failing=failing,
             judged_on=judged_on,
             prompt_key=key,
-            texts=tuple(
-                t
-                for t in (
-                    r.text,
-                    r.error,
-                    *(j.reasoning for j in own),
-                    *(j.unscored_reason for j in own),
-                )
-                if t
-            ),
+            texts=tuple(texts),
         )
 
     def _prompt(self, r: ResponseRecord) -> Prompt:

@@ -177,14 +177,16 @@ def matrix(index: RunIndex, query: Query, page: int) -> dict[str, Any]:
         temps.setdefault(format_temperature(cell_key[4]), cell_key[4])
     if query.temperature:
         temps = {k: v for k, v in temps.items() if k == query.temperature}
-    keep: list[tuple[RowKey, RowVerdict]] = []
-    for key, row in verdicts.rows.items():
-        where = _where(key)
-        if any(getattr(query, n) and getattr(query, n) != where[n] for n in where):
-            continue
-        if query.failed and row.passed is not False:
-            continue
-        keep.append((key, row))
+    wanted = [
+        (i, None if value == NONE and i in (1, 2) else value)
+        for i, value in enumerate((query.scenario, query.input, query.role, query.candidate))
+        if value
+    ]
+    keep: list[tuple[RowKey, RowVerdict]] = [
+        (key, row)
+        for key, row in verdicts.rows.items()
+        if all(key[i] == value for i, value in wanted) and (not query.failed or row.passed is False)
+    ]
     pages = max(1, math.ceil(len(keep) / MATRIX_ROWS))
     page = min(max(1, page), pages)
     run_id = index.run.summary.id
