@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -589,17 +590,22 @@ _SORT_KEYS: dict[str, Callable[[Answer], Any]] = {
 
 _KEPT: OrderedDict[tuple[Any, ...], RunIndex] = OrderedDict()
 _KEEP = 2  # finished runs whose index is kept (the largest runs hold their answers' text)
+_LOCK = threading.Lock()
 
 
 def index_for(key: tuple[Any, ...] | None, build: Callable[[], RunIndex]) -> RunIndex:
     """The index kept under ``key`` (a finished run's id and counts), else ``build()``'s,
     kept when ``key`` is given (a run still in progress gets ``None``: never kept)."""
-    if key is not None and key in _KEPT:
-        _KEPT.move_to_end(key)
-        return _KEPT[key]
+    if key is not None:
+        with _LOCK:
+            found = _KEPT.get(key)
+            if found is not None:
+                _KEPT.move_to_end(key)
+                return found
     index = build()
     if key is not None:
-        _KEPT[key] = index
-        while len(_KEPT) > _KEEP:
-            _KEPT.popitem(last=False)
+        with _LOCK:
+            _KEPT[key] = index
+            while len(_KEPT) > _KEEP:
+                _KEPT.popitem(last=False)
     return index

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -92,6 +93,7 @@ async def load_index(request: Request, summary: RunSummary) -> RunIndex:
 
 
 _STATS: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_LOCK = threading.Lock()
 _KEEP_STATS = 2000
 LIST_BUDGET = 50_000
 """Answers and judgments the runs list reads per view to give runs their pass rate (runs
@@ -99,10 +101,18 @@ beyond it show theirs once opened, or on a later view)."""
 
 
 def _keep_stats(key: tuple[Any, ...], stats: dict[str, Any]) -> None:
-    _STATS[key] = stats
-    _STATS.move_to_end(key)
-    while len(_STATS) > _KEEP_STATS:
-        _STATS.popitem(last=False)
+    with _LOCK:
+        _STATS[key] = stats
+        _STATS.move_to_end(key)
+        while len(_STATS) > _KEEP_STATS:
+            _STATS.popitem(last=False)
+
+
+def _kept_stats(key: tuple[Any, ...] | None) -> dict[str, Any] | None:
+    if key is None:
+        return None
+    with _LOCK:
+        return _STATS.get(key)
 
 
 def list_stats(store: Store, summaries: list[RunSummary]) -> dict[str, dict[str, Any] | None]:
@@ -115,8 +125,9 @@ def list_stats(store: Store, summaries: list[RunSummary]) -> dict[str, dict[str,
         if s.metadata.get("kind") in ("lab", "rubric_judgments"):
             out[s.id] = None
             continue
-        if key is not None and key in _STATS:
-            out[s.id] = _STATS[key]
+        kept = _kept_stats(key)
+        if kept is not None:
+            out[s.id] = kept
             continue
         cost = s.n_responses + s.n_judgments
         if cost > budget:
@@ -290,8 +301,11 @@ def verdict_stats(verdicts: RunVerdicts) -> dict[str, Any]:
     }
 
 
-def _pages(run_id: str, query: Query, current: int, pages: int, name: str) -> list[Any]:
-    """Links to the first, previous, next and last pages (and a few around)."""
+def _pages(
+    run_id: str, query: Query, current: int, pages: int, name: str, other: dict[str, Any]
+) -> list[Any]:
+    """Links to the first and last pages and those around ``current`` (``other``: the
+    other list's page, kept)."""
     wanted = sorted({1, current - 2, current - 1, current, current + 1, current + 2, pages})
     out: list[Any] = []
     anchor = "answers" if name == "page" else "matrix"
@@ -299,7 +313,7 @@ def _pages(run_id: str, query: Query, current: int, pages: int, name: str) -> li
         out.append(
             (
                 str(n),
-                _href(run_id, query.params(**{name: n if n > 1 else None}), anchor),
+                _href(run_id, query.params(**other, **{name: n if n > 1 else None}), anchor),
                 n == current,
             )
         )
@@ -381,10 +395,17 @@ def run_context(index: RunIndex, params: Mapping[str, str]) -> dict[str, Any]:
         "overview": index.memo("overview", lambda: _overview(index, run_id)),
         "aspects": index.memo("aspects", lambda: _aspects(index, run_id)),
         "matrix": grid,
-        "mpages": _pages(run_id, query, grid["page"], grid["pages"], "mpage"),
+        "mpages": _pages(run_id, query, grid["page"], grid["pages"], "mpage", {}),
         "found": found,
         "answers": shown,
-        "pages": _pages(run_id, query, found.page, found.pages, "page"),
+        "pages": _pages(
+            run_id,
+            query,
+            found.page,
+            found.pages,
+            "page",
+            {"mpage": grid["page"] if grid["page"] > 1 else None},
+        ),
         "query": query,
         "options": index.memo("options", index.options),
         "sorts": SORTS,
