@@ -242,6 +242,11 @@ def test_a_large_run_opens_as_one_page_of_answers(tmp_path: Path) -> None:
     assert len(big.text) < 4 * len(small.text)
     (failed,) = _get(db, (f"/runs/{big_id}", {"failed": "1", "page": "3"}))
     assert _count(failed.text).startswith("showing 101-150 of 1208 matching")
+    # an answer to an input row: the template, and which row it was rendered with
+    (row,) = _get(db, (f"/runs/{big_id}", {"input": "row00007", "candidate": "beta", "per": "1"}))
+    shown = html.unescape(row.text)
+    assert '<dt>prompt (template)</dt><dd><pre class="doc">Describe {name}.</pre>' in shown
+    assert "sent rendered with input row row00007, after the preamble" in shown
 
 
 def test_the_runs_list_gives_pass_rate_and_score(run: Any) -> None:

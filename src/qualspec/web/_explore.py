@@ -41,6 +41,7 @@ from typing import Any
 
 from qualspec.analysis import (
     CHECKS_EVALUATOR,
+    AnswerVerdict,
     RunVerdicts,
     answer_verdict,
     candidate_records,
@@ -225,7 +226,10 @@ class Page:
 
 
 def _reasons(
-    parts: Any, own: Sequence[JudgmentRecord], threshold: float | None, passed: bool | None
+    parts: AnswerVerdict,
+    own: Sequence[JudgmentRecord],
+    threshold: float | None,
+    passed: bool | None,
 ) -> tuple[str, ...]:
     """Why an answer failed, its error, or why it has no score."""
     out: list[str] = []

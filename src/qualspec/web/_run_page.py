@@ -28,7 +28,7 @@ from qualspec.analysis import (
     format_temperature,
     run_verdicts,
 )
-from qualspec.errors import UnknownRunError
+from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store import RunRecord, RunSummary, Store
 from qualspec.web._api import state
 from qualspec.web._explore import NONE, SORTS, Query, RunIndex, index_for, score_text
@@ -62,7 +62,8 @@ class MatrixCell:
 def _key(summary: RunSummary) -> tuple[Any, ...] | None:
     if summary.status == "running":
         return None
-    return (summary.id, summary.status, summary.finished_at, summary.n_responses)
+    counts = (summary.n_responses, summary.n_judgments)
+    return (summary.id, summary.status, summary.finished_at, *counts)
 
 
 def _build(store: Store, run_id: str) -> RunIndex:
@@ -72,7 +73,7 @@ def _build(store: Store, run_id: str) -> RunIndex:
     for version_id in sorted(ids):
         try:
             prompts[version_id] = store.get_prompt_by_id(version_id).text
-        except Exception:  # noqa: BLE001 - a results file from another store: no prompt
+        except StoreError:  # a version this store does not hold: no prompt shown
             continue
     return RunIndex(record, run_verdicts(record), prompts)
 
