@@ -32,6 +32,7 @@ from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store import RunRecord, RunSummary, Store
 from qualspec.web._api import state
 from qualspec.web._explore import NONE, SORTS, Query, RunIndex, index_for, score_text
+from qualspec.web._overview import candidate_table, failing_aspects
 
 __all__ = [
     "LIST_BUDGET",
@@ -331,7 +332,7 @@ def _percent(x: float | None) -> str:
 
 def _overview(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
     out = []
-    for c in index.candidates():
+    for c in candidate_table(index):
         rate = c["rate"]
         ci = c["rate_ci"]
         mean, mci = c["mean"], c["mean_ci"]
@@ -363,7 +364,7 @@ def _overview(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
 
 def _aspects(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
     out = []
-    for a in index.failing_aspects():
+    for a in failing_aspects(index):
         where = {"check": a["criterion"]} if a["check"] else {"criterion": a["criterion"]}
         if not a["check"]:
             where["evaluator"] = a["evaluator"]
