@@ -106,18 +106,26 @@ async def _rows(request: Request, limit: int = 200, *, lab: bool = True) -> list
 
 @router.get("/runs", response_class=HTMLResponse)
 async def runs_page(request: Request) -> HTMLResponse:
-    """Recent runs, newest first, with a picker for the diff; the Lab's runs only with
-    ``?lab=1`` (every Lab request is a run of its own: they would push suite runs out)."""
+    """Recent runs, newest first, with their pass rate and score, and a picker for the
+    diff; the Lab's runs only with ``?lab=1`` (every Lab request is a run of its own: they
+    would push suite runs out)."""
+    from qualspec.web._run_page import list_stats
+
     lab = request.query_params.get("lab") == "1"
-    rows = await _rows(request, lab=lab)
-    return render("runs.html.j2", title="Runs", runs=rows, lab=lab)
+    session = await state(request).session()
+    hidden = None if lab else LAB_SUITE
+    found = await asyncio.to_thread(session.store.list_runs, None, 200, exclude_suite=hidden)
+    stats = await asyncio.to_thread(list_stats, session.store, found)
+    rows = [run_row(s) for s in found]
+    return render("runs.html.j2", title="Runs", runs=rows, stats=stats, lab=lab)
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 async def run_page(run_id: str, request: Request) -> Response:
-    """A run: a Lab run's iterations, or any other run's HTML report."""
-    record = await load(request, run_id)
-    summary = record.summary
+    """A run: a Lab run's iterations, or any other run explored (``_run_page``)."""
+    from qualspec.web._run_page import load_index, load_summary, run_context
+
+    summary = await load_summary(request, run_id)
     if summary.metadata.get("kind") == "rubric_judgments":
         return RedirectResponse(f"/rubrics/{summary.id}", status_code=303)
     lab = summary.metadata.get("lab")
@@ -129,13 +137,24 @@ async def run_page(run_id: str, request: Request) -> Response:
         return render(
             "lab_run.html.j2", title=f"Lab run {summary.id}", run=summary, lab=lab, result=result
         )
+    index = await load_index(request, summary)
+    context = await asyncio.to_thread(run_context, index, dict(request.query_params))
+    return render("run.html.j2", **context)
+
+
+@router.get("/runs/{run_id}/report", response_class=HTMLResponse)
+async def run_report(run_id: str, request: Request) -> Response:
+    """A run's whole HTML report (``qualspec report --html``), with its own CSP."""
+    record = await load(request, run_id)
     from qualspec.report import render_html
 
     page = await asyncio.to_thread(render_html, record)
     found = _REPORT_CSP.search(page)
     csp = html.unescape(found.group(1)) if found else "default-src 'none'"
     back = (
-        '<main>\n<p class="sub"><a href="/runs">&larr; all runs</a> · <a href="/lab">Lab</a></p>\n'
+        f'<main>\n<p class="sub"><a href="/runs">&larr; all runs</a> · '
+        f'<a href="/runs/{html.escape(record.summary.id)}">explore this run</a> · '
+        '<a href="/lab">Lab</a></p>\n'
     )
     page = page.replace("<main>\n", back, 1)
     return HTMLResponse(page, headers={"Content-Security-Policy": csp})
