@@ -173,14 +173,22 @@ async def run_lab(
     temperature: float | None = GENERATION_TEMPERATURE,
     on_iteration: IterationFn | None = None,
     providers: Mapping[str, ProviderConfig] | None = None,
+    on_start: Callable[[str], Awaitable[None] | None] | None = None,
 ) -> GenerateAnswerResponse:
-    """The Lab loop for a validated request, on an open session (a run of its own)."""
+    """The Lab loop for a validated request, on an open session (a run of its own).
+
+    ``on_start`` is called with the run's id before the first call (the web app names the
+    run to the page at once, so a Lab stopped midway still links to its run)."""
     import asyncio
 
     model = request.model or DEFAULT_MODEL
     judge = request.judge_model or model
     described = {"kind": "lab", "lab": request.model_dump()}
     async with session.recording(LAB_SUITE, described) as run_id:
+        if on_start is not None:
+            started = on_start(run_id)
+            if inspect.isawaitable(started):
+                await started
         loop = _Loop(session, request, model, judge, providers)
         iterations: list[IterationData] = []
         feedback: str | None = None
