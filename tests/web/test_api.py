@@ -155,8 +155,9 @@ async def test_the_stream_sends_each_iteration_then_the_result(
                 name = line[7:]
             elif line.startswith("data: "):
                 events.append((name, line[6:]))
-    assert [n for n, _ in events] == ["iteration", "iteration", "result"]
-    assert '"iteration_number":1' in events[0][1]
+    assert [n for n, _ in events] == ["run", "iteration", "iteration", "result"]
+    assert '"iteration_number":1' in events[1][1]
+    assert '"changes":{"from":1' in events[2][1]  # the diff from iteration 1
 
 
 async def test_diff_of_two_runs(client: httpx.AsyncClient) -> None:

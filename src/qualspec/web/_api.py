@@ -108,7 +108,12 @@ async def generate_answer_stream(
 
     async def on_iteration(iteration: IterationData) -> None:
         before = previous[-1] if previous else None
-        await queue.put(("iteration", json.dumps(iteration_event(iteration, before, body))))
+        await queue.put(
+            (
+                "iteration",
+                json.dumps(iteration_event(iteration, before, body), separators=(",", ":")),
+            )
+        )
         if iteration.answer:
             previous.append(iteration)
 
@@ -158,10 +163,11 @@ async def generate_answer_stream(
 async def _check_models(body: GenerateAnswerRequest, web: WebState) -> None:
     """400 before any run is made when the Lab could not call the request's models."""
     from qualspec.web._lab_requests import refusal
+    from qualspec.web._lab_view import explain
 
     problem = await refusal(body, web)
     if problem is not None:
-        raise HTTPException(status_code=400, detail=problem)
+        raise HTTPException(status_code=400, detail=explain(problem, body))
 
 
 @router.get("/runs", response_model=list[RunRow])

@@ -25,6 +25,8 @@ __all__ = [
     "explained",
     "iteration_event",
     "iteration_views",
+    "page_context",
+    "stored_request",
     "trend",
     "word_diff",
 ]
@@ -144,16 +146,17 @@ def explain(text: str, lab: GenerateAnswerRequest) -> str:
     judge = lab.judge_model or model
     found = _PROVIDER.search(text)
     name = found.group(1) if found else None
-    named = (("Model", model, "model: "), ("Evaluator", judge, "judge_model: "))
-    fields = [
-        f"{label} field ({address})"
-        for label, address, _ in named
+    named = [
+        (label, address)
+        for label, address in (("Model", model), ("Evaluator", judge))
         if name is not None and address.split("/", 1)[0] == name
     ]
-    for label, address, prefix in named:  # the refusal names the request's field
-        if text.startswith(prefix):
-            text, fields = text[len(prefix) :], [f"{label} field ({address})"]
-    where = " and ".join(dict.fromkeys(fields))
+    if text.startswith(("model: ", "judge_model: ")):
+        named = []  # the refusal names the request's field already
+    if len(named) == 2 and model == judge:
+        where = f"Model and Evaluator fields ({model})"
+    else:
+        where = " and ".join(f"{label} field ({address})" for label, address in named)
     env = _BASE_URL_ENV.get(name or "")
     address_fix = (
         f"set {env} to its address and restart qualspec serve"
@@ -234,3 +237,31 @@ def iteration_event(
         data["error"] = explain(it.error, lab)
     data["changes"] = _changes(before, it)
     return data
+
+
+def page_context(
+    result: GenerateAnswerResponse | None, lab: GenerateAnswerRequest | None
+) -> dict[str, Any]:
+    """What the Lab's templates need besides ``result``: ``views`` (per iteration number,
+    see ``iteration_views``) and ``trend`` (or None)."""
+    if result is None or lab is None:
+        return {"views": {}, "trend": None}
+    threshold = result.metadata.get("threshold", lab.score_threshold)
+    best = result.metadata.get("best_iteration")
+    return {
+        "views": iteration_views(result.iterations, lab),
+        "trend": trend(result.iterations, threshold, best),
+    }
+
+
+def stored_request(lab: dict[str, Any]) -> GenerateAnswerRequest | None:
+    """The request a Lab run's metadata holds (None when it cannot be read)."""
+    from pydantic import ValidationError
+
+    from qualspec.lab import GenerateAnswerRequest
+
+    fields = {k: v for k, v in lab.items() if k in GenerateAnswerRequest.model_fields}
+    try:
+        return GenerateAnswerRequest.model_validate(fields)
+    except ValidationError:
+        return None

@@ -131,11 +131,18 @@ async def run_page(run_id: str, request: Request) -> Response:
     lab = summary.metadata.get("lab")
     if summary.metadata.get("kind") == "lab" and isinstance(lab, dict):
         from qualspec.lab import GenerateAnswerResponse
+        from qualspec.web._lab_view import page_context, stored_request
 
         stored = lab.get("result")
         result = GenerateAnswerResponse.model_validate(stored) if stored else None
+        extra = page_context(result, stored_request(lab))
         return render(
-            "lab_run.html.j2", title=f"Lab run {summary.id}", run=summary, lab=lab, result=result
+            "lab_run.html.j2",
+            title=f"Lab run {summary.id}",
+            run=summary,
+            lab=lab,
+            result=result,
+            **extra,
         )
     index = await load_index(request, summary)
     context = await asyncio.to_thread(run_context, index, dict(request.query_params))
@@ -192,7 +199,31 @@ def _lab_defaults() -> dict[str, Any]:
 @router.get("/lab", response_class=HTMLResponse)
 async def lab_page() -> HTMLResponse:
     """The Lab's form; the page's script streams the iterations in as they finish."""
-    return render("lab.html.j2", title="Lab", defaults=_lab_defaults(), result=None, status=None)
+    return _lab_form(None)
+
+
+def _lab_form(
+    status: str | None,
+    status_code: int = 200,
+    *,
+    error: bool = False,
+    result: Any = None,
+    lab: GenerateAnswerRequest | None = None,
+) -> HTMLResponse:
+    """The Lab's page: the form, then the status (an error stands out), the best answer,
+    the score trend and the iterations with their changes."""
+    from qualspec.web._lab_view import page_context
+
+    return render(
+        "lab.html.j2",
+        status_code=status_code,
+        title="Lab",
+        defaults=_lab_defaults(),
+        result=result,
+        status=status,
+        error=error,
+        **page_context(result, lab),
+    )
 
 
 @router.post("/lab", response_class=HTMLResponse)
@@ -202,7 +233,6 @@ async def lab_submit(request: Request) -> HTMLResponse:
     for key in ("model", "judge_model"):
         if not fields.get(key, "").strip():
             fields.pop(key, None)
-    defaults = _lab_defaults()
     try:
         for key, kind in (("iter_max", int), ("score_threshold", float)):
             if key in fields:
@@ -211,33 +241,21 @@ async def lab_submit(request: Request) -> HTMLResponse:
     except (ValueError, ValidationError) as exc:
         why = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": str(exc)}
         where = ".".join(str(p) for p in why["loc"]) or "form"
-        status = f"Error: {where}: {why['msg']}"
-        return render(
-            "lab.html.j2",
-            status_code=422,
-            title="Lab",
-            defaults=defaults,
-            result=None,
-            status=status,
-        )
+        return _lab_form(f"Error: {where}: {why['msg']}", 422, error=True)
+    from qualspec.web._lab_view import explain, explained
+
     web = state(request)
     problem = await refusal(lab, web)
     if problem is not None:
-        status = f"Error: {problem}"
-        return render(
-            "lab.html.j2", 400, title="Lab", defaults=defaults, result=None, status=status
-        )
+        return _lab_form(f"Error: {explain(problem, lab)}", 400, error=True)
     work = run_lab(await web.session(), lab, providers=web.providers)
     try:
         result = await unless_disconnected(request, work)
     except ClientGone:
         return HTMLResponse("", status_code=499)  # nobody reads it
     except QualspecError as exc:
-        status = f"Error: {exc}"
-        return render(
-            "lab.html.j2", 400, title="Lab", defaults=defaults, result=None, status=status
-        )
-    return render("lab.html.j2", title="Lab", defaults=defaults, result=result, status="Done.")
+        return _lab_form(f"Error: {explain(str(exc), lab)}", 400, error=True)
+    return _lab_form("Done.", result=explained(result, lab), lab=lab)
 
 
 @router.get("/docs", response_class=HTMLResponse)
