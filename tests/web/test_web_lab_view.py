@@ -133,3 +133,33 @@ def test_a_missing_key_says_where_to_set_it() -> None:
         "set the environment variable OPENAI_API_KEY (in the environment of qualspec serve, "
         "then restart it)"
     )
+
+
+def test_a_key_refused_once_does_not_fail_every_later_lab(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A provider that refuses the key stops the engine from calling anyone; the web app
+    then starts afresh, so the next Lab (here on another provider) is not refused too."""
+    from qualspec import ProviderConfig
+
+    monkeypatch.setenv(KEY_ENV, "sk-wrong")
+    db = f"sqlite:///{tmp_path / 'lab.db'}"
+    script = LabScript(scores=[0.9])
+    with (
+        FakeServer(require_key="sk-right") as strict,
+        FakeServer(judge_reply=script.evaluate, answer=script.generate) as open_server,
+    ):
+        configs = {
+            **providers(strict),
+            "open": ProviderConfig(type="openai", base_url=open_server.base_url),
+        }
+        with TestClient(create_app(db=db, providers=configs), base_url="http://127.0.0.1") as c:
+            refused = c.post("/api/generate-answer", json=lab_body(iter_max=1))
+            assert refused.status_code == 400
+            assert "rejected the API key" in refused.json()["detail"]
+            assert f"check the environment variable {KEY_ENV}" in refused.json()["detail"]
+            body = lab_body(iter_max=1, model="open/gen", judge_model="open/eval")
+            answered = c.post("/api/generate-answer", json=body)
+            assert answered.status_code == 200, answered.text
+            assert answered.json()["final_answer"] == "Answer 1"
+        assert open_server.calls == 2
