@@ -182,7 +182,12 @@ def test_the_lab_stops_when_stop_is_pressed_and_calls_nothing_more(
     # the stopped run's page says so
     page.click(f'#lab-status a[href="/runs/{run.id}"]')
     page.wait_for_selector("dl.facts")
-    assert "stopped before it finished" in page.locator("main").inner_text()
+    shown = page.locator("main").inner_text()
+    assert "stopped before it finished (its Stop pressed or its page closed)" in shown
+    assert "Best answer so far" in shown  # the iteration done before Stop is kept
+    assert page.locator("pre.final").inner_text() == ANSWERS[0]
+    assert page.locator("article.iteration").count() == 1
+    assert page.locator("svg.trend g.bar").count() == 1
     # nothing reached the fake server after Stop: iteration 1 (answer, verdict) and the
     # held answer of iteration 2, never evaluated, and no iteration 3
     assert site.server.calls == 3

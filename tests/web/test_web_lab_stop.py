@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from helpers_web import KEY_ENV, lab_body, providers, uvicorn_server
 
@@ -109,6 +110,11 @@ def test_closing_the_stream_stops_the_lab_with_no_further_call(
         assert json.dumps(run.id) in seen.decode()
         held.release.set()
         calls = lab.calls
+        # the run's page keeps the iteration done before the stop, as the best so far
+        page = httpx.get(f"http://127.0.0.1:{port}/runs/{run.id}", timeout=120).text
+        assert "This Lab run was stopped before it finished" in page
+        assert '<article class="iteration best" data-iteration="1">' in page
+        assert "Best answer so far" in page
     # iteration 1 (answer, verdict) and iteration 2's answer: no verdict, no iteration 3
     assert calls == 3
     assert len(held.script.evaluation_prompts) == 1

@@ -197,6 +197,9 @@ async def run_lab(
                 number, feedback, max_tokens, judge_max_tokens, temperature
             )
             iterations.append(iteration)
+            # the iterations so far, so that a Lab stopped midway still shows them
+            progress = {"lab": {**request.model_dump(), "iterations": _dumped(iterations)}}
+            await asyncio.to_thread(session.store.update_run_metadata, run_id, progress)
             if on_iteration is not None:
                 pending = on_iteration(iteration)
                 if inspect.isawaitable(pending):
@@ -212,6 +215,10 @@ async def run_lab(
         stored = {"lab": {**request.model_dump(), "result": result.model_dump()}}
         await asyncio.to_thread(session.store.update_run_metadata, run_id, stored)
     return result
+
+
+def _dumped(iterations: list[IterationData]) -> list[dict[str, Any]]:
+    return [i.model_dump(mode="json") for i in iterations]
 
 
 class _Loop:

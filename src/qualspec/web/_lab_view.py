@@ -240,17 +240,34 @@ def iteration_event(
 
 
 def page_context(
-    result: GenerateAnswerResponse | None, lab: GenerateAnswerRequest | None
+    result: GenerateAnswerResponse | None,
+    lab: GenerateAnswerRequest | None,
+    progress: Any = None,
 ) -> dict[str, Any]:
     """What the Lab's templates need besides ``result``: ``views`` (per iteration number,
-    see ``iteration_views``) and ``trend`` (or None)."""
-    if result is None or lab is None:
-        return {"views": {}, "trend": None}
+    see ``iteration_views``), ``trend`` (or None), and for a Lab stopped midway
+    (``progress``: the iterations its run recorded) ``partial`` and ``partial_best``."""
+    from qualspec.lab import IterationData, best_iteration
+
+    if lab is None:
+        return {"views": {}, "trend": None, "partial": [], "partial_best": None}
+    if result is None:
+        done = [IterationData.model_validate(i) for i in progress or [] if isinstance(i, dict)]
+        best = best_iteration(done)
+        number = best.iteration_number if best is not None else None
+        return {
+            "views": iteration_views(done, lab),
+            "trend": trend(done, lab.score_threshold, number),
+            "partial": done,
+            "partial_best": best,
+        }
     threshold = result.metadata.get("threshold", lab.score_threshold)
-    best = result.metadata.get("best_iteration")
+    best_number = result.metadata.get("best_iteration")
     return {
         "views": iteration_views(result.iterations, lab),
-        "trend": trend(result.iterations, threshold, best),
+        "trend": trend(result.iterations, threshold, best_number),
+        "partial": [],
+        "partial_best": None,
     }
 
 

@@ -135,7 +135,7 @@ async def run_page(run_id: str, request: Request) -> Response:
 
         stored = lab.get("result")
         result = GenerateAnswerResponse.model_validate(stored) if stored else None
-        extra = page_context(result, stored_request(lab))
+        extra = page_context(result, stored_request(lab), lab.get("iterations"))
         return render(
             "lab_run.html.j2",
             title=f"Lab run {summary.id}",
