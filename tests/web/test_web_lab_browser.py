@@ -5,7 +5,8 @@ Stop: the second answer is held by the fake server; Stop is pressed while it is 
 page says it stopped, shows the best answer so far and links to the run, which the server
 left ``interrupted``; once the held answer is released, no further call reaches the fake
 server. A whole Lab: the best answer comes first, then the score trend (one bar per
-iteration, the best marked) and each iteration's changes from the one before. No step
+iteration, the best marked) and each iteration's changes from the one before. A refused
+Lab: the error is a red box naming the field to fix, never a suite's section. No step
 waits on a time: each waits on a state of the page or of the server (with generous
 timeouts). Each journey keeps a screenshot: under ``$QUALSPEC_TEST_ARTIFACTS/web-journeys/``
 when that is set, else in the test's temporary folder.
@@ -231,3 +232,26 @@ def test_a_whole_lab_shows_the_best_first_the_trend_and_the_changes(
     assert page.locator('article.iteration[data-iteration="1"] details.changes').count() == 0
     page.screenshot(path=str(artifacts / "lab-done.png"), full_page=True)
     assert tab.clean(), (tab.errors, tab.foreign)
+
+
+@pytest.mark.parametrize("site", [0], indirect=True)
+def test_a_lab_error_stands_out_and_says_which_field_to_fix(
+    site: Site, tab: Tab, artifacts: Path
+) -> None:
+    page = tab.page
+    page.goto(site.base + "/lab", wait_until="load")
+    page.fill("#judge_model", "nosuch/judge")
+    _start(page, iter_max=1)
+    page.wait_for_selector('#lab-status[data-state="error"]')
+    status = page.locator("#lab-status")
+    said = status.inner_text()
+    assert "judge_model: unknown provider 'nosuch'" in said and "suite" not in said
+    assert status.get_attribute("class") == "note-box error"
+    assert status.get_attribute("role") == "alert"
+    colour = status.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert colour not in ("rgba(0, 0, 0, 0)", "transparent")  # a box, not muted text
+    assert page.locator("#lab-stop").is_hidden()
+    page.screenshot(path=str(artifacts / "lab-error.png"), full_page=True)
+    assert site.server.calls == 0
+    # the refused request shows as an HTTP error in the console: nothing else is logged
+    assert [e for e in tab.errors if "400" not in e] == [] and tab.foreign == []
