@@ -1,0 +1,154 @@
+"""The analysis at size: the bootstrap intervals and the lexical stability are computed at
+once (numpy), give the very numbers of the plain loops they replace, and do work that grows
+with the answers, not with the resamples or the pairs of answers (counted in Python calls,
+never timed)."""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from helpers_runs import RunBuilder
+
+from qualspec.analysis import _bootstrap as bootstrap_module
+from qualspec.analysis import analyze_run, lexical_similarity, mean_pairwise_similarity
+from qualspec.analysis._bootstrap import bootstrap_ci
+
+
+def plain_bootstrap(diffs: Sequence[float], seed: int, samples: int = 2000) -> tuple[float, float]:
+    """The loop bootstrap_ci replaced (qualspec 0.1.0), kept here as the reference."""
+    if len(diffs) == 1:
+        return diffs[0], diffs[0]
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(statistics.fmean(rng.choices(diffs, k=n)) for _ in range(samples))
+    return means[int(0.025 * samples)], means[min(samples - 1, int(0.975 * samples))]
+
+
+def plain_mean_similarity(texts: Sequence[str]) -> float | None:
+    """The pairwise loop the lexical stability replaced, kept here as the reference."""
+    if len(texts) < 2:
+        return None
+    pairs = [
+        1.0 if texts[i] == texts[j] else lexical_similarity(texts[i], texts[j])
+        for i in range(len(texts))
+        for j in range(i + 1, len(texts))
+    ]
+    return round(sum(pairs) / len(pairs), 6)
+
+
+def python_calls(fn: Callable[[], Any]) -> int:
+    """How many Python functions (comprehensions included) ``fn`` calls."""
+    calls = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def value_sets() -> list[list[float]]:
+    rng = random.Random(19)
+    sets: list[list[float]] = []
+    for n in (2, 3, 8, 30, 200, 500):
+        sets.append([float(rng.randint(-4, 4)) for _ in range(n)])  # whole points: ties
+        sets.append([rng.randint(-30, 30) / 3 for _ in range(n)])  # means of 3 criteria
+        sets.append([rng.gauss(0.5, 2.0) for _ in range(n)])
+        sets.append([rng.choice([0.1, 0.2, 0.7, -2 / 3]) for _ in range(n)])
+    return [sorted(s) for s in sets]
+
+
+def test_bootstrap_intervals_are_the_plain_loops_bit_for_bit() -> None:
+    for k, values in enumerate(value_sets()):
+        for samples in (2000, 7):
+            assert bootstrap_ci(values, k, samples) == plain_bootstrap(values, k, samples)
+    assert bootstrap_ci([3.5], 1) == (3.5, 3.5)
+    with pytest.raises(ValueError, match="at least one value"):
+        bootstrap_ci([], 1)
+
+
+def test_bootstrap_intervals_are_exact_when_resamples_are_drawn_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a large run's resamples are drawn a block at a time, and drawn again for the exact sums
+    monkeypatch.setattr(bootstrap_module, "_CHUNK", 100)
+    monkeypatch.setattr(bootstrap_module, "_KEEP", 0)
+    for k, values in enumerate(value_sets()[-8:]):
+        assert bootstrap_ci(values, k) == plain_bootstrap(values, k)
+
+
+def test_a_bootstrap_interval_does_not_loop_over_its_resamples() -> None:
+    rng = random.Random(3)
+    values = sorted(rng.gauss(0, 2) for _ in range(500))
+    bootstrap_ci(values, 6)  # numpy imported
+    # the loop made two calls per resample (4,000 for 2,000 resamples)
+    assert python_calls(lambda: bootstrap_ci(values, 7)) < 200
+
+
+def answer(rng: random.Random, words: Sequence[str], n: int) -> str:
+    return " ".join(rng.choice(words) for _ in range(n))
+
+
+def test_lexical_stability_is_the_pairwise_formula() -> None:
+    rng = random.Random(5)
+    alphabet = ["a", "b", "A", " ", "\t\n", "é", "日", "\ud800", "😀", "ab", "abc", "\U00020000"]
+    for _ in range(300):
+        pool = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(4)]
+        texts = [rng.choice(pool) for _ in range(rng.randint(2, 7))]
+        assert mean_pairwise_similarity(texts) == plain_mean_similarity(texts), texts
+    # an alphabet of hundreds of characters (grams numbered by sorting, not by a table)
+    han = [chr(c) for c in range(0x4E00, 0x4E00 + 300)]
+    for _ in range(30):
+        texts = ["".join(rng.choice(han) for _ in range(rng.randint(0, 40))) for _ in range(4)]
+        assert mean_pairwise_similarity(texts) == plain_mean_similarity(texts)
+    words = "the a cat sat on mat Paris is capital of France dog ran".split()
+    texts = [answer(rng, words, 150) for _ in range(12)] + ["", "  ", "x"]
+    assert mean_pairwise_similarity(texts) == plain_mean_similarity(texts)
+
+
+def test_lexical_stability_does_not_loop_over_pairs() -> None:
+    rng = random.Random(8)
+    words = "the a cat sat on mat Paris is capital of France dog ran".split()
+    texts = [answer(rng, words, 200) for _ in range(60)]
+    mean_pairwise_similarity(texts[:3])  # numpy imported
+    # 60 answers make 1,770 pairs: the pairwise loop made at least one call per pair
+    assert python_calls(lambda: mean_pairwise_similarity(texts)) < 400
+
+
+def test_analyze_run_work_grows_with_answers_not_pairs() -> None:
+    rng = random.Random(11)
+    words = "the a cat sat on mat Paris is capital of France dog ran".split()
+    b = RunBuilder()
+    for cand in ("small", "large"):
+        for role in ("novice", "expert"):
+            for scenario in ("s1", "s2"):
+                for temp in (0.0, 0.7):
+                    for run in range(10):
+                        b.add(
+                            temp,
+                            {"clear": float(rng.randint(4, 10)), "correct": 8.0},
+                            candidate=cand,
+                            role=role,
+                            scenario=scenario,
+                            run_index=run,
+                            text=answer(rng, words, 150),
+                            checks={"max_words 160": rng.random() < 0.9},
+                        )
+    run = b.run(dimensions={"roles": ["novice", "expert"], "candidates": ["small", "large"]})
+    analysis = analyze_run(run, similarity="lexical")  # numpy imported
+    assert len(analysis.role_gaps) == 6 and all(g.ci_low is not None for g in analysis.role_gaps)
+    answers = len(run.responses)
+    # 160 answers in cells of 20 (190 pairs each) and 6 bootstrap intervals: the loops made
+    # hundreds of calls per answer
+    assert python_calls(lambda: analyze_run(run, similarity="lexical")) < 150 * answers
