@@ -5,6 +5,7 @@ never timed)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import statistics
 import sys
@@ -152,3 +153,30 @@ def test_analyze_run_work_grows_with_answers_not_pairs() -> None:
     # 160 answers in cells of 20 (190 pairs each) and 6 bootstrap intervals: the loops made
     # hundreds of calls per answer
     assert python_calls(lambda: analyze_run(run, similarity="lexical")) < 150 * answers
+
+
+def test_a_stored_analysis_reads_back_as_computed(tmp_path: Any) -> None:
+    from qualspec.analysis import analysis_from_dict, analysis_to_dict, stored_analysis
+    from qualspec.store import Store
+
+    rng = random.Random(2)
+    b = RunBuilder()
+    for role in ("novice", "expert"):
+        for temp in (0.0, 0.5, 1.0):
+            for run in range(4):
+                b.add(temp, {"clear": float(rng.randint(3, 10))}, role=role, run_index=run)
+    run = b.run(dimensions={"roles": ["novice", "expert"], "candidates": ["gpt"]})
+    analysis = analyze_run(run, similarity="lexical")
+    assert analysis.role_gaps and analysis.recommendations and analysis.cells
+    assert analysis_from_dict(analysis_to_dict(analysis)) == analysis
+    finished = dataclasses.replace(
+        run, summary=dataclasses.replace(run.summary, finished_at=run.summary.started_at)
+    )
+    with Store(f"sqlite:///{tmp_path / 'a.db'}") as store:
+        assert stored_analysis(store, finished, similarity="lexical") == analysis
+        assert store.cache_stats()["kinds"]["analysis"]["entries"] == 1
+        assert stored_analysis(store, finished, similarity="lexical") == analysis
+        # another threshold is another analysis
+        other = stored_analysis(store, finished, similarity="lexical", threshold=9.0)
+        assert other == analyze_run(run, similarity="lexical", threshold=9.0) != analysis
+        assert store.cache_stats()["kinds"]["analysis"]["entries"] == 2

@@ -21,6 +21,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
+from qualspec.errors import StoreError
 from qualspec.lab import (
     DEFAULT_ITER_MAX,
     DEFAULT_MODEL,
@@ -29,6 +30,7 @@ from qualspec.lab import (
     run_lab,
 )
 from qualspec.web._api import load, run_row, state
+from qualspec.web._compress import page_key
 
 __all__ = ["render", "router"]
 
@@ -108,7 +110,18 @@ async def runs_page(request: Request) -> HTMLResponse:
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 async def run_page(run_id: str, request: Request) -> Response:
-    """A run: a Lab run's iterations, or any other run's HTML report."""
+    """A run: a Lab run's iterations, or any other run's HTML report (a finished run's
+    rendered once: see qualspec.web._compress)."""
+    pages = request.app.state.pages
+    session = await state(request).session()
+    try:
+        known = await asyncio.to_thread(session.store.get_run, run_id)
+        key = page_key(known, f"{request.url.path}?{request.url.query}")
+    except StoreError:
+        key = None  # unknown: load answers 404
+    kept = pages.response(key, request.headers.get("accept-encoding", "")) if key else None
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
     record = await load(request, run_id)
     summary = record.summary
     if summary.metadata.get("kind") == "rubric_judgments":
@@ -122,15 +135,21 @@ async def run_page(run_id: str, request: Request) -> Response:
         return render(
             "lab_run.html.j2", title=f"Lab run {summary.id}", run=summary, lab=lab, result=result
         )
+    from qualspec.analysis import stored_analysis, worth_analysing
     from qualspec.report import render_html
 
-    page = await asyncio.to_thread(render_html, record)
+    analysis = None
+    if worth_analysing(record):  # computed once per finished run, kept in the store
+        analysis = await asyncio.to_thread(stored_analysis, session.store, record)
+    page = await asyncio.to_thread(render_html, record, analysis=analysis)
     found = _REPORT_CSP.search(page)
     csp = html.unescape(found.group(1)) if found else "default-src 'none'"
     back = (
         '<main>\n<p class="sub"><a href="/runs">&larr; all runs</a> · <a href="/lab">Lab</a></p>\n'
     )
     page = page.replace("<main>\n", back, 1)
+    if key is not None:
+        await asyncio.to_thread(pages.put, key, page, {"Content-Security-Policy": csp})
     return HTMLResponse(page, headers={"Content-Security-Policy": csp})
 
 
