@@ -168,19 +168,30 @@ scenarios:
     return len(CANDIDATES) * len(ROLES) * len(SCENARIOS) * inputs * len(TEMPERATURES) * RUNS
 
 
-def qualspec_argv() -> list[str]:
+# `qualspec` with sentence_transformers hidden: it sees no embeddings extra (lexical stability)
+NO_EXTRA = (
+    "import sys; sys.modules['sentence_transformers'] = None; "
+    "from qualspec.cli import main; sys.exit(main())"
+)
+
+
+def qualspec_argv(extra: bool = True) -> list[str]:
+    """The ``qualspec`` command (``extra=False``: as if the embeddings extra were absent)."""
+    if not extra:
+        return [sys.executable, "-c", NO_EXTRA]
     exe = shutil.which("qualspec", path=str(Path(sys.executable).parent))
     return [exe] if exe else [sys.executable, "-c", "from qualspec.cli import main; main()"]
 
 
-def build_run(work: Path, db_url: str, base_url: str, inputs: int) -> str:
+def build_run(work: Path, db_url: str, base_url: str, inputs: int, extra: bool = True) -> str:
     """``qualspec run`` of the benchmark suite into ``db_url``; returns the run id."""
     import os
 
     suite = work / "suite.yaml"
     write_suite(suite, base_url, inputs)
     env = {**os.environ, "BENCH_KEY": "bench", "QUALSPEC_HOME": str(work / ".qualspec")}
-    argv = [*qualspec_argv(), "run", str(suite), "--db", db_url, "--no-calibration", "--quiet"]
+    argv = [*qualspec_argv(extra), "run", str(suite), "--db", db_url, "--no-calibration"]
+    argv.append("--quiet")
     argv += ["--output", str(work / "results.json")]
     with (work / "run.log").open("wb") as log:
         code = subprocess.call(argv, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)

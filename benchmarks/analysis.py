@@ -56,12 +56,6 @@ async def main():
 asyncio.run(main())
 """
 
-# sentence_transformers hidden: qualspec sees no embeddings extra (lexical stability)
-NO_EXTRA = (
-    "import sys; sys.modules['sentence_transformers'] = None; "
-    "from qualspec.cli import main; sys.exit(main())"
-)
-
 
 @dataclasses.dataclass(frozen=True)
 class Sample:
@@ -110,7 +104,7 @@ def main() -> int:
         def qualspec(name: str, n: int) -> Sample:
             rep = work / f"{name}-{n}"
             rep.mkdir()
-            head = [sys.executable, "-c", NO_EXTRA] if "no extra" in name else runs.qualspec_argv()
+            head = runs.qualspec_argv(extra="no extra" not in name)
             argv = [*head, "run", str(work / "suite.yaml"), "--no-judge", "--quiet"]
             argv += ["--db", f"sqlite:///{rep / 'run.db'}", "--output", str(rep / "out.json")]
             rep_env = {**env, "QUALSPEC_HOME": str(rep / ".qualspec")}

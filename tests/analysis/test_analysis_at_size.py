@@ -180,3 +180,48 @@ def test_a_stored_analysis_reads_back_as_computed(tmp_path: Any) -> None:
         other = stored_analysis(store, finished, similarity="lexical", threshold=9.0)
         assert other == analyze_run(run, similarity="lexical", threshold=9.0) != analysis
         assert store.cache_stats()["kinds"]["analysis"]["entries"] == 2
+
+
+class FakeEncoder:
+    """Stands in for the embedding model: a text's vector from its hash; counts texts."""
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def encode(self, texts: list[str], **kw: Any) -> Any:
+        import numpy as np
+
+        self.encoded += texts
+        rows = [np.random.default_rng(len(t) + sum(map(ord, t))).random(8) for t in texts]
+        vectors = np.array(rows, dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_each_distinct_text_is_embedded_once_and_kept_by_hash(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qualspec.analysis import _similarity, stored_analysis
+    from qualspec.store import Store
+
+    encoder = FakeEncoder()
+    monkeypatch.setattr(_similarity, "_model", lambda: encoder)
+    b = RunBuilder()
+    for temp in (0.0, 1.0):
+        for run in range(3):
+            text = "same answer" if temp == 0.0 else f"answer {run} at {temp}"
+            b.add(temp, {"clear": 8.0}, run_index=run, text=text)
+    run = b.run()
+    finished = dataclasses.replace(
+        run, summary=dataclasses.replace(run.summary, finished_at=run.summary.started_at)
+    )
+    with Store(f"sqlite:///{tmp_path / 'e.db'}") as store:
+        first = stored_analysis(store, finished, similarity="embeddings")
+        assert sorted(encoder.encoded) == sorted({r.text for r in run.responses if r.text})
+        assert store.cache_stats()["kinds"]["embedding"]["entries"] == 4
+        store.cache_clear(kind="analysis")  # computed again: from the kept embeddings
+        encoder.encoded.clear()
+        again = stored_analysis(store, finished, similarity="embeddings")
+        assert encoder.encoded == [] and again == first
+        assert (
+            first.cells[0].stability == analyze_run(run, similarity="embeddings").cells[0].stability
+        )

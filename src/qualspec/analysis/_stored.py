@@ -13,6 +13,7 @@ app's first view of the run reads it instead of computing it.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import functools
 import hashlib
@@ -29,7 +30,7 @@ from qualspec.analysis._run_analysis import (
     analysis_to_dict,
     analyze_run,
 )
-from qualspec.analysis._similarity import similarity_method
+from qualspec.analysis._similarity import EMBEDDING_MODEL, EMBEDDINGS, similarity_method
 from qualspec.store import CacheEntry, RunRecord, Store
 
 __all__ = ["ANALYSIS_KIND", "ANALYSIS_VERSION", "analysis_from_dict", "stored_analysis"]
@@ -40,6 +41,7 @@ _log = logging.getLogger("qualspec.analysis")
 # older version is then never read)
 ANALYSIS_VERSION = 1
 ANALYSIS_KIND = "analysis"
+EMBEDDING_KIND = "embedding"
 # statuses of a run that no longer changes (a resumed run is "running" again)
 _SETTLED = frozenset({"finished", "failed", "interrupted", "budget_exceeded"})
 
@@ -127,11 +129,22 @@ def stored_analysis(
     threshold_used, aggregation_used = _settings(record, threshold, aggregation)
     method = similarity or similarity_method()
     summary = record.summary
-    settled = summary.status in _SETTLED and summary.finished_at is not None
-    if not settled:
-        return analyze_run(
-            record, threshold=threshold, aggregation=aggregation, similarity=similarity
+
+    def compute() -> RunAnalysis:
+        vectors = _KeptEmbeddings(store, record) if method == EMBEDDINGS else None
+        analysis = analyze_run(
+            record,
+            threshold=threshold,
+            aggregation=aggregation,
+            similarity=similarity,
+            embeddings=vectors,
         )
+        if vectors is not None:
+            vectors.keep()
+        return analysis
+
+    if summary.status not in _SETTLED or summary.finished_at is None:
+        return compute()
     key = _key(record, threshold_used, aggregation_used, method)
     try:
         found = store.cache_get_many([key]).get(key)
@@ -139,9 +152,7 @@ def stored_analysis(
             return analysis_from_dict(found.structured)
     except Exception as exc:  # a bad entry or an unreadable store: computed again
         _log.warning("stored analysis of run %s unusable (%s): computed again", summary.id, exc)
-    analysis = analyze_run(
-        record, threshold=threshold, aggregation=aggregation, similarity=similarity
-    )
+    analysis = compute()
     entry = CacheEntry(
         key=key,
         kind=ANALYSIS_KIND,
@@ -154,3 +165,57 @@ def stored_analysis(
     except Exception as exc:  # a read-only store: the analysis is still right
         _log.warning("could not keep the analysis of run %s (%s)", summary.id, exc)
     return analysis
+
+
+class _KeptEmbeddings(dict[str, Any]):
+    """Answer text -> embedding, read from the store's cache (kind ``embedding``, by the
+    model and the text's sha256) for every text of ``record``; :meth:`keep` stores the ones
+    embedded since. A run whose texts were all embedded before loads no model."""
+
+    def __init__(self, store: Store, record: RunRecord) -> None:
+        super().__init__()
+        self.store = store
+        texts = dict.fromkeys(
+            r.text
+            for r in record.responses
+            if r.kind == "candidate" and r.error is None and r.text is not None
+        )
+        keys = {_embedding_key(t): t for t in texts}
+        try:
+            found = store.cache_get_many(list(keys))
+        except Exception as exc:  # an unreadable store: every text embedded
+            _log.warning("kept embeddings unreadable (%s): embedded again", exc)
+            found = {}
+        import numpy as np
+
+        for key, entry in found.items():
+            if entry.text:
+                self[keys[key]] = np.frombuffer(base64.b64decode(entry.text), dtype="<f4")
+        self._read = set(self)
+
+    def keep(self) -> None:
+        """Store the texts embedded since they were read."""
+        import numpy as np
+
+        entries = [
+            CacheEntry(
+                key=_embedding_key(text),
+                kind=EMBEDDING_KIND,
+                provider="qualspec",
+                model=EMBEDDING_MODEL,
+                text=base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode(),
+            )
+            for text, vector in self.items()
+            if text not in self._read
+        ]
+        if not entries:
+            return
+        try:
+            self.store.cache_put_many(entries)
+        except Exception as exc:  # a read-only store: embedded again next time
+            _log.warning("could not keep %d embeddings (%s)", len(entries), exc)
+
+
+def _embedding_key(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{EMBEDDING_KIND}:{EMBEDDING_MODEL}:{digest}"
