@@ -4,6 +4,7 @@ never kept."""
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -184,3 +185,20 @@ async def test_server_sent_events_and_small_responses_are_not_compressed() -> No
     assert page.headers["content-encoding"] == "gzip" and page.text.startswith("data: x")
     assert "content-encoding" not in stream.headers
     assert "content-encoding" not in small.headers
+
+
+async def test_the_page_cache_drops_the_least_recently_viewed_first() -> None:
+    import os
+
+    from qualspec.web._compress import PageCache
+
+    pages = PageCache(max_bytes=5000)
+    noise = {k: os.urandom(1500).hex() for k in "abc"}  # incompressible: ~3 KB each
+    pages.put("a", noise["a"], {})
+    pages.put("b", noise["b"], {})
+    assert pages.get("a") is not None  # a viewed: b is now the least recent
+    pages.put("c", noise["c"], {})
+    assert pages.get("b") is None
+    found = pages.get("a")
+    assert found is not None and gzip.decompress(found[0]).decode() == noise["a"]
+    assert pages.get("c") is not None

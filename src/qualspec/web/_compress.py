@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
@@ -72,27 +73,30 @@ class PageCache:
         self.max_bytes = max_bytes
         self._pages: OrderedDict[str, tuple[bytes, dict[str, str]]] = OrderedDict()
         self._size = 0
+        self._lock = threading.Lock()  # put runs in worker threads
 
     def get(self, key: str) -> tuple[bytes, dict[str, str]] | None:
         """The compressed page and its headers, or None."""
-        found = self._pages.get(key)
-        if found is not None:
-            self._pages.move_to_end(key)
-        return found
+        with self._lock:
+            found = self._pages.get(key)
+            if found is not None:
+                self._pages.move_to_end(key)
+            return found
 
     def put(self, key: str, page: str, headers: Mapping[str, str]) -> None:
         """Keep ``page`` (compressed) with its ``headers``."""
         body = gzip.compress(page.encode("utf-8"), LEVEL)
         if len(body) > self.max_bytes:
             return
-        old = self._pages.pop(key, None)
-        if old is not None:
-            self._size -= len(old[0])
-        self._pages[key] = (body, dict(headers))
-        self._size += len(body)
-        while self._size > self.max_bytes:
-            _, (dropped, _) = self._pages.popitem(last=False)
-            self._size -= len(dropped)
+        with self._lock:
+            old = self._pages.pop(key, None)
+            if old is not None:
+                self._size -= len(old[0])
+            self._pages[key] = (body, dict(headers))
+            self._size += len(body)
+            while self._size > self.max_bytes:
+                _, (dropped, _) = self._pages.popitem(last=False)
+                self._size -= len(dropped)
 
     def response(self, key: str, accept_encoding: str) -> Any:
         """The kept page as a response (compressed when the client accepts gzip), or None."""
