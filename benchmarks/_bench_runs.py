@@ -187,6 +187,7 @@ def build_run(work: Path, db_url: str, base_url: str, inputs: int, extra: bool =
     """``qualspec run`` of the benchmark suite into ``db_url``; returns the run id."""
     import os
 
+    work.mkdir(parents=True, exist_ok=True)
     suite = work / "suite.yaml"
     write_suite(suite, base_url, inputs)
     env = {**os.environ, "BENCH_KEY": "bench", "QUALSPEC_HOME": str(work / ".qualspec")}
