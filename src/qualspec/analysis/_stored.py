@@ -169,32 +169,53 @@ def stored_analysis(
 
 class _KeptEmbeddings(dict[str, Any]):
     """Answer text -> embedding, read from the store's cache (kind ``embedding``, by the
-    model and the text's sha256) for every text of ``record``; :meth:`keep` stores the ones
-    embedded since. A run whose texts were all embedded before loads no model."""
+    model and the text's sha256) for every text of ``record`` when a text is first looked
+    up (a run with nothing to compare reads nothing); :meth:`keep` stores the ones embedded
+    since. A run whose texts were all embedded before loads no model."""
 
     def __init__(self, store: Store, record: RunRecord) -> None:
         super().__init__()
         self.store = store
+        self.record = record
+        self._read: set[str] | None = None
+
+    def _load(self) -> set[str]:
+        if self._read is not None:
+            return self._read
+        self._read = set()
         texts = dict.fromkeys(
             r.text
-            for r in record.responses
+            for r in self.record.responses
             if r.kind == "candidate" and r.error is None and r.text is not None
         )
         keys = {_embedding_key(t): t for t in texts}
         try:
-            found = store.cache_get_many(list(keys))
+            found = self.store.cache_get_many(list(keys))
         except Exception as exc:  # an unreadable store: every text embedded
             _log.warning("kept embeddings unreadable (%s): embedded again", exc)
             found = {}
-        import numpy as np
+        if found:
+            import numpy as np
 
-        for key, entry in found.items():
-            if entry.text:
-                self[keys[key]] = np.frombuffer(base64.b64decode(entry.text), dtype="<f4")
-        self._read = set(self)
+            for key, entry in found.items():
+                if entry.text:
+                    vector = np.frombuffer(base64.b64decode(entry.text), dtype="<f4")
+                    super().__setitem__(keys[key], vector)
+                    self._read.add(keys[key])
+        return self._read
+
+    def __contains__(self, text: object) -> bool:
+        self._load()
+        return super().__contains__(text)
+
+    def __getitem__(self, text: str) -> Any:
+        self._load()
+        return super().__getitem__(text)
 
     def keep(self) -> None:
         """Store the texts embedded since they were read."""
+        if self._read is None:  # nothing was looked up: nothing embedded
+            return
         import numpy as np
 
         entries = [
