@@ -22,7 +22,7 @@ import logging
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qualspec.analysis._run_analysis import (
     RunAnalysis,
@@ -31,7 +31,10 @@ from qualspec.analysis._run_analysis import (
     analyze_run,
 )
 from qualspec.analysis._similarity import EMBEDDING_MODEL, EMBEDDINGS, similarity_method
-from qualspec.store import CacheEntry, RunRecord, Store
+from qualspec.store import CacheEntry, RunRecord
+
+if TYPE_CHECKING:
+    from qualspec.store import Store
 
 __all__ = ["ANALYSIS_KIND", "ANALYSIS_VERSION", "analysis_from_dict", "stored_analysis"]
 
