@@ -97,6 +97,7 @@ from qualspec.analysis._stats import (
     permutation_p_value,
     stat_seed,
 )
+from qualspec.analysis._stored import ANALYSIS_VERSION, analysis_from_dict, stored_analysis
 from qualspec.analysis._temperature import (
     AGGREGATIONS,
     UNSTABLE_STD,
@@ -126,6 +127,7 @@ from qualspec.analysis._verdicts import (
 )
 
 __all__ = [
+    "ANALYSIS_VERSION",
     "AGGREGATIONS",
     "ALPHA",
     "AnswerVerdict",
@@ -176,6 +178,7 @@ __all__ = [
     "TupleKey",
     "UNSTABLE_STD",
     "UnitKey",
+    "analysis_from_dict",
     "analysis_to_dict",
     "analyze_run",
     "answer_verdict",
@@ -213,6 +216,7 @@ __all__ = [
     "run_trend",
     "run_verdicts",
     "stability_ranking",
+    "stored_analysis",
     "suite_costs",
     "stat_seed",
     "suite_order",

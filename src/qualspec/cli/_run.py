@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
+    from qualspec.analysis import RunAnalysis
     from qualspec.engine import ExecuteOptions, Plan, RunOutcome
     from qualspec.providers import PriceTable
     from qualspec.report import PromptRefs
@@ -219,13 +220,13 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     if ns.dry_run:
         dry_run(ns, plan, prices, console)
         return 0
-    outcome, db_display, refs = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
+    outcome, db_display, refs, analysis = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
     for warning in outcome.warnings:
         if warning in plan.warnings:  # said before the run
             continue
         say(console, ("warning:", "yellow"), f" {warning}")
     # the results file first: whatever happens to the report, the results are kept
-    path = _write_and_render(ns, outcome, refs, prices, console)
+    path = _write_and_render(ns, outcome, refs, prices, console, analysis)
     _print_footer(ns, outcome, path, db_display, console)
     code = _exit_code(outcome.record, fail_on_errors=getattr(ns, "fail_on_errors", False))
     if code == 0 and getattr(ns, "strict", False) and outcome.judge_failures:
@@ -259,22 +260,26 @@ def _execute(
     plan: Plan,
     options: ExecuteOptions,
     argv: Sequence[str],
-) -> tuple[RunOutcome, str, PromptRefs]:
-    """Run the plan, recorded; the outcome, the database as shown, the prompts used."""
+) -> tuple[RunOutcome, str, PromptRefs, RunAnalysis]:
+    """Run the plan, recorded; the outcome, the database as shown, the prompts used and
+    the run's analysis (kept in the store, so the web app's first view reads it)."""
     import asyncio
 
-    import qualspec.analysis  # noqa: F401 - used after the run: imported before the freeze
+    import qualspec.analysis  # used after the run: imported before the freeze
     from qualspec.engine import Session, run_sync
     from qualspec.report import prompt_refs
 
-    async def main() -> tuple[RunOutcome, str, PromptRefs]:
+    async def main() -> tuple[RunOutcome, str, PromptRefs, RunAnalysis]:
         async with Session(db=ns.db, options=options, prices=ns.prices) as session:
             with _LazyProgress(plan, judge=not ns.no_judge, quiet=ns.quiet) as progress:
                 outcome = await session.run_plan(
                     suite, plan, resume=ns.resume, progress=progress, argv=list(argv)
                 )
             refs = await asyncio.to_thread(prompt_refs, session.store, outcome.record)
-            return outcome, session.store.url_for_display, refs
+            analysis = await asyncio.to_thread(
+                qualspec.analysis.stored_analysis, session.store, outcome.record
+            )
+            return outcome, session.store.url_for_display, refs, analysis
 
     # What is imported and built so far (the store's SQLAlchemy too, imported here) lives
     # until the process ends: frozen, the collector never walks it (unfrozen, it walked
@@ -291,11 +296,11 @@ def _write_and_render(
     refs: PromptRefs,
     prices: PriceTable,
     console: Console,
+    analysis: RunAnalysis,
 ) -> Path:
     """Write the results file (then the HTML report) and print the report; the file's path."""
     from datetime import UTC, datetime
 
-    from qualspec.analysis import analyze_run
     from qualspec.report import default_results_path, render_run, run_to_dict, write_json_atomic
 
     run_id = outcome.record.summary.id
@@ -306,7 +311,6 @@ def _write_and_render(
             outcome.record.summary.suite_name, datetime.now(UTC), ns.results_dir, run_id=run_id
         )
     )
-    analysis = analyze_run(outcome.record)  # once, for the file and both reports
     write_json_atomic(path, run_to_dict(outcome.record, refs, analysis=analysis))
     if ns.html:
         from qualspec.report import write_html

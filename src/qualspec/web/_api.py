@@ -181,10 +181,13 @@ async def runs(request: Request, limit: int = Query(50, ge=1, le=1000)) -> list[
 @router.get("/runs/{run_id}")
 async def run_results(run_id: str, request: Request) -> dict[str, Any]:
     """A run's results, as its results JSON file holds them (``qualspec runs export``)."""
+    from qualspec.analysis import stored_analysis
     from qualspec.report import run_to_dict
 
     record = await load(request, run_id)
-    return run_to_dict(record)
+    session = await state(request).session()  # a finished run's analysis: computed once
+    analysis = await asyncio.to_thread(stored_analysis, session.store, record)
+    return run_to_dict(record, analysis=analysis)
 
 
 @router.get("/diff")

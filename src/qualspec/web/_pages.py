@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
 from qualspec.errors import QualspecError
+from qualspec.errors import StoreError
 from qualspec.lab import (
     DEFAULT_ITER_MAX,
     DEFAULT_MODEL,
@@ -32,6 +33,7 @@ from qualspec.lab import (
 )
 from qualspec.web._api import load, run_row, state
 from qualspec.web._lab_requests import ClientGone, refusal, unless_disconnected
+from qualspec.web._compress import page_key
 
 __all__ = ["render", "router"]
 
@@ -151,11 +153,26 @@ async def run_page(run_id: str, request: Request) -> Response:
 
 @router.get("/runs/{run_id}/report", response_class=HTMLResponse)
 async def run_report(run_id: str, request: Request) -> Response:
-    """A run's whole HTML report (``qualspec report --html``), with its own CSP."""
+    """A run's whole HTML report (``qualspec report --html``), with its own CSP; a finished
+    run's rendered once (see qualspec.web._compress)."""
+    pages = request.app.state.pages
+    session = await state(request).session()
+    try:
+        known = await asyncio.to_thread(session.store.get_run, run_id)
+        key = page_key(known, f"{request.url.path}?{request.url.query}")
+    except StoreError:
+        key = None  # unknown: load answers 404
+    kept = pages.response(key, request.headers.get("accept-encoding", "")) if key else None
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
     record = await load(request, run_id)
+    from qualspec.analysis import stored_analysis, worth_analysing
     from qualspec.report import render_html
 
-    page = await asyncio.to_thread(render_html, record)
+    analysis = None
+    if worth_analysing(record):  # computed once per finished run, kept in the store
+        analysis = await asyncio.to_thread(stored_analysis, session.store, record)
+    page = await asyncio.to_thread(render_html, record, analysis=analysis)
     found = _REPORT_CSP.search(page)
     csp = html.unescape(found.group(1)) if found else "default-src 'none'"
     back = (
@@ -164,6 +181,8 @@ async def run_report(run_id: str, request: Request) -> Response:
         '<a href="/lab">Lab</a></p>\n'
     )
     page = page.replace("<main>\n", back, 1)
+    if key is not None:
+        await asyncio.to_thread(pages.put, key, page, {"Content-Security-Policy": csp})
     return HTMLResponse(page, headers={"Content-Security-Policy": csp})
 
 
