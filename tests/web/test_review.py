@@ -1,0 +1,167 @@
+"""The reference review page shows the reference's source, pretty JSON and field-level
+diffs (issue 19, item 3): the prompt parts it was made from and the input row (read from
+the run's YAML suite, saying whether that file changed since, or what is missing), the
+answers indented, the override against the model's answer field by field, and a
+candidate's answer of the same input against the reference graders use."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from helpers_review import CALL_KEY, DESCRIPTION, PROMPT, SYSTEM, seed_review_run
+from helpers_web import seed_reference
+
+from qualspec.web import create_app
+
+
+def _call(db: str, *steps: tuple[str, str, dict[str, Any]]) -> list[httpx.Response]:
+    async def go() -> list[httpx.Response]:
+        app = create_app(db=db)
+        transport = httpx.ASGITransport(app=app)
+        out = []
+        try:
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+                for method, path, kw in steps:
+                    out.append(await c.request(method, path, **kw))
+        finally:
+            await app.fastapi.state.web.aclose()
+        return out
+
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def seeded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    """(database URL, suite file) of a fresh reference-graded run."""
+    monkeypatch.setenv("QUALSPEC_HOME", str(tmp_path / "home"))
+    db = f"sqlite:///{tmp_path / 'review.db'}"
+    _run_id, path = seed_review_run(db, tmp_path)
+    return db, path
+
+
+def _block(page: str, ident: str) -> str:
+    found = re.search(rf'<(pre|p|table)[^>]* id="{ident}"[^>]*>(.*?)</\1>', page, re.DOTALL)
+    assert found is not None, ident
+    return html.unescape(found.group(2))
+
+
+def _fields(page: str, ident: str) -> dict[str, tuple[str, str, str]]:
+    rows = re.findall(
+        r'<tr class="field [^"]*" data-status="([^"]+)"><td><code>([^<]*)</code></td>'
+        r'<td class="value">([^<]*)</td><td class="value">([^<]*)</td>',
+        _block_raw(page, ident),
+    )
+    return {path: (html.unescape(a), html.unescape(b), s) for s, path, a, b in rows}
+
+
+def _block_raw(page: str, ident: str) -> str:
+    found = re.search(rf'<table[^>]* id="{ident}"[^>]*>(.*?)</table>', page, re.DOTALL)
+    assert found is not None, ident
+    return found.group(1)
+
+
+def _page(db: str, **params: str) -> str:
+    (got,) = _call(db, ("GET", f"/references/{CALL_KEY}", {"params": params}))
+    assert got.status_code == 200, got.text
+    return got.text
+
+
+def test_the_source_the_reference_was_made_from(seeded: tuple[str, Path]) -> None:
+    db, path = seeded
+    page = _page(db)
+    assert _block(page, "source-system") == SYSTEM
+    assert _block(page, "source-prompt") == PROMPT
+    assert '"description": "' + DESCRIPTION + '"' in _block(page, "source-row")
+    assert _block(page, "source-sent").endswith("Company: " + DESCRIPTION)
+    assert "unchanged since the run" in _block(page, "source-note")
+    # the suite edited since: the row as it reads now, and the page says so
+    path.write_text(path.read_text().replace("since 1947", "since 1950"), encoding="utf-8")
+    page = _page(db)
+    assert "since 1950" in _block(page, "source-row")
+    assert "has changed since the run" in _block(page, "source-note")
+    # the suite gone: what is missing is said, the prompt parts still shown
+    path.unlink()
+    page = _page(db)
+    assert 'id="source-row"' not in page and _block(page, "source-prompt") == PROMPT
+    note = _block(page, "source-note")
+    assert "not the row's values" in note and "cannot be read now" in note
+
+
+def test_a_python_suite_is_never_run_for_the_page(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("QUALSPEC_HOME", str(tmp_path / "home"))
+    db = f"sqlite:///{tmp_path / 'review.db'}"
+    seed_review_run(db, tmp_path)
+    probe = tmp_path / "ran"
+    suite = tmp_path / "suite.py"
+    suite.write_text(f"open({str(probe)!r}, 'w').write('ran')\n", encoding="utf-8")
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "review.db") as con:  # point the run at the .py suite
+        (meta,) = con.execute("select metadata from runs").fetchone()
+        con.execute("update runs set metadata = ?", (meta.replace("profiles.yaml", "suite.py"),))
+    page = _page(db)
+    assert not probe.exists()
+    assert "is Python, which a page never runs" in _block(page, "source-note")
+
+
+def test_answers_pretty_printed_and_a_candidates_answer_diffed_field_by_field(
+    seeded: tuple[str, Path],
+) -> None:
+    db, _ = seeded
+    page = _page(db)
+    assert '\n  "industry": "retail",\n' in _block(page, "ref-answer")
+    assert '\n  "industry": "manufacturing",\n' in _block(page, "candidate-answer")  # fenced
+    assert _fields(page, "answer-diff") == {
+        "name": ('"Acme Corp"', '"Acme Corp"', "same"),
+        "industry": ('"retail"', '"manufacturing"', "changed"),
+        "founded_year": ("1947", "1948", "changed"),
+        "tags[0]": ('"anvils"', "", "missing"),
+    }
+    other = _page(db, answer="candidate-small-1")  # the answer equal to the reference
+    assert {s for _, _, s in _fields(other, "answer-diff").values()} == {"same"}
+
+
+def test_the_override_against_the_models_answer_and_the_answer_against_the_override(
+    seeded: tuple[str, Path],
+) -> None:
+    db, _ = seeded
+    fixed = '{"name": "Acme Corp", "industry": "manufacturing", "founded_year": 1947}'
+    saved, page = _call(
+        db,
+        ("POST", f"/references/{CALL_KEY}/override", {"data": {"answer": fixed}}),
+        ("GET", f"/references/{CALL_KEY}", {}),
+    )
+    assert saved.status_code == 303
+    text = page.text
+    assert '\n  "industry": "manufacturing",\n' in _block(text, "ref-answer")
+    assert _fields(text, "override-diff") == {
+        "name": ('"Acme Corp"', '"Acme Corp"', "same"),
+        "industry": ('"retail"', '"manufacturing"', "changed"),
+        "founded_year": ("1947", "1947", "same"),
+        "tags[0]": ('"anvils"', "", "missing"),
+    }
+    # the candidate is compared with what graders use now: the override
+    assert _fields(text, "answer-diff")["industry"] == (
+        '"manufacturing"',
+        '"manufacturing"',
+        "same",
+    )
+
+
+def test_a_reference_without_prompt_parts_or_suite_says_what_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QUALSPEC_HOME", str(tmp_path / "home"))
+    db = f"sqlite:///{tmp_path / 'bare.db'}"
+    seed_reference(db)
+    (got,) = _call(db, ("GET", "/references/ck-acme-0123456789", {}))
+    assert got.status_code == 200
+    note = _block(got.text, "source-note")
+    assert "not the row's values" in note and "recorded no suite file" in note
+    assert '"name": "Acme"' in _block(got.text, "ref-answer")
