@@ -267,7 +267,15 @@ async def _review_page(
         title=f"Reference {detail.id[:12]}",
         ref=detail,
         error=error,
-        draft=draft if draft is not None else (detail.override_text or detail.text or ""),
+        draft=draft
+        if draft is not None
+        else (
+            shown["pretty_override"]
+            or detail.override_text
+            or shown["pretty_text"]
+            or detail.text
+            or ""
+        ),
         notes=notes,
         statuses=[s for s in GROUND_TRUTH_STATUSES if s != "unvalidated"],
         who=reviewer(),
