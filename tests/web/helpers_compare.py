@@ -6,7 +6,9 @@ From A to B (scenario ``capital``, temperature 0, 2 runs per cell, threshold 7):
 * ``alpha``: clarity 8 -> 5 (mean 8 -> 6.5): ``new_fail`` on the score;
 * ``beta``: every answer of B failed with HTTP 500: ``error`` (not "unscored");
 * ``gamma``: scores stay 9 but B forgets Paris: ``new_fail`` on the check;
-* ``delta``: 7.5 -> 9: ``improved``.
+* ``delta``: 7.5 -> 9: ``improved``;
+* ``epsilon``: 8 in both, but B's first answer failed with HTTP 500: ``unchanged``, the
+  error named beside B's PASS.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from qualspec.store import JudgmentRecord, ResponseRecord, Store
 THRESHOLD = 7.0
 CHECK = "icontains paris"
 HTTP_500 = "HTTP 500 from fake: internal server error (upstream exploded)"
-CANDIDATES = ("alpha", "beta", "gamma", "delta")
+CANDIDATES = ("alpha", "beta", "gamma", "delta", "epsilon")
+HALF = "Paris (epsilon)."  # B: its first run an error, its second this
 
 # candidate -> (clarity, accuracy, text or None for an error) in run A and run B
 _A: dict[str, tuple[float, float, str | None]] = {
@@ -27,12 +30,14 @@ _A: dict[str, tuple[float, float, str | None]] = {
     "beta": (9.0, 9.0, "Paris, of course (beta, A)."),
     "gamma": (9.0, 9.0, "The capital is Paris (gamma, A)."),
     "delta": (7.5, 7.5, "Paris (delta, A)."),
+    "epsilon": (8.0, 8.0, "Paris (epsilon)."),
 }
 _B: dict[str, tuple[float, float, str | None]] = {
     "alpha": (5.0, 8.0, "Paris, I think? (alpha, B)."),
     "beta": (0.0, 0.0, None),
     "gamma": (9.0, 9.0, "A lovely city on the Seine (gamma, B)."),
     "delta": (9.0, 9.0, "Paris, on the Seine (delta, B)."),
+    "epsilon": (8.0, 8.0, HALF),
 }
 
 
@@ -54,8 +59,10 @@ def _seed(
     run_id = store.create_run(suite, "h", meta)
     responses: list[ResponseRecord] = []
     judgments: list[JudgmentRecord] = []
-    for candidate, (clarity, accuracy, text) in plan.items():
+    half = plan is _B
+    for candidate, (clarity, accuracy, written) in plan.items():
         for run_index in range(2):
+            text = None if half and written == HALF and run_index == 0 else written
             key = f"{run_id}|{candidate}|{run_index}"
             responses.append(
                 ResponseRecord(

@@ -133,7 +133,26 @@ def test_the_page_shows_the_runs_own_verdicts(runs: tuple[str, str, str, str]) -
         diff = diff_runs(store.load_run(a), store.load_run(b))
     for (_scenario, _input, _role, candidate, _t), cell in cells_b.items():
         assert cell.label in _words(rows[candidate]["b"]).upper() or cell.label == "ERROR"
-    assert len(rows) == len(diff.changes) == 4
+    assert len(rows) == len(diff.changes) == 5
+
+
+def test_an_error_among_a_cells_answers_is_named_beside_its_verdict(
+    runs: tuple[str, str, str, str],
+) -> None:
+    db, a, b, _ = runs
+    epsilon = _tuples(_get(db, "/diff", a=a, b=b).text)["epsilon"]
+    assert epsilon["status"] == "unchanged"
+    assert _words(epsilon["b"]) == f"8.00 PASS (1 of 2 answers an error: {HTTP_500})"
+    texts = re.findall(r'<pre class="answer">([^<]*)</pre>', epsilon["detail"])
+    assert texts[1] == f"error: {HTTP_500}" and texts[3] == "Paris (epsilon)."
+
+
+def test_unknown_runs_and_bad_noise_are_refused(runs: tuple[str, str, str, str]) -> None:
+    db, a, b, _ = runs
+    missing = _get(db, "/diff", a=a, b="nope-nope")
+    assert missing.status_code == 404 and "no run with id 'nope-nope'" in missing.text
+    bad = _get(db, "/diff", a=a, b=b, noise="-1")
+    assert bad.status_code == 422 and "noise: expected a number" in bad.text
 
 
 def test_the_picker_offers_the_first_runs_suite_unless_asked(

@@ -167,8 +167,12 @@ def _side(
     )
 
 
-def _means(judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, str], str]:
-    """(evaluator, criterion) -> the mean score (criteria) or "passed of run" (checks)."""
+_Measure = tuple[str, float | None]  # as shown, and the number it compares by
+
+
+def _means(judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, str], _Measure]:
+    """(evaluator, criterion) -> its mean score (criteria, field grades) or its passes of
+    its runs (checks: ``2/2 pass``, compared by the share that passed)."""
     scores: dict[tuple[str, str], list[float]] = {}
     checks: dict[tuple[str, str], list[bool]] = {}
     seen: dict[tuple[str, str], None] = {}
@@ -180,42 +184,36 @@ def _means(judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, str], str]:
                 checks.setdefault(key, []).append(j.passed)
         elif j.score is not None:
             scores.setdefault(key, []).append(j.score)
-    out: dict[tuple[str, str], str] = {}
+    out: dict[tuple[str, str], _Measure] = {}
     for key in seen:
         if key[0] == CHECKS_EVALUATOR:
             got = checks.get(key, [])
-            out[key] = f"{sum(got)}/{len(got)} pass" if got else "no verdict"
+            share = sum(got) / len(got) if got else None
+            out[key] = (f"{sum(got)}/{len(got)} pass" if got else "no verdict", share)
         else:
             values = scores.get(key, [])
-            out[key] = f"{sum(values) / len(values):.2f}" if values else "unscored"
+            mean = sum(values) / len(values) if values else None
+            out[key] = ("unscored" if mean is None else f"{mean:.2f}", mean)
     return out
 
 
-def _aspects(a: Mapping[tuple[str, str], str], b: Mapping[tuple[str, str], str]) -> list[Aspect]:
+def _aspects(
+    a: Mapping[tuple[str, str], _Measure], b: Mapping[tuple[str, str], _Measure]
+) -> list[Aspect]:
+    """Every criterion, then every check, of either side: A, B, the delta, the direction."""
     keys = sorted(dict.fromkeys([*a, *b]), key=lambda k: (k[0] == CHECKS_EVALUATOR, k))
     out = []
     for key in keys:
-        va, vb = a.get(key, "-"), b.get(key, "-")
-        delta, css = "", "same" if va == vb else "changed"
-        try:
-            d = float(vb) - float(va)
-        except ValueError:
-            d = None
-        if d is not None:
-            delta = f"{d:+.2f}"
+        (ta, va), (tb, vb) = a.get(key, ("-", None)), b.get(key, ("-", None))
+        check = key[0] == CHECKS_EVALUATOR
+        delta, css = "", "same" if ta == tb else "changed"
+        if va is not None and vb is not None:
+            d = round(vb - va, 9)
             css = "up" if d > 0 else "down" if d < 0 else "same"
-        elif key[0] == CHECKS_EVALUATOR and va != vb and "pass" in va and "pass" in vb:
-            ra = _ratio(va)
-            rb = _ratio(vb)
-            css = "up" if rb > ra else "down" if rb < ra else "same"
-        kind = "check" if key[0] == CHECKS_EVALUATOR else "criterion"
-        out.append(Aspect(kind, key[0], key[1], va, vb, delta, css))
+            if not check:
+                delta = f"{d:+.2f}"
+        out.append(Aspect("check" if check else "criterion", key[0], key[1], ta, tb, delta, css))
     return out
-
-
-def _ratio(text: str) -> float:
-    passed, total = text.split(" ", 1)[0].split("/")
-    return int(passed) / int(total) if int(total) else 0.0
 
 
 def _clip(text: str) -> str:

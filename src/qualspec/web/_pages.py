@@ -178,25 +178,32 @@ async def diff_page(request: Request) -> HTMLResponse:
     from qualspec.analysis import diff_runs
     from qualspec.web._compare import compare_context, picker
 
-    rows = await _rows(request)
+    rows = await _rows(request, lab=False)  # Lab runs only when named
     params = request.query_params
     a, b = params.get("a"), params.get("b")
     noise_text = params.get("noise", "0.5")
     context: dict[str, Any] = {"title": "Diff", "a": a, "b": b, "diff": None}
-    context.update(picker(rows, a, b, params.get("all") == "1"))
     context.update(noise=noise_text, error=None)
-    if a and b:
-        try:
-            noise = float(noise_text)
-            if not noise >= 0:
-                raise ValueError(noise_text)
-        except ValueError:
-            context["error"] = f"noise: expected a number of points, 0 or more, got {noise_text!r}"
-            return render("diff.html.j2", status_code=422, **context)
-        run_a, run_b = await load(request, a), await load(request, b)
-        diff = await asyncio.to_thread(diff_runs, run_a, run_b, noise=noise)
-        context["diff"] = diff
-        context.update(await asyncio.to_thread(compare_context, run_a, run_b, diff, dict(params)))
+    every = params.get("all") == "1"
+    if not (a and b):
+        context.update(picker(rows, a, b, every))
+        return render("diff.html.j2", **context)
+    try:
+        noise = float(noise_text)
+        if not noise >= 0:
+            raise ValueError(noise_text)
+    except ValueError:
+        context.update(picker(rows, a, b, every))
+        context["error"] = f"noise: expected a number of points, 0 or more, got {noise_text!r}"
+        return render("diff.html.j2", status_code=422, **context)
+    run_a, run_b = await load(request, a), await load(request, b)
+    listed = {r.id for r in rows}
+    named = {r.summary.id: r.summary for r in (run_a, run_b)}  # older than the list, or Lab
+    rows += [run_row(s) for i, s in named.items() if i not in listed]
+    context.update(picker(rows, a, b, every))
+    diff = await asyncio.to_thread(diff_runs, run_a, run_b, noise=noise)
+    context["diff"] = diff
+    context.update(await asyncio.to_thread(compare_context, run_a, run_b, diff, dict(params)))
     return render("diff.html.j2", **context)
 
 
