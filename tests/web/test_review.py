@@ -165,3 +165,54 @@ def test_a_reference_without_prompt_parts_or_suite_says_what_is_missing(
     note = _block(got.text, "source-note")
     assert "not the row's values" in note and "recorded no suite file" in note
     assert '"name": "Acme"' in _block(got.text, "ref-answer")
+
+
+def test_a_reference_made_by_a_real_run_shows_its_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the engine (the fake server as every model): the page finds the reference's
+    own prompt parts and its row, and diffs the candidate's answer against it."""
+    import json
+
+    from qualspec.cli import main
+    from qualspec.store import Store
+    from qualspec.testing import FakeServer
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QUALSPEC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("FAKE_REVIEW_KEY", "sk-review")
+
+    def reply(body: dict[str, Any]) -> str:
+        model, text = str(body["model"]), str(body["messages"][-1]["content"])
+        if model == "grader":
+            grade = {"accuracy": 100, "match": "exact", "explanation": "-", "confidence": 0.9}
+            return json.dumps({"fields": {"name": grade, "industry": grade}})
+        company = text.rsplit(" ", 1)[-1]
+        return json.dumps({"name": company, "industry": "SaaS" if model == "ref" else "Tools"})
+
+    db = f"sqlite:///{tmp_path / 'real.db'}"
+    with FakeServer(judge_reply=reply) as server:
+        suite = tmp_path / "suite.yaml"
+        suite.write_text(
+            "name: profiles\ncandidates: [{name: bot, model: fake/bot}]\nscenarios:\n"
+            "  - name: profile\n    system_prompt: Answer in JSON.\n"
+            '    prompt: "Extract the profile. Company: {{ company }}"\n'
+            "    inputs: [{id: acme, company: acme}]\n    reference: {model: fake/ref}\n"
+            "    output_schema: {fields: [{name: name}, {name: industry}]}\n"
+            "grader: {model: fake/grader}\nproviders:\n"
+            f'  fake: {{type: openai, base_url: "{server.base_url}", '
+            "api_key_env: FAKE_REVIEW_KEY}\n",
+            encoding="utf-8",
+        )
+        with pytest.raises(SystemExit) as done:
+            main(["run", str(suite), "--quiet", "--no-calibration", "--db", db])
+        assert done.value.code in (0, 1)
+    with Store.open(db) as store:
+        (ref,) = store.reference_answers()
+    (got,) = _call(db, ("GET", f"/references/{ref.call_key}", {}))
+    page = got.text
+    assert _block(page, "source-system") == "Answer in JSON."
+    assert _block(page, "source-prompt") == "Extract the profile. Company: {{ company }}"
+    assert '"company": "acme"' in _block(page, "source-row")
+    assert _block(page, "source-sent") == "Extract the profile. Company: acme"
+    assert _fields(page, "answer-diff")["industry"] == ('"SaaS"', '"Tools"', "changed")
