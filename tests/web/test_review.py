@@ -146,6 +146,8 @@ def test_the_override_against_the_models_answer_and_the_answer_against_the_overr
         "founded_year": ("1947", "1947", "same"),
         "tags[0]": ('"anvils"', "", "missing"),
     }
+    audit = re.findall(r'<pre class="cell">([^<]*)</pre>', text)
+    assert '\n  "industry": "manufacturing",\n' in html.unescape(audit[1])  # pretty there too
     # the candidate is compared with what graders use now: the override
     assert _fields(text, "answer-diff")["industry"] == (
         '"manufacturing"',

@@ -238,4 +238,7 @@ def review_context(store: Store, ref: ReferenceAnswer, params: Mapping[str, str]
         "answer_pretty": pretty(chosen.text) if chosen is not None else None,
         "answer_diff": field_diff(in_force, chosen.text) if chosen is not None else None,
         "answer_choices": choices,
+        "audit_pretty": [
+            (pretty(e.before) or e.before, pretty(e.after) or e.after) for e in ref.review.audit
+        ],
     }
