@@ -316,6 +316,9 @@ def picker(rows: Sequence[Any], a: str | None, b: str | None, every: bool) -> di
         "runs": offered,
         "pick_a": pick_a,
         "pick_b": pick_b,
+        # the runs named that exist (an unknown id is never echoed back in a link)
+        "known_a": a if a in by_id else None,
+        "known_b": b if b in by_id else None,
         "suite": suite,
         "every": every,
         "hidden": len(rows) - len(offered),

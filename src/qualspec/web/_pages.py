@@ -194,7 +194,7 @@ async def diff_page(request: Request) -> HTMLResponse:
             raise ValueError(noise_text)
     except ValueError:
         context.update(picker(rows, a, b, every))
-        context["error"] = f"noise: expected a number of points, 0 or more, got {noise_text!r}"
+        context["error"] = f"noise: expected a number of points, 0 or more, got {noise_text[:40]!r}"
         return render("diff.html.j2", status_code=422, **context)
     run_a, run_b = await load(request, a), await load(request, b)
     listed = {r.id for r in rows}
