@@ -218,3 +218,20 @@ def test_a_reference_made_by_a_real_run_shows_its_source(
     assert '"company": "acme"' in _block(page, "source-row")
     assert _block(page, "source-sent") == "Extract the profile. Company: acme"
     assert _fields(page, "answer-diff")["industry"] == ('"SaaS"', '"Tools"', "changed")
+
+
+def test_a_row_from_an_inputs_file_says_it_is_read_as_it_is_now(
+    seeded: tuple[str, Path],
+) -> None:
+    db, path = seeded
+    (path.parent / "rows.csv").write_text(
+        "id,description\nacme,Acme Corp builds rockets.\n", encoding="utf-8"
+    )
+    text = path.read_text(encoding="utf-8")
+    start = text.index("    inputs:")
+    end = text.index("    reference:")
+    path.write_text(text[:start] + "    inputs: rows.csv\n" + text[end:], encoding="utf-8")
+    page = _page(db)
+    assert '"description": "Acme Corp builds rockets."' in _block(page, "source-row")
+    note = _block(page, "source-note")
+    assert "has changed since the run" in note and "inputs file rows.csv" in note

@@ -138,11 +138,19 @@ def _row_from_suite(run: RunRecord, scenario: str, input_id: str) -> tuple[Any, 
     if row is None:
         return None, f"{missing}, and the suite file {path} no longer has input '{input_id}'."
     if suite.content_hash == run.summary.suite_hash:
-        return row.values, f"Read from the suite file {path}, unchanged since the run."
-    return row.values, (
-        f"Read from the suite file {path} as it is now: it has changed since the run "
-        "(check the values against the prompt)."
-    )
+        note = f"Read from the suite file {path}, unchanged since the run."
+    else:
+        note = (
+            f"Read from the suite file {path} as it is now: it has changed since the run "
+            "(check the values against the prompt)."
+        )
+    spec = next((s for s in suite.evaluation.scenarios if s.name == scenario), None)
+    if spec is not None and isinstance(spec.inputs, str):
+        note += (
+            f" The row comes from its inputs file {spec.inputs}, read as it is now (the run "
+            "kept no hash of it)."
+        )
+    return row.values, note
 
 
 def _source(store: Store, ref: ReferenceAnswer, run: RunRecord | None) -> Source:
