@@ -159,6 +159,13 @@ def test_journey_review_a_reference_against_its_source(
     # a candidate's answer against it, field by field
     changed = page.locator("#answer-diff tr.field.changed td:first-child").all_inner_texts()
     assert changed == ["industry", "founded_year"]
+    # the candidate's other answer (a GET form: no script) is the reference's, field for field
+    page.locator('#answer-choices select[name="answer"]').select_option(label="small · T 0 · run 2")
+    with page.expect_navigation():
+        page.locator("#answer-choices button").click()
+    assert "answer=candidate-small-1" in page.url
+    assert page.locator("#answer-diff tr.field").count() == 4
+    assert page.locator("#answer-diff tr.field.changed").count() == 0
     # the reviewer corrects the industry: the override, diffed against the model's answer
     fixed = '{"name": "Acme Corp", "industry": "manufacturing", "founded_year": 1947}'
     page.locator('#override-form textarea[name="answer"]').fill(fixed)
