@@ -119,7 +119,18 @@ async def runs_page(request: Request) -> HTMLResponse:
     found = await asyncio.to_thread(session.store.list_runs, None, 200, exclude_suite=hidden)
     stats = await asyncio.to_thread(list_stats, session.store, found)
     rows = [run_row(s) for s in found]
-    return render("runs.html.j2", title="Runs", runs=rows, stats=stats, lab=lab)
+    from qualspec.web._compare import picker
+
+    pick = picker(rows, None, None, False)  # the newest run and its suite's run before it
+    return render(
+        "runs.html.j2",
+        title="Runs",
+        runs=rows,
+        stats=stats,
+        lab=lab,
+        pick_a=pick["pick_a"],
+        pick_b=pick["pick_b"],
+    )
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
@@ -188,26 +199,37 @@ async def run_report(run_id: str, request: Request) -> Response:
 
 @router.get("/diff", response_class=HTMLResponse)
 async def diff_page(request: Request) -> HTMLResponse:
-    """Two runs compared tuple by tuple."""
-    from qualspec.analysis import STATUSES, diff_runs
+    """Two runs side by side, tuple by tuple (``_compare``); the picker offers the runs of
+    the first run's suite unless ``all=1``."""
+    from qualspec.analysis import diff_runs
+    from qualspec.web._compare import compare_context, picker
 
-    rows = await _rows(request)
-    a, b = request.query_params.get("a"), request.query_params.get("b")
-    noise_text = request.query_params.get("noise", "0.5")
-    context: dict[str, Any] = {"title": "Diff", "runs": rows, "a": a, "b": b, "diff": None}
-    context.update(noise=noise_text, counts=[], error=None)
-    if a and b:
-        try:
-            noise = float(noise_text)
-            if not noise >= 0:
-                raise ValueError(noise_text)
-        except ValueError:
-            context["error"] = f"noise: expected a number of points, 0 or more, got {noise_text!r}"
-            return render("diff.html.j2", status_code=422, **context)
-        diff = diff_runs(await load(request, a), await load(request, b), noise=noise)
-        context["diff"] = diff
-        counts = {s: len(diff.with_status(s)) for s in STATUSES}
-        context["counts"] = [(s, n) for s, n in counts.items() if n]
+    rows = await _rows(request, lab=False)  # Lab runs only when named
+    params = request.query_params
+    a, b = params.get("a"), params.get("b")
+    noise_text = params.get("noise", "0.5")
+    context: dict[str, Any] = {"title": "Diff", "a": a, "b": b, "diff": None}
+    context.update(noise=noise_text, error=None)
+    every = params.get("all") == "1"
+    if not (a and b):
+        context.update(picker(rows, a, b, every))
+        return render("diff.html.j2", **context)
+    try:
+        noise = float(noise_text)
+        if not noise >= 0:
+            raise ValueError(noise_text)
+    except ValueError:
+        context.update(picker(rows, a, b, every))
+        context["error"] = f"noise: expected a number of points, 0 or more, got {noise_text[:40]!r}"
+        return render("diff.html.j2", status_code=422, **context)
+    run_a, run_b = await load(request, a), await load(request, b)
+    listed = {r.id for r in rows}
+    named = {r.summary.id: r.summary for r in (run_a, run_b)}  # older than the list, or Lab
+    rows += [run_row(s) for i, s in named.items() if i not in listed]
+    context.update(picker(rows, a, b, every))
+    diff = await asyncio.to_thread(diff_runs, run_a, run_b, noise=noise)
+    context["diff"] = diff
+    context.update(await asyncio.to_thread(compare_context, run_a, run_b, diff, dict(params)))
     return render("diff.html.j2", **context)
 
 

@@ -254,15 +254,28 @@ async def _review_page(
     notes: str = "",
     status_code: int = 200,
 ) -> HTMLResponse:
+    from qualspec.web._review import review_context
+
     store = await _store(request)
-    detail = _detail(await asyncio.to_thread(_answer, store, ref_id))
+    answer = await asyncio.to_thread(_answer, store, ref_id)
+    detail = _detail(answer)
+    shown = await asyncio.to_thread(review_context, store, answer, dict(request.query_params))
     return render(
         "reference.html.j2",
+        **shown,
         status_code=status_code,
         title=f"Reference {detail.id[:12]}",
         ref=detail,
         error=error,
-        draft=draft if draft is not None else (detail.override_text or detail.text or ""),
+        draft=draft
+        if draft is not None
+        else (
+            shown["pretty_override"]
+            or detail.override_text
+            or shown["pretty_text"]
+            or detail.text
+            or ""
+        ),
         notes=notes,
         statuses=[s for s in GROUND_TRUTH_STATUSES if s != "unvalidated"],
         who=reviewer(),
