@@ -150,13 +150,17 @@ def test_cache_serves_identical_reruns_and_can_be_bypassed_and_cleared(
     stats = run_cli(["cache", "stats", "--json"], cwd=tmp_path, env=env)
     assert stats.returncode == 0, describe(stats)
     data = json.loads(stats.stdout)
-    assert data["entries"] == per_run
+    # besides the calls: each finished run's analysis, kept once (and any embeddings)
+    kept = data["kinds"]["analysis"]["entries"]
+    kept += data["kinds"].get("embedding", {}).get("entries", 0)
+    assert data["kinds"]["analysis"]["entries"] == 4
+    assert data["entries"] == per_run + kept
     assert data["kinds"]["candidate"]["entries"] == 3
     assert data["kinds"]["judge"]["entries"] == 3
 
     cleared = run_cli(["cache", "clear"], cwd=tmp_path, env=env)
     assert cleared.returncode == 0, describe(cleared)
-    assert f"Removed {per_run} cache entries" in cleared.stdout
+    assert f"Removed {per_run + kept} cache entries" in cleared.stdout
     empty = json.loads(run_cli(["cache", "stats", "--json"], cwd=tmp_path, env=env).stdout)
     assert empty["entries"] == 0
 

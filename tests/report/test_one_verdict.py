@@ -272,3 +272,7 @@ def test_a_reference_graded_run_is_scored_by_its_field_grades_and_names_its_refe
     assert dict(model_rows) == {"drifter": "75.0", "exact": "100.0"}
     assert '<tr data-field="industry">' in page
     assert data["field_grades"]["by_model"]["drifter"]["band"] in page
+    # the web app's run page: the same verdicts, the failing answer saying why on its row
+    web_page, _api = _web(db, data["run"]["id"])
+    assert _html_rows(web_page) == _html_rows(page)
+    assert '<td class="why">field grade 75/100 &lt; 80</td>' in web_page

@@ -100,7 +100,7 @@ def test_judged_sessions_are_stored_and_shown_in_the_web_app(
     row = re.search(rf"<tr><td><code>{ALPHA_ID}</code></td>(.*?)</tr>", text)
     assert row is not None, text
     cells = re.findall(r'<td class="num"[^>]*>([^<]*)</td>', row.group(1))
-    assert cells == ["5", "2", "4.00"]  # (2*5 + 2) / 3
+    assert cells == ["5", "2", "4.00", "2 of 2"]  # (2*5 + 2) / 3, both rubrics scored
     assert f'href="/rubrics/{run.id}"' in text
 
     (found,) = api.json()

@@ -155,8 +155,9 @@ async def test_the_stream_sends_each_iteration_then_the_result(
                 name = line[7:]
             elif line.startswith("data: "):
                 events.append((name, line[6:]))
-    assert [n for n, _ in events] == ["iteration", "iteration", "result"]
-    assert '"iteration_number":1' in events[0][1]
+    assert [n for n, _ in events] == ["run", "iteration", "iteration", "result"]
+    assert '"iteration_number":1' in events[1][1]
+    assert '"changes":{"from":1' in events[2][1]  # the diff from iteration 1
 
 
 async def test_diff_of_two_runs(client: httpx.AsyncClient) -> None:
@@ -222,7 +223,7 @@ async def test_binding_elsewhere_needs_a_token() -> None:
     from qualspec.web import check_bind
 
     check_bind("127.0.0.1", None)
-    check_bind("0.0.0.0", "t")
+    check_bind("0.0.0.0", "t" * 16)
     with pytest.raises(ConfigError, match="--token"):
         check_bind("0.0.0.0", None)
 
@@ -243,7 +244,7 @@ async def test_the_lab_form_works_without_script(
 async def test_pages_render_and_escape(client: httpx.AsyncClient) -> None:
     result = (await client.post("/api/generate-answer", json=lab_body(instruct="<b>hi</b>"))).json()
     run_id = result["metadata"]["run_id"]
-    runs = await client.get("/runs")
+    runs = await client.get("/runs", params={"lab": "1"})
     assert runs.status_code == 200 and run_id in runs.text
     page = await client.get(f"/runs/{run_id}")
     assert page.status_code == 200

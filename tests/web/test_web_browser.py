@@ -231,6 +231,10 @@ def test_a_run_opens_from_the_list_and_its_role_tabs_switch(
     page.locator(f'a[href="/runs/{stored[1]}"]').click()
     page.wait_for_selector("h1")
     assert page.locator("h1").inner_text() == "Web <b>suite</b>"
+    # the run page explores the run; its whole report (role tabs, charts) is one click on
+    page.locator(f'a[href="/runs/{stored[1]}/report"]').click()
+    page.wait_for_selector("h1")
+    assert page.locator("h1").inner_text() == "Web <b>suite</b>"
     naive = page.locator('.rp[data-role="naive"] tr.mrow')
     expert = page.locator('.rp[data-role="expert"] tr.mrow')
     assert naive.count() == 2 and expert.count() == 2  # 2 candidates x 1 scenario

@@ -102,6 +102,7 @@ if TYPE_CHECKING:
         permutation_p_value,
         stat_seed,
     )
+    from qualspec.analysis._stored import ANALYSIS_VERSION, analysis_from_dict, stored_analysis
     from qualspec.analysis._temperature import (
         AGGREGATIONS,
         UNSTABLE_STD,
@@ -131,6 +132,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "ANALYSIS_VERSION",
     "AGGREGATIONS",
     "ALPHA",
     "AnswerVerdict",
@@ -181,6 +183,7 @@ __all__ = [
     "TupleKey",
     "UNSTABLE_STD",
     "UnitKey",
+    "analysis_from_dict",
     "analysis_to_dict",
     "analyze_run",
     "answer_verdict",
@@ -218,6 +221,7 @@ __all__ = [
     "run_trend",
     "run_verdicts",
     "stability_ranking",
+    "stored_analysis",
     "suite_costs",
     "stat_seed",
     "suite_order",
@@ -308,6 +312,9 @@ _LAZY: dict[str, str] = {
     "compare_paired": "qualspec.analysis._stats",
     "permutation_p_value": "qualspec.analysis._stats",
     "stat_seed": "qualspec.analysis._stats",
+    "ANALYSIS_VERSION": "qualspec.analysis._stored",
+    "analysis_from_dict": "qualspec.analysis._stored",
+    "stored_analysis": "qualspec.analysis._stored",
     "AGGREGATIONS": "qualspec.analysis._temperature",
     "UNSTABLE_STD": "qualspec.analysis._temperature",
     "CellTemperatureMetrics": "qualspec.analysis._temperature",

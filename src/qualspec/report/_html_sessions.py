@@ -13,6 +13,7 @@ from typing import Any
 
 from qualspec.report._html import _read, csp_for, page_template
 from qualspec.report._results_file import write_text_atomic
+from qualspec.rubrics import session_rank
 
 __all__ = ["render_sessions_html", "write_sessions_html"]
 
@@ -42,8 +43,12 @@ def _session_view(session: Mapping[str, Any], rubric_ids: list[str]) -> dict[str
         for s in session.get("scores", [])
     ]
     metrics = session.get("metrics") or {}
+    scored = sum(1 for rid in rubric_ids if by_id.get(rid, {}).get("score") is not None)
     return {
         "session_id": session.get("session_id", "?"),
+        "scored": scored,
+        "partial": 0 < scored < len(rubric_ids),
+        "rank": session_rank(scored, len(rubric_ids), session.get("weighted_score")),
         "cut": bool(session.get("cut")),
         "cells": cells,
         "details": details,
@@ -55,7 +60,10 @@ def _session_view(session: Mapping[str, Any], rubric_ids: list[str]) -> dict[str
 
 
 def render_sessions_html(results: Mapping[str, Any]) -> str:
-    """Render the result of judging sessions (``judge_sessions``) as one offline page."""
+    """Render the result of judging sessions (``judge_sessions``) as one offline page.
+
+    Sessions every rubric scored come first, best weighted score first; a session only
+    some rubrics scored follows, its coverage marked (``rubrics.session_rank``)."""
     from markupsafe import Markup
 
     from qualspec.version import __version__
@@ -77,7 +85,10 @@ def render_sessions_html(results: Mapping[str, Any]) -> str:
                 }
                 for r in rubrics
             ],
-            "sessions": [_session_view(s, ids) for s in results.get("sessions", [])],
+            "sessions": sorted(
+                (_session_view(s, ids) for s in results.get("sessions", [])),
+                key=lambda view: view["rank"],
+            ),
             "style": Markup(style),
             "csp": csp_for(style),
             "version": __version__,

@@ -94,7 +94,7 @@ def _cell_view(cell: CellScore | None, verdict: CellVerdict | None = None) -> Ce
         if cell.n_judgments == 0:
             return CellView("answered", "answered", title)
         return CellView("unscored", "unscored", title)
-    return CellView(fmt_score(cell.mean), _verdict_css(passed), title)
+    return CellView(_score_below(cell.mean, threshold), _verdict_css(passed), title)
 
 
 def _row_verdict(verdict: RowVerdict | None, aggregation: str) -> tuple[CellView, str]:
@@ -130,9 +130,22 @@ def _merge(cells: Iterable[CellScore], verdict: RowVerdict | None = None) -> Cel
         if verdict is not None and verdict.score is not None:  # field grades, 0-100
             return CellView(verdict.score_text, _verdict_css(passed), "mean over temperatures")
         return CellView("-", _verdict_css(passed) if has_verdict else "empty")
-    return CellView(
-        fmt_score(sum(means) / len(means)), _verdict_css(passed), "mean over temperatures"
-    )
+    title = "mean over temperatures"
+    if verdict is not None and verdict.reasons:
+        title += "; FAIL: " + "; ".join(verdict.reasons)
+    threshold = verdict.threshold if verdict is not None else None
+    return CellView(_score_below(sum(means) / len(means), threshold), _verdict_css(passed), title)
+
+
+def _score_below(score: float, threshold: float | None) -> str:
+    """``fmt_score``, with enough decimals that a score under ``threshold`` never reads as
+    it (6.96 where 7 passes is ``6.96``, not ``7``)."""
+    text = fmt_score(score)
+    digits = 1
+    while threshold is not None and score < threshold <= float(text) and digits < 6:
+        digits += 1
+        text = f"{score:.{digits}f}"
+    return text
 
 
 # ----------------------------------------------------------------------------- judgments

@@ -32,6 +32,7 @@ from qualspec.rubrics._pipeline import (
     extract_rubrics,
     extractor_prompt_name,
     judge_sessions,
+    session_rank,
     summarize_rubrics,
     weighted_score,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "read_sessions",
     "select_sessions",
     "session_metrics",
+    "session_rank",
     "summarize_input",
     "summarize_rubrics",
     "weighted_score",

@@ -37,6 +37,7 @@ __all__ = [
     "extract_rubrics",
     "extractor_prompt_name",
     "judge_sessions",
+    "session_rank",
     "summarize_rubrics",
     "weighted_score",
 ]
@@ -287,6 +288,18 @@ def weighted_score(scores: Sequence[dict[str, Any]], rubrics: Sequence[dict[str,
     if not scored or total <= 0:
         return None
     return round(sum(w * s for w, s in scored) / total, 3)
+
+
+def session_rank(n_scored: int, n_rubrics: int, weighted: float | None) -> tuple[int, float]:
+    """The sort key that ranks judged sessions: those every rubric scored first, best
+    weighted score first; then those only some rubrics scored (their weighted score covers
+    fewer rubrics, so it is not comparable); then the unscored.
+
+    Example: ``sorted(sessions, key=lambda s: session_rank(s["n_scored"], 3,
+    s["weighted_score"]))``.
+    """
+    coverage = 0 if n_scored >= n_rubrics > 0 else 1 if n_scored > 0 else 2
+    return coverage, -(weighted if weighted is not None else 0.0)
 
 
 async def judge_sessions(

@@ -20,6 +20,7 @@ from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._prefix import only_match
 from qualspec.store._records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
+from qualspec.store._runs import MAX_ID_LENGTH
 from qualspec.store._schema import reference_audit, reference_reviews, responses, runs
 
 __all__ = [
@@ -190,6 +191,11 @@ def override_reference(
 def find_reference(db: Database, ident: str) -> str:
     """The call key of the one reference answer whose call key is ``ident`` or starts
     with it (UnknownReferenceError when none or several match)."""
+    if len(ident) > MAX_ID_LENGTH:  # no call key is that long (and SQLite refuses such a LIKE)
+        raise UnknownReferenceError(
+            f"no reference answer with an id of {len(ident)} characters "
+            f"('{ident[:40]}...'): {_LIST_HINT}"
+        )
     r = responses.c
     with db.read() as conn:
         query = (

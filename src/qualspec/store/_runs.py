@@ -35,6 +35,7 @@ __all__ = [
 
 UNFINISHED = ("running", "interrupted", "budget_exceeded", "failed")
 _LIST_HINT = "see `qualspec runs list`"
+MAX_ID_LENGTH = 1000  # characters: longer ids and prefixes are refused before a query
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -86,6 +87,10 @@ def finish_run(db: Database, run_id: str, status: str) -> None:
 
 def resolve_run_id(db: Database, run_id: str) -> str:
     """The full id of the one run whose id is ``run_id`` or starts with it."""
+    if len(run_id) > MAX_ID_LENGTH:  # no id is that long (and SQLite refuses such a LIKE)
+        raise UnknownRunError(
+            f"no run with an id of {len(run_id)} characters ('{run_id[:40]}...'): {_LIST_HINT}"
+        )
     with db.read() as conn:
         if conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None:
             return run_id
@@ -116,11 +121,19 @@ def get_run(db: Database, run_id: str) -> RunSummary:
     return _summaries(db, select(runs).where(runs.c.id == full))[0]
 
 
-def list_runs(db: Database, suite_name: str | None = None, limit: int = 50) -> list[RunSummary]:
-    """Runs, newest first, with their counts and costs."""
+def list_runs(
+    db: Database,
+    suite_name: str | None = None,
+    limit: int = 50,
+    *,
+    exclude_suite: str | None = None,
+) -> list[RunSummary]:
+    """Runs, newest first, with their counts and costs (but those of ``exclude_suite``)."""
     query = select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
     if suite_name is not None:
         query = query.where(runs.c.suite_name == suite_name)
+    if exclude_suite is not None:
+        query = query.where(runs.c.suite_name != exclude_suite)
     return _summaries(db, query)
 
 

@@ -138,9 +138,12 @@ class Store:
         """A run by id or unique id prefix; StoreError when none or several match."""
         return _runs.get_run(self._db, run_id)
 
-    def list_runs(self, suite_name: str | None = None, limit: int = 50) -> list[RunSummary]:
-        """The newest runs first (of one suite when given), with counts and costs."""
-        return _runs.list_runs(self._db, suite_name, limit)
+    def list_runs(
+        self, suite_name: str | None = None, limit: int = 50, *, exclude_suite: str | None = None
+    ) -> list[RunSummary]:
+        """The newest runs first (of one suite when given, none of ``exclude_suite``), with
+        counts and costs."""
+        return _runs.list_runs(self._db, suite_name, limit, exclude_suite=exclude_suite)
 
     def latest_unfinished_run(
         self, suite_name: str, suite_path: str | None = None, suite_hash: str | None = None

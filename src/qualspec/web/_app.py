@@ -51,6 +51,8 @@ def create_app(
 
     from qualspec.version import __version__
     from qualspec.web._api import router as api
+    from qualspec.web._compress import PageCache, with_gzip
+    from qualspec.web._errors import install_error_pages
     from qualspec.web._pages import router as pages
     from qualspec.web._references import api_router as reference_api
     from qualspec.web._references import page_router as reference_pages
@@ -75,13 +77,15 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.web = web
+    install_error_pages(app)
+    app.state.pages = PageCache()  # the pages of finished runs, rendered once
     app.include_router(api)
     app.include_router(reference_api)
     app.include_router(rubric_api)
     app.include_router(pages)
     app.include_router(reference_pages)
     app.include_router(rubric_pages)
-    guarded = Guard(app, token=token, max_body=max_body)
+    guarded = Guard(with_gzip(app), token=token, max_body=max_body)
     guarded.fastapi = app  # type: ignore[attr-defined]
     return guarded
 

@@ -21,14 +21,18 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
+from qualspec.errors import QualspecError, StoreError
 from qualspec.lab import (
     DEFAULT_ITER_MAX,
     DEFAULT_MODEL,
     DEFAULT_THRESHOLD,
+    LAB_SUITE,
     GenerateAnswerRequest,
     run_lab,
 )
 from qualspec.web._api import load, run_row, state
+from qualspec.web._compress import page_key
+from qualspec.web._lab_requests import ClientGone, refusal, unless_disconnected
 
 __all__ = ["render", "router"]
 
@@ -94,68 +98,137 @@ async def login() -> RedirectResponse:
     return RedirectResponse("/runs", status_code=303)
 
 
-async def _rows(request: Request, limit: int = 200) -> list[Any]:
+async def _rows(request: Request, limit: int = 200, *, lab: bool = True) -> list[Any]:
     session = await state(request).session()
-    found = await asyncio.to_thread(session.store.list_runs, None, limit)
+    hidden = None if lab else LAB_SUITE
+    found = await asyncio.to_thread(session.store.list_runs, None, limit, exclude_suite=hidden)
     return [run_row(s) for s in found]
 
 
 @router.get("/runs", response_class=HTMLResponse)
 async def runs_page(request: Request) -> HTMLResponse:
-    """Recent runs, newest first, with a picker for the diff."""
-    return render("runs.html.j2", title="Runs", runs=await _rows(request))
+    """Recent runs, newest first, with their pass rate and score, and a picker for the
+    diff; the Lab's runs only with ``?lab=1`` (every Lab request is a run of its own: they
+    would push suite runs out)."""
+    from qualspec.web._run_page import list_stats
+
+    lab = request.query_params.get("lab") == "1"
+    session = await state(request).session()
+    hidden = None if lab else LAB_SUITE
+    found = await asyncio.to_thread(session.store.list_runs, None, 200, exclude_suite=hidden)
+    stats = await asyncio.to_thread(list_stats, session.store, found)
+    rows = [run_row(s) for s in found]
+    from qualspec.web._compare import picker
+
+    pick = picker(rows, None, None, False)  # the newest run and its suite's run before it
+    return render(
+        "runs.html.j2",
+        title="Runs",
+        runs=rows,
+        stats=stats,
+        lab=lab,
+        pick_a=pick["pick_a"],
+        pick_b=pick["pick_b"],
+    )
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 async def run_page(run_id: str, request: Request) -> Response:
-    """A run: a Lab run's iterations, or any other run's HTML report."""
-    record = await load(request, run_id)
-    summary = record.summary
+    """A run: a Lab run's iterations, or any other run explored (``_run_page``)."""
+    from qualspec.web._run_page import load_index, load_summary, run_context
+
+    summary = await load_summary(request, run_id)
     if summary.metadata.get("kind") == "rubric_judgments":
         return RedirectResponse(f"/rubrics/{summary.id}", status_code=303)
     lab = summary.metadata.get("lab")
     if summary.metadata.get("kind") == "lab" and isinstance(lab, dict):
         from qualspec.lab import GenerateAnswerResponse
+        from qualspec.web._lab_view import page_context, stored_request
 
         stored = lab.get("result")
         result = GenerateAnswerResponse.model_validate(stored) if stored else None
+        extra = page_context(result, stored_request(lab), lab.get("iterations"))
         return render(
-            "lab_run.html.j2", title=f"Lab run {summary.id}", run=summary, lab=lab, result=result
+            "lab_run.html.j2",
+            title=f"Lab run {summary.id}",
+            run=summary,
+            lab=lab,
+            result=result,
+            **extra,
         )
+    index = await load_index(request, summary)
+    context = await asyncio.to_thread(run_context, index, dict(request.query_params))
+    return render("run.html.j2", **context)
+
+
+@router.get("/runs/{run_id}/report", response_class=HTMLResponse)
+async def run_report(run_id: str, request: Request) -> Response:
+    """A run's whole HTML report (``qualspec report --html``), with its own CSP; a finished
+    run's rendered once (see qualspec.web._compress)."""
+    pages = request.app.state.pages
+    session = await state(request).session()
+    try:
+        known = await asyncio.to_thread(session.store.get_run, run_id)
+        key = page_key(known, f"{request.url.path}?{request.url.query}")
+    except StoreError:
+        key = None  # unknown: load answers 404
+    kept = pages.response(key, request.headers.get("accept-encoding", "")) if key else None
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    record = await load(request, run_id)
+    from qualspec.analysis import stored_analysis, worth_analysing
     from qualspec.report import render_html
 
-    page = await asyncio.to_thread(render_html, record)
+    analysis = None
+    if worth_analysing(record):  # computed once per finished run, kept in the store
+        analysis = await asyncio.to_thread(stored_analysis, session.store, record)
+    page = await asyncio.to_thread(render_html, record, analysis=analysis)
     found = _REPORT_CSP.search(page)
     csp = html.unescape(found.group(1)) if found else "default-src 'none'"
     back = (
-        '<main>\n<p class="sub"><a href="/runs">&larr; all runs</a> · <a href="/lab">Lab</a></p>\n'
+        f'<main>\n<p class="sub"><a href="/runs">&larr; all runs</a> · '
+        f'<a href="/runs/{html.escape(record.summary.id)}">explore this run</a> · '
+        '<a href="/lab">Lab</a></p>\n'
     )
     page = page.replace("<main>\n", back, 1)
+    if key is not None:
+        await asyncio.to_thread(pages.put, key, page, {"Content-Security-Policy": csp})
     return HTMLResponse(page, headers={"Content-Security-Policy": csp})
 
 
 @router.get("/diff", response_class=HTMLResponse)
 async def diff_page(request: Request) -> HTMLResponse:
-    """Two runs compared tuple by tuple."""
-    from qualspec.analysis import STATUSES, diff_runs
+    """Two runs side by side, tuple by tuple (``_compare``); the picker offers the runs of
+    the first run's suite unless ``all=1``."""
+    from qualspec.analysis import diff_runs
+    from qualspec.web._compare import compare_context, picker
 
-    rows = await _rows(request)
-    a, b = request.query_params.get("a"), request.query_params.get("b")
-    noise_text = request.query_params.get("noise", "0.5")
-    context: dict[str, Any] = {"title": "Diff", "runs": rows, "a": a, "b": b, "diff": None}
-    context.update(noise=noise_text, counts=[], error=None)
-    if a and b:
-        try:
-            noise = float(noise_text)
-            if not noise >= 0:
-                raise ValueError(noise_text)
-        except ValueError:
-            context["error"] = f"noise: expected a number of points, 0 or more, got {noise_text!r}"
-            return render("diff.html.j2", status_code=422, **context)
-        diff = diff_runs(await load(request, a), await load(request, b), noise=noise)
-        context["diff"] = diff
-        counts = {s: len(diff.with_status(s)) for s in STATUSES}
-        context["counts"] = [(s, n) for s, n in counts.items() if n]
+    rows = await _rows(request, lab=False)  # Lab runs only when named
+    params = request.query_params
+    a, b = params.get("a"), params.get("b")
+    noise_text = params.get("noise", "0.5")
+    context: dict[str, Any] = {"title": "Diff", "a": a, "b": b, "diff": None}
+    context.update(noise=noise_text, error=None)
+    every = params.get("all") == "1"
+    if not (a and b):
+        context.update(picker(rows, a, b, every))
+        return render("diff.html.j2", **context)
+    try:
+        noise = float(noise_text)
+        if not noise >= 0:
+            raise ValueError(noise_text)
+    except ValueError:
+        context.update(picker(rows, a, b, every))
+        context["error"] = f"noise: expected a number of points, 0 or more, got {noise_text[:40]!r}"
+        return render("diff.html.j2", status_code=422, **context)
+    run_a, run_b = await load(request, a), await load(request, b)
+    listed = {r.id for r in rows}
+    named = {r.summary.id: r.summary for r in (run_a, run_b)}  # older than the list, or Lab
+    rows += [run_row(s) for i, s in named.items() if i not in listed]
+    context.update(picker(rows, a, b, every))
+    diff = await asyncio.to_thread(diff_runs, run_a, run_b, noise=noise)
+    context["diff"] = diff
+    context.update(await asyncio.to_thread(compare_context, run_a, run_b, diff, dict(params)))
     return render("diff.html.j2", **context)
 
 
@@ -166,7 +239,31 @@ def _lab_defaults() -> dict[str, Any]:
 @router.get("/lab", response_class=HTMLResponse)
 async def lab_page() -> HTMLResponse:
     """The Lab's form; the page's script streams the iterations in as they finish."""
-    return render("lab.html.j2", title="Lab", defaults=_lab_defaults(), result=None, status=None)
+    return _lab_form(None)
+
+
+def _lab_form(
+    status: str | None,
+    status_code: int = 200,
+    *,
+    error: bool = False,
+    result: Any = None,
+    lab: GenerateAnswerRequest | None = None,
+) -> HTMLResponse:
+    """The Lab's page: the form, then the status (an error stands out), the best answer,
+    the score trend and the iterations with their changes."""
+    from qualspec.web._lab_view import page_context
+
+    return render(
+        "lab.html.j2",
+        status_code=status_code,
+        title="Lab",
+        defaults=_lab_defaults(),
+        result=result,
+        status=status,
+        error=error,
+        **page_context(result, lab),
+    )
 
 
 @router.post("/lab", response_class=HTMLResponse)
@@ -176,7 +273,6 @@ async def lab_submit(request: Request) -> HTMLResponse:
     for key in ("model", "judge_model"):
         if not fields.get(key, "").strip():
             fields.pop(key, None)
-    defaults = _lab_defaults()
     try:
         for key, kind in (("iter_max", int), ("score_threshold", float)):
             if key in fields:
@@ -185,18 +281,21 @@ async def lab_submit(request: Request) -> HTMLResponse:
     except (ValueError, ValidationError) as exc:
         why = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": str(exc)}
         where = ".".join(str(p) for p in why["loc"]) or "form"
-        status = f"Error: {where}: {why['msg']}"
-        return render(
-            "lab.html.j2",
-            status_code=422,
-            title="Lab",
-            defaults=defaults,
-            result=None,
-            status=status,
-        )
+        return _lab_form(f"Error: {where}: {why['msg']}", 422, error=True)
+    from qualspec.web._lab_view import explain, explained
+
     web = state(request)
-    result = await run_lab(await web.session(), lab, providers=web.providers)
-    return render("lab.html.j2", title="Lab", defaults=defaults, result=result, status="Done.")
+    problem = await refusal(lab, web)
+    if problem is not None:
+        return _lab_form(f"Error: {explain(problem, lab)}", 400, error=True)
+    work = run_lab(await web.session(), lab, providers=web.providers)
+    try:
+        result = await unless_disconnected(request, work)
+    except ClientGone:
+        return HTMLResponse("", status_code=499)  # nobody reads it
+    except QualspecError as exc:
+        return _lab_form(f"Error: {explain(str(exc), lab)}", 400, error=True)
+    return _lab_form("Done.", result=explained(result, lab), lab=lab)
 
 
 @router.get("/docs", response_class=HTMLResponse)

@@ -37,6 +37,7 @@ api_router = APIRouter(prefix="/api", tags=["references"])
 page_router = APIRouter(include_in_schema=False)
 Status = Literal["unvalidated", "validated", "needs_review", "disputed"]
 _MAX_NOTES = 10_000
+_MAX_WHO = 200
 
 
 class AuditRow(BaseModel):
@@ -82,7 +83,7 @@ class StatusBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     status: Status
     notes: str | None = Field(None, max_length=_MAX_NOTES)
-    who: str | None = Field(None, min_length=1, max_length=200)
+    who: str | None = Field(None, min_length=1, max_length=_MAX_WHO)
 
 
 class OverrideBody(BaseModel):
@@ -91,7 +92,7 @@ class OverrideBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: str = Field(min_length=1, description="the corrected answer, JSON")
     notes: str | None = Field(None, max_length=_MAX_NOTES)
-    who: str | None = Field(None, min_length=1, max_length=200)
+    who: str | None = Field(None, min_length=1, max_length=_MAX_WHO)
 
 
 def _row(answer: ReferenceAnswer) -> dict[str, Any]:
@@ -253,18 +254,33 @@ async def _review_page(
     notes: str = "",
     status_code: int = 200,
 ) -> HTMLResponse:
+    from qualspec.web._review import review_context
+
     store = await _store(request)
-    detail = _detail(await asyncio.to_thread(_answer, store, ref_id))
+    answer = await asyncio.to_thread(_answer, store, ref_id)
+    detail = _detail(answer)
+    shown = await asyncio.to_thread(review_context, store, answer, dict(request.query_params))
     return render(
         "reference.html.j2",
+        **shown,
         status_code=status_code,
         title=f"Reference {detail.id[:12]}",
         ref=detail,
         error=error,
-        draft=draft if draft is not None else (detail.override_text or detail.text or ""),
+        draft=draft
+        if draft is not None
+        else (
+            shown["pretty_override"]
+            or detail.override_text
+            or shown["pretty_text"]
+            or detail.text
+            or ""
+        ),
         notes=notes,
         statuses=[s for s in GROUND_TRUTH_STATUSES if s != "unvalidated"],
         who=reviewer(),
+        max_notes=_MAX_NOTES,
+        max_who=_MAX_WHO,
     )
 
 
@@ -279,6 +295,14 @@ async def _form(request: Request) -> dict[str, str]:
     return dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
 
 
+def _too_long(fields: dict[str, str]) -> str | None:
+    """Why a form's notes or name cannot be saved (the API's caps), or None."""
+    for field, cap in (("notes", _MAX_NOTES), ("who", _MAX_WHO)):
+        if len(fields.get(field, "")) > cap:
+            return f"{field}: at most {cap} characters, got {len(fields[field])}"
+    return None
+
+
 def _back(ref_id: str) -> RedirectResponse:
     return RedirectResponse(f"/references/{quote(ref_id, safe='')}", status_code=303)
 
@@ -288,9 +312,12 @@ async def status_submit(ref_id: str, request: Request) -> Response:
     """The status form: a change, then back to the reference (POST, redirect, GET)."""
     fields = await _form(request)
     status, notes = fields.get("status", ""), fields.get("notes", "").strip() or None
+    error = _too_long(fields)
     if status not in GROUND_TRUTH_STATUSES:
         error = f"status: use one of {', '.join(GROUND_TRUTH_STATUSES)}, not {status!r}"
-        return await _review_page(request, ref_id, error=error, status_code=422)
+    if error is not None:
+        draft = fields.get("notes", "")[:_MAX_NOTES]
+        return await _review_page(request, ref_id, error=error, notes=draft, status_code=422)
     who = fields.get("who", "").strip() or reviewer()
     store = await _store(request)
 
@@ -310,14 +337,16 @@ async def override_submit(ref_id: str, request: Request) -> Response:
     who = fields.get("who", "").strip() or reviewer()
     store = await _store(request)
     answer = await asyncio.to_thread(_answer, store, ref_id)
-    problem = override_problem(answer, text)
+    problem = _too_long(fields)
+    if problem is None and (why := override_problem(answer, text)) is not None:
+        problem = f"answer: {why}"
     if problem is not None:
         return await _review_page(
             request,
             ref_id,
-            error=f"answer: {problem}",
+            error=problem,
             draft=text,
-            notes=notes or "",
+            notes=(notes or "")[:_MAX_NOTES],
             status_code=422,
         )
     await asyncio.to_thread(store.override_reference, answer.call_key, text.strip(), notes, who)

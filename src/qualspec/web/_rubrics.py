@@ -14,11 +14,11 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from qualspec.rubrics import RUBRIC_RESULT_KEY, RUBRIC_RUN_KIND
+from qualspec.rubrics import RUBRIC_RESULT_KEY, RUBRIC_RUN_KIND, session_rank
 from qualspec.web._api import load, state
-from qualspec.web._pages import render
+from qualspec.web._pages import _env, render
 
 __all__ = ["RubricRun", "api_router", "page_router"]
 
@@ -43,6 +43,7 @@ class RubricSession(BaseModel):
     session_id: str
     scores: list[RubricScore]
     weighted_score: float | None
+    n_scored: int = Field(description="how many of the run's rubrics scored it")
 
 
 class RubricRun(BaseModel):
@@ -81,8 +82,10 @@ def _rubric_run(summary: Any) -> RubricRun | None:
                 session_id=str(entry.get("session_id")),
                 scores=scores,
                 weighted_score=entry.get("weighted_score"),
+                n_scored=sum(1 for s in scores if s.score is not None),
             )
         )
+    sessions.sort(key=lambda s: session_rank(s.n_scored, len(rubrics), s.weighted_score))
     return RubricRun(
         run_id=summary.id,
         started_at=summary.started_at.isoformat(),
@@ -104,13 +107,15 @@ async def rubric_runs(
     request: Request, limit: int = Query(_SCAN_RUNS, ge=1, le=5000)
 ) -> list[RubricRun]:
     """Runs of ``qualspec rubrics judge`` among the last ``limit`` runs, newest first, with
-    each session's per-rubric scores (1-5) and weighted score."""
+    each session's per-rubric scores (1-5), weighted score and how many rubrics scored it;
+    sessions every rubric scored first, best first, then those only some scored."""
     return await _rubric_runs(request, limit)
 
 
 @page_router.get("/rubrics", response_class=HTMLResponse)
 async def rubrics_page(request: Request) -> HTMLResponse:
-    """The judged sessions of each rubric run: per-rubric scores and the weighted score."""
+    """The judged sessions of each rubric run: per-rubric scores and the weighted score,
+    sessions scored on every rubric first (see ``session_rank``)."""
     runs = await _rubric_runs(request, _SCAN_RUNS)
     return render("rubrics.html.j2", title="Rubric session scores", runs=runs, scanned=_SCAN_RUNS)
 
@@ -127,4 +132,6 @@ async def rubric_run_page(run_id: str, request: Request) -> HTMLResponse:
     page = await asyncio.to_thread(render_sessions_html, result)
     found = _CSP.search(page)
     csp = html.unescape(found.group(1)) if found else "default-src 'none'"
+    nav = _env().get_template("_nav.html.j2").render()
+    page = page.replace('<header class="top">\n', f'<header class="top">\n{nav}', 1)
     return HTMLResponse(page, headers={"Content-Security-Policy": csp})

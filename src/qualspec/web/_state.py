@@ -34,9 +34,19 @@ class WebState:
         self._session = session
         self._owned = False
         self._lock: asyncio.Lock | None = None
+        self._retired: list[Session] = []
 
     async def session(self) -> Session:
-        """The open session (opened now if need be)."""
+        """The open session (opened now if need be).
+
+        A session the app opened that stopped calling (a provider refused its key: the
+        engine then refuses every call, to every provider) is replaced by a fresh one, so
+        one Lab request with a bad key does not fail every later one; the old one is
+        closed with the app (requests still using it keep it)."""
+        current = self._session
+        if current is not None and self._owned and current.calls.stop_reason is not None:
+            self._retired.append(current)
+            self._session = None
         if self._session is not None:
             return self._session
         if self._lock is None:
@@ -53,6 +63,9 @@ class WebState:
     async def aclose(self) -> None:
         """Close the session if the app opened it."""
         session, self._session = self._session, None
+        retired, self._retired = self._retired, []
+        for old in retired:
+            await old.aclose()
         if session is not None and self._owned:
             self._owned = False
             await session.aclose()

@@ -1,0 +1,425 @@
+"""A run's page: overview, most failed criteria and checks, the matrix, and its answers
+filtered, searched, sorted and in pages (:mod:`._explore`); the runs list's pass rates.
+
+Every PASS/FAIL comes from :func:`qualspec.analysis.run_verdicts` (cells, candidate rows)
+and :func:`qualspec.analysis.answer_verdict` (an answer). A finished run's index is built
+once and kept (:func:`._explore.index_for`); a run in progress is read afresh each time.
+The whole HTML report (analysis, charts, comparisons) stays at ``/runs/{id}/report``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import HTTPException, Request
+
+from qualspec.analysis import (
+    CellVerdict,
+    RowKey,
+    RowVerdict,
+    RunVerdicts,
+    format_temperature,
+    run_verdicts,
+)
+from qualspec.errors import StoreError, UnknownRunError
+from qualspec.store import RunRecord, RunSummary, Store
+from qualspec.web._api import state
+from qualspec.web._explore import NONE, SORTS, Query, RunIndex, index_for, score_text
+from qualspec.web._overview import candidate_table, failing_aspects
+
+__all__ = [
+    "LIST_BUDGET",
+    "MATRIX_ROWS",
+    "MatrixCell",
+    "list_stats",
+    "load_index",
+    "load_summary",
+    "matrix",
+    "run_context",
+    "run_stats",
+    "verdict_stats",
+]
+
+MATRIX_ROWS = 50  # candidate rows of the matrix per page
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixCell:
+    """A matrix cell (or a row's verdict), with the link to its answers."""
+
+    text: str
+    css: str
+    title: str
+    href: str
+
+
+def _key(summary: RunSummary) -> tuple[Any, ...] | None:
+    if summary.status == "running":
+        return None
+    counts = (summary.n_responses, summary.n_judgments)
+    return (summary.id, summary.status, summary.finished_at, *counts)
+
+
+def _build(store: Store, run_id: str) -> RunIndex:
+    record: RunRecord = store.load_run(run_id)
+    ids = {v for r in record.responses for v in r.prompt_versions.values() if isinstance(v, int)}
+    prompts: dict[int, str] = {}
+    for version_id in sorted(ids):
+        try:
+            prompts[version_id] = store.get_prompt_by_id(version_id).text
+        except StoreError:  # a version this store does not hold: no prompt shown
+            continue
+    return RunIndex(record, run_verdicts(record), prompts)
+
+
+async def load_index(request: Request, summary: RunSummary) -> RunIndex:
+    """The run's index: kept for a finished run, read afresh for one in progress."""
+    session = await state(request).session()
+    store = session.store
+
+    def build() -> RunIndex:
+        index = index_for(_key(summary), lambda: _build(store, summary.id))
+        key = _key(summary)
+        if key is not None:
+            _keep_stats(key, run_stats(index))
+        return index
+
+    return await asyncio.to_thread(build)
+
+
+_STATS: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_LOCK = threading.Lock()
+_KEEP_STATS = 2000
+LIST_BUDGET = 50_000
+"""Answers and judgments the runs list reads per view to give runs their pass rate (runs
+beyond it show theirs once opened, or on a later view)."""
+
+
+def _keep_stats(key: tuple[Any, ...], stats: dict[str, Any]) -> None:
+    with _LOCK:
+        _STATS[key] = stats
+        _STATS.move_to_end(key)
+        while len(_STATS) > _KEEP_STATS:
+            _STATS.popitem(last=False)
+
+
+def _kept_stats(key: tuple[Any, ...] | None) -> dict[str, Any] | None:
+    if key is None:
+        return None
+    with _LOCK:
+        return _STATS.get(key)
+
+
+def list_stats(store: Store, summaries: list[RunSummary]) -> dict[str, dict[str, Any] | None]:
+    """Run id -> :func:`run_stats` for the runs list (None: not computed in this view's
+    budget, :data:`LIST_BUDGET`; a Lab or rubric run has none). Finished runs' are kept."""
+    out: dict[str, dict[str, Any] | None] = {}
+    budget = LIST_BUDGET
+    for s in summaries:
+        key = _key(s)
+        if s.metadata.get("kind") in ("lab", "rubric_judgments"):
+            out[s.id] = None
+            continue
+        kept = _kept_stats(key)
+        if kept is not None:
+            out[s.id] = kept
+            continue
+        cost = s.n_responses + s.n_judgments
+        if cost > budget:
+            out[s.id] = None
+            continue
+        budget -= cost
+        record = store.load_run(s.id)
+        stats = verdict_stats(run_verdicts(record))
+        if key is not None:
+            _keep_stats(key, stats)
+        out[s.id] = stats
+    return out
+
+
+async def load_summary(request: Request, run_id: str) -> RunSummary:
+    """A run's summary, or 404."""
+    session = await state(request).session()
+    try:
+        found: RunSummary = await asyncio.to_thread(session.store.get_run, run_id)
+    except UnknownRunError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    return found
+
+
+def _href(run_id: str, params: Mapping[str, str], anchor: str = "answers") -> str:
+    query = urlencode(params)
+    return f"/runs/{run_id}" + (f"?{query}" if query else "") + (f"#{anchor}" if anchor else "")
+
+
+def _css(passed: bool | None, label: str) -> str:
+    if passed is not None:
+        return "pass" if passed else "fail"
+    return {"ERROR": "error", "UNSCORED": "unscored"}.get(label, "answered")
+
+
+def _cell_text(v: CellVerdict | RowVerdict) -> str:
+    if v.score is not None:
+        return f"{score_text(v.score, v.threshold, v.scale)} {v.label}"
+    return v.label
+
+
+def _where(key: RowKey) -> dict[str, str]:
+    scenario, input_id, role, candidate = key
+    return {
+        "scenario": scenario,
+        "input": input_id if input_id is not None else NONE,
+        "role": role if role is not None else NONE,
+        "candidate": candidate,
+    }
+
+
+def matrix(index: RunIndex, query: Query, page: int) -> dict[str, Any]:
+    """The candidate rows (scenario, input, role, candidate) the filters keep, one cell
+    per temperature and the row's verdict, each linking to its answers; in pages."""
+    verdicts = index.verdicts
+    temps: dict[str, float | None] = {}
+    for cell_key in verdicts.cells:
+        temps.setdefault(format_temperature(cell_key[4]), cell_key[4])
+    if query.temperature:
+        temps = {k: v for k, v in temps.items() if k == query.temperature}
+    wanted = [
+        (i, None if value == NONE and i in (1, 2) else value)
+        for i, value in enumerate((query.scenario, query.input, query.role, query.candidate))
+        if value
+    ]
+    keep: list[tuple[RowKey, RowVerdict]] = [
+        (key, row)
+        for key, row in verdicts.rows.items()
+        if all(key[i] == value for i, value in wanted) and (not query.failed or row.passed is False)
+    ]
+    pages = max(1, math.ceil(len(keep) / MATRIX_ROWS))
+    page = min(max(1, page), pages)
+    run_id = index.run.summary.id
+    rows = []
+    for key, row in keep[(page - 1) * MATRIX_ROWS : page * MATRIX_ROWS]:
+        where = _where(key)
+        cells = []
+        for label, t in temps.items():
+            cell = verdicts.cells.get((*key, t))
+            if cell is None:
+                cells.append(MatrixCell("", "empty", "", ""))
+                continue
+            title = f"{cell.runs} run{'s' if cell.runs != 1 else ''}"
+            if cell.threshold is not None:
+                title += f", passes at {cell.threshold:g}"
+            if cell.reasons:
+                title += "; FAIL: " + "; ".join(cell.reasons)
+            href = _href(run_id, {**where, "temperature": label})
+            cells.append(MatrixCell(_cell_text(cell), _css(cell.passed, cell.label), title, href))
+        overall = MatrixCell(
+            _cell_text(row),
+            _css(row.passed, row.label),
+            "; ".join(row.reasons),
+            _href(run_id, where),
+        )
+        rows.append(
+            {
+                "where": where,
+                "cells": cells,
+                "verdict": overall,
+                "label": row.label,
+                "reasons": row.reasons,
+            }
+        )
+    return {
+        "has_input": any(k[1] is not None for k in verdicts.rows),
+        "has_role": any(k[2] is not None for k in verdicts.rows),
+        "temperatures": list(temps),
+        "rows": rows,
+        "matching": len(keep),
+        "page": page,
+        "pages": pages,
+        "first": (page - 1) * MATRIX_ROWS + 1 if rows else 0,
+        "last": (page - 1) * MATRIX_ROWS + len(rows),
+    }
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def facts(index: RunIndex) -> list[tuple[str, str, str]]:
+    """(label, value, note) of the run's verdicts, as the reports word them."""
+    verdicts = index.verdicts
+    n_pass, n_fail, n_none = verdicts.count("cells")
+    rows_p, rows_f, rows_n = verdicts.count("rows")
+    each = ", ".join(
+        f"{name} {p} of {p + f}" for name, (p, f, _n) in verdicts.candidates.items() if p + f
+    )
+    rate = f"{100 * n_pass / (n_pass + n_fail):.0f}%" if n_pass + n_fail else "-"
+    s = index.run.summary
+    return [
+        (
+            "verdicts",
+            f"{rows_p} of {_plural(rows_p + rows_f, 'candidate line')} passed",
+            (f"{each}; " if each else "")
+            + (f"{rows_n} without a verdict; " if rows_n else "")
+            + f"aggregation {verdicts.aggregation}",
+        ),
+        (
+            "pass rate",
+            rate,
+            f"{n_pass} of {_plural(n_pass + n_fail, 'cell')} with a verdict passed"
+            + (f"; {n_none} without a verdict" if n_none else ""),
+        ),
+        ("answers", str(len(index.answers)), _plural(s.n_errors, "error") if s.n_errors else ""),
+        ("judgments", str(s.n_judgments), ""),
+        ("cost", "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}", ""),
+    ]
+
+
+def run_stats(index: RunIndex) -> dict[str, Any]:
+    """:func:`verdict_stats` of the index's run."""
+    return verdict_stats(index.verdicts)
+
+
+def verdict_stats(verdicts: RunVerdicts) -> dict[str, Any]:
+    """What the runs list shows of a run: cells passed of those with a verdict, and the
+    mean of the cells' scores (on the run's main scale)."""
+    passed, failed, _ = verdicts.count("cells")
+    cells = [c for c in verdicts.cells.values() if c.score is not None]
+    scale = 10 if any(c.scale == 10 for c in cells) or not cells else 100
+    scores = [c.score for c in cells if c.scale == scale and c.score is not None]
+    return {
+        "passed": passed,
+        "with_verdict": passed + failed,
+        "rate": passed / (passed + failed) if passed + failed else None,
+        "score": sum(scores) / len(scores) if scores else None,
+        "scale": scale,
+        "cells": len(scores),
+    }
+
+
+def _pages(
+    run_id: str, query: Query, current: int, pages: int, name: str, other: dict[str, Any]
+) -> list[Any]:
+    """Links to the first and last pages and those around ``current`` (``other``: the
+    other list's page, kept)."""
+    wanted = sorted({1, current - 2, current - 1, current, current + 1, current + 2, pages})
+    out: list[Any] = []
+    anchor = "answers" if name == "page" else "matrix"
+    for n in (p for p in wanted if 1 <= p <= pages):
+        out.append(
+            (
+                str(n),
+                _href(run_id, query.params(**other, **{name: n if n > 1 else None}), anchor),
+                n == current,
+            )
+        )
+    return out
+
+
+def _money(x: float | None) -> str:
+    return "unknown" if x is None else f"${x:.4f}"
+
+
+def _percent(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def _overview(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
+    out = []
+    for c in candidate_table(index):
+        rate = c["rate"]
+        ci = c["rate_ci"]
+        mean, mci = c["mean"], c["mean_ci"]
+        out.append(
+            {
+                **c,
+                "href": _href(run_id, {"candidate": c["candidate"]}),
+                "failing_href": _href(run_id, {"candidate": c["candidate"], "failed": "1"}),
+                "rate_text": _percent(rate),
+                "rate_note": (
+                    f"{c['passed']} of {c['cells']} cells"
+                    + (f", 95% CI {_percent(ci[0])}-{_percent(ci[1])}" if ci else "")
+                ),
+                "mean_text": "-" if mean is None else f"{mean:.2f}/{c['scale']}",
+                "mean_note": (
+                    f"n {c['scored']}" + (f", 95% CI {mci[0]:.2f}-{mci[1]:.2f}" if mci else "")
+                ),
+                "sd_text": "-" if c["sd"] is None else f"{c['sd']:.2f}",
+                "cost_text": _money(c["cost"]),
+                "latency_text": (
+                    "-"
+                    if c["latency_median"] is None
+                    else f"{c['latency_median']:.2f} s / {c['latency_p95']:.2f} s"
+                ),
+            }
+        )
+    return out
+
+
+def _aspects(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
+    out = []
+    for a in failing_aspects(index):
+        where = {"check": a["criterion"]} if a["check"] else {"criterion": a["criterion"]}
+        if not a["check"]:
+            where["evaluator"] = a["evaluator"]
+        out.append({**a, "href": _href(run_id, {**where, "failed": "1"})})
+    return out
+
+
+def run_context(index: RunIndex, params: Mapping[str, str]) -> dict[str, Any]:
+    """Everything ``run.html.j2`` shows for ``params`` (the request's query string)."""
+    query = Query.from_params(params)
+    try:
+        mpage = int(params.get("mpage", "1") or 1)
+    except ValueError:
+        mpage = 1
+    run = index.run
+    run_id = run.summary.id
+    found = index.search(query)
+    grid = matrix(index, query, mpage)
+    stats = index.memo("stats", lambda: run_stats(index))
+    shown = [
+        {"a": a, "prompt": index.prompt_of(a), "where": _answer_where(a.record)}
+        for a in found.answers
+    ]
+    return {
+        "title": run.summary.suite_name,
+        "run": run.summary,
+        "stats": stats,
+        "facts": index.memo("facts", lambda: facts(index)),
+        "aggregation": index.verdicts.aggregation,
+        "overview": index.memo("overview", lambda: _overview(index, run_id)),
+        "aspects": index.memo("aspects", lambda: _aspects(index, run_id)),
+        "matrix": grid,
+        "mpages": _pages(run_id, query, grid["page"], grid["pages"], "mpage", {}),
+        "found": found,
+        "answers": shown,
+        "pages": _pages(
+            run_id,
+            query,
+            found.page,
+            found.pages,
+            "page",
+            {"mpage": grid["page"] if grid["page"] > 1 else None},
+        ),
+        "query": query,
+        "options": index.memo("options", index.options),
+        "sorts": SORTS,
+        "links": {"clear": f"/runs/{run_id}#answers"},
+        "none": NONE,
+    }
+
+
+def _answer_where(r: Any) -> str:
+    parts = [r.scenario]
+    if r.input_id is not None:
+        parts.append(f"input {r.input_id}")
+    if r.role is not None:
+        parts.append(f"role {r.role}")
+    return " · ".join(parts)
