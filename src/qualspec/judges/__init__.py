@@ -49,7 +49,7 @@ if TYPE_CHECKING:
         truncate_text,
     )
     from qualspec.judges._criteria_judge import CriteriaJudge, candidate_view, verdict_object
-    from qualspec.judges._expect import looks_like_refusal, run_check
+    from qualspec.judges._expect import json_of, looks_like_refusal, run_check
     from qualspec.judges._field_grader import (
         FIELD_GRADE_PROMPT_NAME,
         FIELD_GRADER,
@@ -152,6 +152,7 @@ __all__ = [
     "grader_check_items",
     "is_comparison",
     "is_field_grade",
+    "json_of",
     "judge_prompt_text",
     "looks_like_refusal",
     "parse_judgment",
@@ -213,6 +214,7 @@ _LAZY: dict[str, str] = {
     "CriteriaJudge": "qualspec.judges._criteria_judge",
     "candidate_view": "qualspec.judges._criteria_judge",
     "verdict_object": "qualspec.judges._criteria_judge",
+    "json_of": "qualspec.judges._expect",
     "looks_like_refusal": "qualspec.judges._expect",
     "run_check": "qualspec.judges._expect",
     "FIELD_GRADE_PROMPT_NAME": "qualspec.judges._field_grader",

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from qualspec.errors import QualspecError, StoreError
-from qualspec.judges._expect import json_of
+from qualspec.judges import json_of
 from qualspec.store import ReferenceAnswer, ResponseRecord, RunRecord, Store
 
 __all__ = ["FieldRow", "Source", "field_diff", "pretty", "review_context"]
