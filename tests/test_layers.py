@@ -4,7 +4,7 @@ package import each other (directly or round a longer cycle).
 Layers, lowest first (a layer may import its own and any lower one)::
 
     0  qualspec.version, qualspec.errors, qualspec.messages, qualspec.plugins,
-       qualspec.spec, qualspec.testing
+       qualspec.lazy, qualspec.spec, qualspec.testing
     1  qualspec.providers, qualspec.store, qualspec.prompts
     2  qualspec.engine
     3  qualspec.judges, qualspec.analysis
@@ -46,6 +46,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "messages": 0,
     "plugins": 0,
+    "lazy": 0,
     "spec": 0,
     "testing": 0,
     "providers": 1,

@@ -6,9 +6,9 @@ stays fast; ``from qualspec import Evaluation`` loads only what it needs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from qualspec.lazy import lazy_exports
 from qualspec.version import __version__
 
 _EXPORTS: dict[str, str] = {
@@ -100,10 +100,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'qualspec' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

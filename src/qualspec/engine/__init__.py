@@ -6,9 +6,10 @@ Heavy pieces load on first use, so ``import qualspec.engine`` stays light.
 
 from __future__ import annotations
 
-import importlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from qualspec.lazy import lazy_exports
 
 # A library logs; the application decides where to. Nothing is printed unless configured
 # (the CLI's --verbose configures it). Every engine module logs under "qualspec.*".
@@ -200,10 +201,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'qualspec.engine' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"qualspec.engine.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -6,7 +6,9 @@ parser's labelled corpora (for the benchmarks) are in :mod:`qualspec.judges.corp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from qualspec.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from qualspec.judges._ask import AskResult, Read, ask_until_read, could_not_read
@@ -257,16 +259,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

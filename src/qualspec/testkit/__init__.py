@@ -11,8 +11,9 @@ test session) stays light.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from qualspec.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from qualspec.testkit._annotators import (
@@ -113,10 +114,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'qualspec.testkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"qualspec.testkit.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

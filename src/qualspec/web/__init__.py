@@ -11,8 +11,9 @@ Example::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from qualspec.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from qualspec.web._app import create_app, serve
@@ -30,10 +31,4 @@ _EXPORTS = {
 __all__ = ["COOKIE", "DEFAULT_MAX_BODY", "TOKEN_ENV", "check_bind", "create_app", "serve"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'qualspec.web' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"qualspec.web.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
