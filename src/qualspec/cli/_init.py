@@ -72,14 +72,14 @@ def cmd_init(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     found = detect_keys()
     if ns.provider:
         chosen = list(dict.fromkeys(ns.provider))
-    elif ns.yes or not sys.stdin.isatty():
+    elif ns.yes or sys.stdin is None or not sys.stdin.isatty():
         chosen = defaults(found)
     else:
         chosen = _ask(found)
     shown = _shown(target)
     starter = starter_suite(chosen, shown)
-    target.parent.mkdir(parents=True, exist_ok=True)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         with open(target, "w" if ns.force else "x", encoding="utf-8") as out:
             out.write(starter.text)
     except FileExistsError:  # made since the check above
@@ -167,8 +167,8 @@ def _summary(starter: Starter, shown: str, found: Sequence[str]) -> None:
             f"API keys are read from {', '.join(starter.key_vars)} when it runs "
             "(the file names the variables, never a key)."
         )
-    missing = [p.key_env for p in PROVIDERS if p.key_env in starter.key_vars and p.name not in found]
-    for variable in missing:
+    unset = [p.key_env for p in PROVIDERS if p.key_env in starter.key_vars and p.name not in found]
+    for variable in unset:
         print(f"Set {variable} before running it: it is not set now.", file=sys.stderr)
     if any(model.startswith("local/") for model in (*starter.candidates, starter.judge)):
         _check_embedded()

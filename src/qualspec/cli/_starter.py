@@ -48,22 +48,42 @@ class StarterProvider:
 
 PROVIDERS: tuple[StarterProvider, ...] = (
     StarterProvider(
-        "openai", "openai", "OPENAI_API_KEY", "openai/gpt-4o-mini", "gpt_4o_mini", 300,
-        "any model your key serves (OPENAI_BASE_URL: another OpenAI-compatible server)",
+        name="openai",
+        type="openai",
+        key_env="OPENAI_API_KEY",
+        model="openai/gpt-4o-mini",
+        candidate="gpt_4o_mini",
+        max_tokens=300,
+        note="any model your key serves (OPENAI_BASE_URL: another OpenAI-compatible server)",
     ),
     StarterProvider(
-        "anthropic", "anthropic", "ANTHROPIC_API_KEY", "anthropic/claude-3-5-haiku-latest",
-        "claude_haiku", 300, "any Claude model your key serves",
+        name="anthropic",
+        type="anthropic",
+        key_env="ANTHROPIC_API_KEY",
+        model="anthropic/claude-3-5-haiku-latest",
+        candidate="claude_haiku",
+        max_tokens=300,
+        note="any Claude model your key serves",
     ),
     StarterProvider(
-        "openrouter", "openai", "OPENROUTER_API_KEY", "openrouter/openai/gpt-4o-mini",
-        "openrouter_gpt_4o_mini", 300, "openrouter/VENDOR/MODEL: any model OpenRouter serves",
+        name="openrouter",
+        type="openai",
+        key_env="OPENROUTER_API_KEY",
+        model="openrouter/openai/gpt-4o-mini",
+        candidate="openrouter_gpt_4o_mini",
+        max_tokens=300,
+        note="openrouter/VENDOR/MODEL: any model OpenRouter serves",
     ),
     StarterProvider(
-        "local", "local", None, "local/smollm2", "smollm2", 96,
-        "the embedded model: in-process, no API key, no download",
+        name="local",
+        type="local",
+        key_env=None,
+        model="local/smollm2",
+        candidate="smollm2",
+        max_tokens=96,
+        note="the embedded model: in-process, no API key, no download",
     ),
-)  # fmt: skip
+)
 """What ``qualspec init`` offers, in the order it lists and writes them."""
 
 LOCAL = "local"
@@ -109,8 +129,7 @@ scenarios:
       - "says that air scatters blue light more than the other colours"
       - "answers in at most two sentences"
 """
-_N_SCENARIOS = 2
-_TEMPERATURES = "[0.0]"
+_N_SCENARIOS = 2  # x 1 temperature x 1 run: the answers per candidate
 
 
 def starter_suite(chosen: Sequence[str], filename: str) -> Starter:
@@ -154,7 +173,7 @@ def starter_suite(chosen: Sequence[str], filename: str) -> Starter:
         '#     system_prompt: "You are a concise assistant."',
         "",
         _SCENARIOS,
-        f"temperatures: {_TEMPERATURES}               # more (e.g. [0.0, 0.7]) show how answers vary",
+        "temperatures: [0.0]               # more (e.g. [0.0, 0.7]) show how answers vary",
         "runs_per_temperature: 1           # more runs per temperature measure stability",
         "",
         "judge:",
