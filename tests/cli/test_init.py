@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 import yaml
 
+from helpers_cli import run_cli, work_in
 from qualspec.spec import json_schema, load_suite
 from qualspec.testing import FakeServer
-from helpers_cli import run_cli, work_in
 
 SECRET = "sk-test-do-not-leak-4f2a9c"  # a key value that must appear nowhere
 

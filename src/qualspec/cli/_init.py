@@ -58,8 +58,7 @@ def add_parser(commands: Commands) -> None:
         "--yes",
         "-y",
         action="store_true",
-        help="take the defaults without asking: the providers with a key, else the "
-        "embedded model",
+        help="take the defaults without asking: the providers with a key, else the embedded model",
     )
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     init.set_defaults(handler=cmd_init)

@@ -130,6 +130,9 @@ scenarios:
       - "answers in at most two sentences"
 """
 _N_SCENARIOS = 2  # x 1 temperature x 1 run: the answers per candidate
+# short answers: cheap, quick on the embedded model, and SmolLM2 names Paris with it
+_SYSTEM_PROMPT = '"You are a concise assistant. Answer in at most two sentences."'
+_COMMENT_AT = 35  # the column of the comments beside the suite's lines
 
 
 def starter_suite(chosen: Sequence[str], filename: str) -> Starter:
@@ -162,14 +165,15 @@ def starter_suite(chosen: Sequence[str], filename: str) -> Starter:
     for p in picked:
         lines += [
             f"  - name: {p.candidate}",
-            f"    model: {p.model}    # {p.note}",
+            f"    model: {p.model}".ljust(_COMMENT_AT - 1) + f" # {p.note}",
             f"    params: {{max_tokens: {p.max_tokens}}}",
+            f"    system_prompt: {_SYSTEM_PROMPT}",
         ]
     lines += [
         "",
         "# roles:                          # optional personas: each scenario is asked per role",
         "#   - name: busy_engineer",
-        "#     preamble: \"I'm an engineer in a hurry; keep it short.\"",
+        '#     preamble: "I\'m an engineer in a hurry; keep it short."',
         '#     system_prompt: "You are a concise assistant."',
         "",
         _SCENARIOS,
@@ -182,10 +186,11 @@ def starter_suite(chosen: Sequence[str], filename: str) -> Starter:
         "  mode: all_criteria              # one judge call scores all of an answer's criteria",
     ]
     if not remote:
-        lines.append(
-            "  calibrate: 0                    # no calibration calls; `qualspec judge-check "
-            "--judge local/smollm2` measures the judge once"
-        )
+        lines += [
+            "  calibrate: 0                    # no calibration calls before the run; measure",
+            "                                  # the judge once: qualspec judge-check --judge "
+            + judge,
+        ]
     return Starter(
         text="\n".join(lines) + "\n",
         candidates=tuple(p.model for p in picked),
