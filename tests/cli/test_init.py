@@ -102,6 +102,7 @@ def test_keys_in_the_environment_are_found_by_name_and_never_shown(
         "openrouter": {"type": "openai", "api_key_env": "OPENROUTER_API_KEY"},
     }
     assert "ANTHROPIC_API_KEY, OPENROUTER_API_KEY" in out
+    assert "stdin is not a terminal: the defaults" in out
     for shown in (text, out, err):
         assert SECRET not in shown
     assert SECRET not in _dry_run(capsys, "qualspec.yaml")

@@ -71,8 +71,11 @@ def cmd_init(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     found = detect_keys()
     if ns.provider:
         chosen = list(dict.fromkeys(ns.provider))
-    elif ns.yes or sys.stdin is None or not sys.stdin.isatty():
+    elif ns.yes:
         chosen = defaults(found)
+    elif sys.stdin is None or not sys.stdin.isatty():
+        chosen = defaults(found)
+        print("stdin is not a terminal: the defaults (--provider NAME chooses, --yes is quiet)")
     else:
         chosen = _ask(found)
     shown = _shown(target)

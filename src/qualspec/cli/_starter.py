@@ -190,6 +190,9 @@ def starter_suite(chosen: Sequence[str], filename: str) -> Starter:
             "  calibrate: 0                    # no calibration calls before the run; measure",
             "                                  # the judge once: qualspec judge-check --judge "
             + judge,
+            "# SmolLM2 (135M parameters) is a weak judge: its scores show how a run works. For",
+            "# verdicts to trust, judge with a model behind an API (qualspec init --provider",
+            "# openai, or judge: {model: openai/gpt-4o-mini} with OPENAI_API_KEY set).",
         ]
     return Starter(
         text="\n".join(lines) + "\n",
