@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import pty
+import subprocess
 import sys
 from pathlib import Path
 
@@ -102,7 +105,7 @@ def test_keys_in_the_environment_are_found_by_name_and_never_shown(
         "openrouter": {"type": "openai", "api_key_env": "OPENROUTER_API_KEY"},
     }
     assert "ANTHROPIC_API_KEY, OPENROUTER_API_KEY" in out
-    assert "stdin is not a terminal: the defaults" in out
+    assert "stdin is not a terminal: took the defaults" in out
     for shown in (text, out, err):
         assert SECRET not in shown
     assert SECRET not in _dry_run(capsys, "qualspec.yaml")
@@ -123,6 +126,28 @@ def test_on_a_terminal_it_asks_and_takes_the_answer(
         "local/smollm2",
     ]
     assert SECRET not in out + err + Path("qualspec.yaml").read_text()
+
+
+def test_a_real_terminal_is_asked(tmp_path: Path) -> None:
+    """The ``qualspec`` process itself, its stdin a pseudo-terminal with the answer typed."""
+    main_fd, terminal = pty.openpty()
+    try:
+        os.write(main_fd, b"anthropic\n")
+        result = subprocess.run(
+            [sys.executable, "-c", "from qualspec.cli import main; main()", "init"],
+            stdin=terminal,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        os.close(terminal)
+        os.close(main_fd)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Which providers? Comma-separated [local]: " in result.stdout
+    assert _models(tmp_path / "qualspec.yaml")[0] == ["anthropic/claude-3-5-haiku-latest"]
 
 
 def test_on_a_terminal_enter_takes_the_defaults(

@@ -75,7 +75,7 @@ def cmd_init(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         chosen = defaults(found)
     elif sys.stdin is None or not sys.stdin.isatty():
         chosen = defaults(found)
-        print("stdin is not a terminal: the defaults (--provider NAME chooses, --yes is quiet)")
+        print("stdin is not a terminal: took the defaults (--provider NAME to choose)")
     else:
         chosen = _ask(found)
     shown = _shown(target)
