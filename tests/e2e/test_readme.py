@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,9 @@ def test_setup_commands_come_first_and_ci_runs_the_test_command(repo_root: Path)
     assert lines[1].startswith("pip install") and "pytest" in lines[1]
     ci = (repo_root / ".ci" / "run").read_text().splitlines()
     assert lines[1] in ci, "the README's test command must be the one .ci/run runs"
+    # and it ends with the ten slowest tests (pytest's addopts, so the command stays as is)
+    ini = tomllib.loads((repo_root / "pyproject.toml").read_text())["tool"]["pytest"]
+    assert "--durations=10" in ini["ini_options"]["addopts"].split() + lines[1].split()
 
 
 def _sh(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -46,6 +50,7 @@ def _sh(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPro
         cwd=cwd,
         env=env,
         text=True,
+        stdin=subprocess.DEVNULL,  # a command that asks (qualspec init) takes its defaults
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from qualspec.cli import (
     _grader_check,
     _history,
+    _init,
     _judge_check,
     _lab,
     _misc,
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _COMMANDS: tuple[Callable[[Commands], None], ...] = (
+    _init.add_parser,
     _run.add_parser,
     _misc.add_schema_parser,
     _history.add_runs_parser,
