@@ -41,21 +41,10 @@ def check_plan(suite: LoadedSuite, plan: Plan, *, judge: bool = True) -> None:
     pool = ProviderPool(evaluation.providers)
     issues: list[SpecIssue] = []
     index = {c.name: i for i, c in enumerate(evaluation.candidates)}
-    keys = {item.key for item in plan.items}
-    for item in plan.items:
-        missing = [k for k in item.depends_on if k not in keys]
-        if missing:
-            raise ConfigError(
-                f"work item {item.key} ({item.scenario}) depends on {missing[0]}, which is "
-                "not in the plan: add the item it depends on (e.g. Plan.with_references)"
-            )
-    for address in dict.fromkeys(
-        f"{i.provider}/{i.model}" for i in plan.items if i.kind != "candidate"
-    ):
+    others, candidates = _addresses(plan)
+    for address in others:
         pool.check(address)  # a reference model: ConfigError names it
-    for name, address in dict.fromkeys(
-        (i.candidate, f"{i.provider}/{i.model}") for i in plan.items if i.kind == "candidate"
-    ):
+    for name, address in candidates:
         position = index[name]
         try:
             pool.check(address)
@@ -67,6 +56,38 @@ def check_plan(suite: LoadedSuite, plan: Plan, *, judge: bool = True) -> None:
         issues.extend(_check_judges(suite, plan, pool))
     if issues:
         raise SpecError(issues)
+
+
+def _addresses(plan: Plan) -> tuple[dict[str, None], dict[tuple[str, str], None]]:
+    """In one pass over the plan (streamed, holding one scenario and input row at a
+    time): the model addresses of items of other kinds than candidate, and each
+    candidate's. Every dependency must come before its item, in its scenario and input
+    row (as :meth:`Plan.with_references` places reference answers).
+
+    Raises:
+        ConfigError: An item depends on one that is not before it there.
+    """
+    others: dict[str, None] = {}
+    candidates: dict[tuple[str, str], None] = {}
+    block: tuple[str, str | None] | None = None
+    keys: set[str] = set()
+    for item in plan.items:
+        if (item.scenario, item.input_id) != block:
+            block, keys = (item.scenario, item.input_id), set()
+        missing = [k for k in item.depends_on if k not in keys]
+        if missing:
+            raise ConfigError(
+                f"work item {item.key} ({item.scenario}) depends on {missing[0]}, which is "
+                "not before it in its scenario and input row: add the item it depends on "
+                "(e.g. Plan.with_references)"
+            )
+        keys.add(item.key)
+        address = f"{item.provider}/{item.model}"
+        if item.kind == "candidate":
+            candidates[(item.candidate, address)] = None
+        else:
+            others[address] = None
+    return others, candidates
 
 
 def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:

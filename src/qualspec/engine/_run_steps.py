@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from qualspec.engine._execute import BoundEvaluator, Executor
+from qualspec.engine._execute import DEFAULT_WINDOW, BoundEvaluator, Executor
 from qualspec.engine._resume import superseded
 from qualspec.engine._sink import close_sink
 from qualspec.errors import StoreError
@@ -24,16 +24,18 @@ if TYPE_CHECKING:
     from qualspec.engine._sink import Sink
     from qualspec.providers import Provider
     from qualspec.spec import EvaluatorConfig, LoadedSuite, ProviderConfig
-    from qualspec.store import ResponseRecord, RunSummary, Store
+    from qualspec.store import RunRecord, RunSummary, Store
 
 __all__ = [
+    "FULL_RECORD_LIMIT",
     "bind_prompts",
     "choose_evaluators",
     "describe_run",
     "executor_for",
     "finish_run",
-    "open_run",
     "open_providers",
+    "open_run",
+    "outcome_record",
     "record_settled",
     "resume_state",
     "settle_superseded",
@@ -130,21 +132,18 @@ async def describe_run(
 
 async def resume_state(
     store: Store, run_id: str, plan: Plan, current: Sequence[Evaluator] | None
-) -> tuple[dict[str, ResponseRecord], set[tuple[str, str, str]]]:
-    """What a resumed run holds that its plan still asks for: its answers by key, and its
-    evaluations as ``(evaluator, subject key, aspect)``. Rows of an earlier plan (an
-    edited suite, another judge; ``current``: the evaluators recorded evaluations are
-    checked against, None when judging is off) are marked superseded first."""
-    existing = await asyncio.to_thread(store.load_run, run_id)
-    stale, stale_e = superseded(existing, plan.items, current, groups=False)
-    await asyncio.to_thread(store.supersede, run_id, stale, stale_e)
-    done = {r.key: r for r in existing.responses if r.error is None and r.key not in stale}
-    done_e = {
-        (j.evaluator, j.response_key, j.criterion)
-        for j in existing.judgments
-        if j.error is None and (j.evaluator, j.response_key, j.criterion) not in stale_e
-    }
-    return done, done_e
+) -> None:
+    """Mark a resumed run's rows of an earlier plan superseded (an edited suite, another
+    judge; ``current``: the evaluators recorded evaluations are checked against, None
+    when judging is off). What it holds that the plan still asks for is then looked up by
+    the executor, a batch of keys at a time."""
+
+    def settle() -> None:
+        existing = store.load_run(run_id)
+        stale, stale_e = superseded(existing, plan.items, current, groups=False)
+        store.supersede(run_id, stale, stale_e)
+
+    await asyncio.to_thread(settle)
 
 
 async def executor_for(
@@ -165,10 +164,9 @@ async def executor_for(
 
     store = calls.store
     versions = await asyncio.to_thread(prompt_versions, store, plan)
-    done: dict[str, ResponseRecord] = {}
-    done_e: set[tuple[str, str, str]] = set()
     if resumed:  # a new run holds nothing yet
-        done, done_e = await resume_state(store, run_id, plan, current)
+        await resume_state(store, run_id, plan, current)
+    widest = max((p.default_concurrency for p in providers.values()), default=1)
     return Executor(
         plan.items,
         calls=calls,
@@ -177,10 +175,11 @@ async def executor_for(
         run_id=run_id,
         evaluators=bound,
         provider_configs=configs,
-        done_responses=done,
-        done_evaluations=done_e,
         prompt_versions=versions,
         progress=progress,
+        look_up_done=resumed,
+        window=calls.options.max_in_flight
+        or max(DEFAULT_WINDOW, 4 * (calls.options.max_concurrency or widest)),
     )
 
 
@@ -260,3 +259,23 @@ async def finish_run(
             except StoreError as exc:
                 log.error("could not release run %s: %s", run_id, _one_line(exc))
     return failure
+
+
+FULL_RECORD_LIMIT = 20_000
+"""Work items above which a run's outcome does not load every record: its ``record``
+holds the summary, and reports read the store a page at a time."""
+
+
+async def outcome_record(
+    store: Store, run_id: str, plan: Plan, evaluators: Sequence[Evaluator]
+) -> tuple[RunRecord, list[str], bool]:
+    """The run as stored for its outcome, the evaluators that could score nothing, and
+    whether it is summarised (a plan of more than ``FULL_RECORD_LIMIT`` items: the
+    summary only, nothing loaded whole)."""
+    from qualspec.engine._failures import judge_failures
+    from qualspec.store import RunRecord
+
+    if len(plan.items) > FULL_RECORD_LIMIT:
+        return RunRecord(summary=await asyncio.to_thread(store.get_run, run_id)), [], True
+    record = await asyncio.to_thread(store.load_run, run_id)
+    return record, judge_failures(record, evaluators), False

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         write_json_atomic,
         write_text_atomic,
     )
+    from qualspec.report._results_stream import write_results_stream
 
 __all__ = [
     "EXPORT_COLUMNS",
@@ -47,6 +48,7 @@ __all__ = [
     "run_to_dict",
     "write_html",
     "write_json_atomic",
+    "write_results_stream",
     "write_sessions_html",
     "write_text_atomic",
 ]
@@ -73,6 +75,7 @@ _LAZY: dict[str, str] = {
     "run_to_dict": "qualspec.report._results_file",
     "write_json_atomic": "qualspec.report._results_file",
     "write_text_atomic": "qualspec.report._results_file",
+    "write_results_stream": "qualspec.report._results_stream",
 }
 
 

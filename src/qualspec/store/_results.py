@@ -29,6 +29,8 @@ from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
 
 __all__ = [
+    "JUDGMENT_FIELDS",
+    "RESPONSE_FIELDS",
     "criterion_hash",
     "evaluation_keys",
     "judgment_keys",
@@ -42,7 +44,9 @@ __all__ = [
 
 _R = TypeVar("_R", ResponseRecord, JudgmentRecord)
 _RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord))
+RESPONSE_FIELDS = _RESPONSE_FIELDS  # the columns a ResponseRecord is read from
 _JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
+JUDGMENT_FIELDS = _JUDGMENT_FIELDS  # the columns a JudgmentRecord is read from
 # the columns written, in order: the run id (and a judgment's criterion hash), then the
 # record's fields (each a column of the same name)
 _RESPONSE_COLUMNS = ("run_id", *_RESPONSE_FIELDS)
