@@ -106,9 +106,10 @@ def test_a_dependent_evaluator_gets_the_reference_answer_of_its_input(
     evaluation = suite.evaluation.model_copy(update={"judges": [CRITERIA, PROBE, every_kind]})
     suite = load_evaluation(evaluation, tmp_path)
     plan = expand(suite).with_references("ref/big")
-    # one reference per input (both candidates are sent the same prompt), asked first
+    # one reference per input (both candidates are sent the same prompt), asked first:
+    # right before the candidates of its input (the plan is a stream, input by input)
     assert plan.reference_calls == 3
-    assert [i.kind for i in plan.items] == ["reference"] * 3 + ["candidate"] * 6
+    assert [i.kind for i in plan.items] == ["reference", "candidate", "candidate"] * 3
     assert estimate(plan, None).reference_calls == 3
     assert estimate(plan, None).candidate_calls == 6
 
@@ -203,7 +204,7 @@ def test_a_plan_whose_dependency_is_missing_or_whose_reference_model_is_unknown_
     suite = _suite(main, ref, tmp_path)
     plan = expand(suite).with_references("ref/big")
     orphan = dataclasses.replace(plan, items=[i for i in plan.items if i.kind == "candidate"])
-    with pytest.raises(ConfigError, match="depends on .* which is not in the plan"):
+    with pytest.raises(ConfigError, match="depends on .* which is not before it in its scenario and input row"):
         check_plan(suite, orphan)
     with pytest.raises(ConfigError, match="nowhere"):
         check_plan(suite, expand(suite).with_references("nowhere/big"))

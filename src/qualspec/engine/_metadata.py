@@ -20,7 +20,7 @@ __all__ = ["INPUT_ORDER_LIMIT", "metadata", "prompt_versions"]
 
 def prompt_versions(store: Store, plan: Plan) -> dict[str, dict[str, int]]:
     """The version id of every prompt part the plan sends, by part name and text."""
-    pairs = sorted({(n, t) for item in plan.items for n, t in item.prompt_parts.items()})
+    pairs = sorted(plan.survey.prompt_parts)
     ids = store.prompt_versions_many(pairs)
     out: dict[str, dict[str, int]] = {}
     for (name, text), version_id in zip(pairs, ids, strict=True):

@@ -22,7 +22,7 @@ from qualspec.engine._matrix import (
     prompts_per_row,
     scenario_rows,
 )
-from qualspec.engine._plan_check import check_plan
+from qualspec.engine._plan_check import PlanSurvey, check_plan, survey
 from qualspec.engine._selection import parse_temperatures, run_temperatures, select, split_model
 from qualspec.errors import ConfigError
 
@@ -79,6 +79,11 @@ class Plan:
             if item.input_id is not None and (item.scenario, item.input_id) != last:
                 rows, last = rows + 1, (item.scenario, item.input_id)
         return rows
+
+    @functools.cached_property
+    def survey(self) -> PlanSurvey:
+        """One pass over the items, kept: their models, candidates and prompt parts."""
+        return survey(self.items)
 
     @functools.cached_property
     def _evaluators(self) -> tuple[Evaluator | None, ...]:

@@ -68,7 +68,8 @@ def open_providers(
     package fails here, before any run is recorded."""
     from qualspec.providers import split_address
 
-    names = {item.provider for item in plan.items}
+    names = {split_address(a)[0] for a in plan.survey.others}
+    names |= {split_address(a)[0] for _, a in plan.survey.candidates}
     names |= {split_address(e.model)[0] for e in evaluators if e.model}
     return dict(calls.providers(sorted(names), configs))
 
