@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._execute import DEFAULT_WINDOW, BoundEvaluator, Executor
-from qualspec.engine._resume import superseded
+from qualspec.engine._resume import superseded, superseded_streamed
 from qualspec.engine._sink import close_sink
 from qualspec.errors import StoreError
 from qualspec.messages import one_line as _one_line
@@ -140,9 +140,10 @@ async def resume_state(
     the executor, a batch of keys at a time."""
 
     def settle() -> None:
-        existing = store.load_run(run_id)
-        stale, stale_e = superseded(existing, plan.items, current, groups=False)
-        store.supersede(run_id, stale, stale_e)
+        found = superseded_streamed(store, run_id, plan.items, current)
+        if found is None:  # an edited suite: some answer is no work item any more
+            found = superseded(store.load_run(run_id), plan.items, current, groups=False)
+        store.supersede(run_id, *found)
 
     await asyncio.to_thread(settle)
 
@@ -206,6 +207,8 @@ def settle_superseded(
     known once the answers are): run by :func:`finish_run` when the run completed."""
 
     def settle() -> None:
+        if not any(e.scope == "group" for e in current or ()):
+            return  # what else is stale was marked when the run resumed
         record = store.load_run(run_id)
         stale, stale_e = superseded(record, plan.items, current, groups=True)
         store.supersede(run_id, stale, stale_e)

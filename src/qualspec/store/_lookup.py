@@ -16,7 +16,9 @@ __all__ = [
     "LOOKUP_BATCH",
     "done_evaluations",
     "done_responses",
+    "group_judgments",
     "judgments_of",
+    "present_keys",
     "response_pages",
     "run_counts",
 ]
@@ -132,3 +134,28 @@ def run_counts(db: Database, run_id: str) -> dict[str, int]:
     names = ("judgments", "judgment_errors", "scored", "passed", "failed")
     out.update(zip(names, (int(v) for v in e), strict=True))
     return out
+
+
+def present_keys(db: Database, run_id: str, keys: Iterable[str]) -> set[str]:
+    """The keys among ``keys`` of the run's current responses (errors included)."""
+    wanted = list(dict.fromkeys(keys))
+    out: set[str] = set()
+    with db.read() as conn:
+        for start in range(0, len(wanted), LOOKUP_BATCH):
+            chunk = wanted[start : start + LOOKUP_BATCH]
+            query = select(responses.c.key).where(
+                responses.c.run_id == run_id, ~responses.c.superseded, responses.c.key.in_(chunk)
+            )
+            out.update(str(k) for k in conn.execute(query).scalars())
+    return out
+
+
+def group_judgments(db: Database, run_id: str) -> list[tuple[str, str, str, str | None, float | None]]:
+    """``(evaluator, subject key, aspect, judge model, threshold)`` of the run's current
+    evaluation records of groups (a subject of several answers)."""
+    j = judgments.c
+    query = select(j.evaluator, j.response_key, j.criterion, j.judge_model, j.threshold).where(
+        j.run_id == run_id, ~j.superseded, j.subject.is_not(None)
+    )
+    with db.read() as conn:
+        return [(str(a), str(b), str(c), d, e) for a, b, c, d, e in conn.execute(query)]

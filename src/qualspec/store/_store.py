@@ -227,6 +227,17 @@ class Store:
         """A run's current evaluation records of the subjects ``subject_keys``."""
         return _lookup.judgments_of(self._db, run_id, subject_keys)
 
+    def present_keys(self, run_id: str, keys: Iterable[str]) -> set[str]:
+        """The keys among ``keys`` of the run's current responses (errors included)."""
+        return _lookup.present_keys(self._db, run_id, keys)
+
+    def group_judgments(
+        self, run_id: str
+    ) -> list[tuple[str, str, str, str | None, float | None]]:
+        """``(evaluator, subject key, aspect, judge model, threshold)`` of the run's
+        current evaluation records of groups."""
+        return _lookup.group_judgments(self._db, run_id)
+
     def run_counts(self, run_id: str) -> dict[str, int]:
         """A run's current responses and evaluation records counted (``responses``,
         ``errors``, ``cached_responses``, ``candidates``, ``failed_candidates``,
