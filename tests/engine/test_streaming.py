@@ -143,3 +143,27 @@ async def test_resume_looks_up_what_is_done_a_batch_of_keys_at_a_time(
     assert all(r.error is None for r in again.record.responses)
     assert len(again.record.responses) == 1200
     assert sum(asked) == 1200 and len(asked) >= 3 and max(asked) <= 500
+
+
+@pytest.mark.asyncio
+async def test_a_large_run_is_summarised_and_its_results_file_streamed(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    import json
+
+    from qualspec.report import write_results_stream
+
+    suite = load_suite(_suite(tmp_path, 30, server.base_url))
+    options = ExecuteOptions(calibrate=False, summarise_above=10)
+    async with Session(db=f"sqlite:///{tmp_path / 'q.db'}", options=options) as session:
+        outcome = await session.run(suite)
+        assert outcome.summarised and outcome.status == "finished"
+        assert outcome.record.responses == [] and outcome.record.summary.id == outcome.run_id
+        write_results_stream(session.store, outcome.run_id, tmp_path / "out.json")
+    data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert data["summary"]["large_run"] is True
+    counts = data["summary"]["counts"]
+    assert (counts["responses"], counts["judgments"], counts["errors"]) == (30, 30, 0)
+    assert len(data["responses"]) == 30
+    assert sorted(r["input_id"] for r in data["responses"]) == sorted(f"r{i}" for i in range(30))
+    assert all(len(r["judgments"]) == 1 for r in data["responses"])

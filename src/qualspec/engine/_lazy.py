@@ -14,7 +14,7 @@ from typing import Any, overload
 
 from qualspec.engine._items import WorkItem, call_key, reference_key
 
-__all__ = ["LazyItems", "any_item", "count_items", "with_reference_items"]
+__all__ = ["LazyItems", "any_item", "with_reference_items"]
 
 
 class LazyItems(Sequence[WorkItem]):
@@ -75,11 +75,6 @@ class LazyItems(Sequence[WorkItem]):
 
     def __repr__(self) -> str:
         return f"LazyItems(count={self._count})"
-
-
-def count_items(items: Sequence[WorkItem]) -> int:
-    """How many items (no list built for lazy ones)."""
-    return len(items)
 
 
 def any_item(items: Sequence[WorkItem], fact: str, test: Callable[[WorkItem], bool]) -> bool:

@@ -266,20 +266,21 @@ async def finish_run(
 
 
 FULL_RECORD_LIMIT = 20_000
-"""Work items above which a run's outcome does not load every record: its ``record``
-holds the summary, and reports read the store a page at a time."""
+"""Work items above which a run's outcome does not load every record by default
+(``ExecuteOptions.summarise_above``): its ``record`` holds the summary, and reports read
+the store a page at a time."""
 
 
 async def outcome_record(
-    store: Store, run_id: str, plan: Plan, evaluators: Sequence[Evaluator]
+    store: Store, run_id: str, plan: Plan, evaluators: Sequence[Evaluator], limit: int
 ) -> tuple[RunRecord, list[str], bool]:
     """The run as stored for its outcome, the evaluators that could score nothing, and
-    whether it is summarised (a plan of more than ``FULL_RECORD_LIMIT`` items: the
-    summary only, nothing loaded whole)."""
+    whether it is summarised (a plan of more than ``limit`` items: the summary only,
+    nothing loaded whole)."""
     from qualspec.engine._failures import judge_failures
     from qualspec.store import RunRecord
 
-    if len(plan.items) > FULL_RECORD_LIMIT:
+    if len(plan.items) > limit:
         return RunRecord(summary=await asyncio.to_thread(store.get_run, run_id)), [], True
     record = await asyncio.to_thread(store.load_run, run_id)
     return record, judge_failures(record, evaluators), False

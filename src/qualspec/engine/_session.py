@@ -429,7 +429,8 @@ class Session:
                 f"could not record results: {failure}; nothing recorded is lost: resume with "
                 f"qualspec run {suite.path} --resume {run_id}"
             )
-        record, failures, summarised = await outcome_record(store, run_id, plan, run)
+        limit = self.options.summarise_above
+        record, failures, summarised = await outcome_record(store, run_id, plan, run, limit)
         return RunOutcome(
             run_id=run_id,
             status=status,
