@@ -21,6 +21,8 @@ __all__ = ["check_seed", "criteria_at", "matrix", "prompts_per_row", "scenario_r
 
 
 def criteria_at(suite: LoadedSuite, scenario: Scenario, temperature: float | None) -> tuple[str, ...]:
+    """The criteria of ``scenario``'s cells at ``temperature``: its own, its rubric's and
+    its ``at_temperature`` ones, in order, de-duplicated."""
     from qualspec.spec import BUILTIN_RUBRICS
 
     out = list(scenario.criteria)
@@ -60,6 +62,7 @@ def _system(role: Role | None, scenario: Scenario, candidate: Candidate) -> tupl
 
 
 def check_seed(candidate: Candidate, runs: int) -> None:
+    """Refuse a seed that cannot move on by the run index (several runs)."""
     seed = candidate.params.get("seed")
     if runs > 1 and seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ConfigError(

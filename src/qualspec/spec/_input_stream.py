@@ -8,6 +8,7 @@ memory: a bit per hashed id, and a second look only at the ids whose bit was tak
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -46,7 +47,8 @@ class StreamedRows(Sequence[InputRow]):
     def __iter__(self) -> Iterator[InputRow]:
         for number, raw in enumerate(_raw_rows(self.path, self.shown), start=1):
             if isinstance(raw, SpecIssue):  # the file was edited since the suite was loaded
-                raise SpecError([raw])
+                changed = f"{raw.message} (the file changed after the suite was loaded)"
+                raise SpecError([dataclasses.replace(raw, message=changed)])
             yield InputRow(id=row_id_of(raw.values, number), values=dict(raw.values))
 
     def __len__(self) -> int:
