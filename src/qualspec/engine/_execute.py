@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from qualspec.engine._blocks import Block, batches, groups_of, response_aspects
 from qualspec.engine._calls import CallEngine, CallStopped
 from qualspec.engine._context import EvaluationContext
+from qualspec.engine._evaluator_calls import EvaluatorCalls
 from qualspec.engine._evaluators import (
     Evaluator,
     Subject,
@@ -77,7 +78,7 @@ class BoundEvaluator:
     prompt_version: int | None = None
 
 
-class Executor:
+class Executor(EvaluatorCalls):
     """Runs the work of a plan that the store does not yet hold."""
 
     def __init__(
@@ -104,7 +105,7 @@ class Executor:
         self.window = max(1, window or DEFAULT_WINDOW)
         self.max_in_flight = 0  # the most items in flight at once (tests, benchmarks)
         self._in_flight = 0
-        self._judge_total = 0
+        self._judge_total = self._judge_shown = 0
         self._calls = calls
         self._providers = dict(providers)
         self._configs = dict(provider_configs or {})
@@ -141,6 +142,7 @@ class Executor:
             async with asyncio.TaskGroup() as tasks:
                 for batch in batches(self._items, BATCH):
                     await self._schedule(batch, tasks, gate)
+                self._count_evaluations([], [], final=True)
         except BaseExceptionGroup as failed:
             raise failed.exceptions[0] from None  # what ended the run, as itself
         stats = self.stats
@@ -208,13 +210,20 @@ class Executor:
         self._done_e -= block.evaluations
 
     def _count_evaluations(
-        self, items: list[WorkItem], groups: list[tuple[BoundEvaluator, str, list[WorkItem]]]
+        self,
+        items: list[WorkItem],
+        groups: list[tuple[BoundEvaluator, str, list[WorkItem]]],
+        *,
+        final: bool = False,
     ) -> None:
-        """Add a block's evaluations to the progress total (it grows as blocks start)."""
+        """Add a block's evaluations to the progress total (it grows as blocks start,
+        reported every 1% of growth, and once the whole plan has started)."""
         total = sum(len(b.evaluator.aspects(members)) for b, _, members in groups)
         total += sum(response_aspects(b.evaluator, items) for b in self._response_evals)
-        if total:
-            self._judge_total += total
+        self._judge_total += total
+        shown = self._judge_shown
+        if self._judge_total != shown and (final or self._judge_total > shown + shown // 100):
+            self._judge_shown = self._judge_total
             self._progress("total:judge", self._judge_total)
 
     # ---------------------------------------------------------------- stages
@@ -458,41 +467,6 @@ class Executor:
     def store(self) -> Store:
         """The store the run records into."""
         return self._calls.store
-
-    def provider_for(self, address: str) -> tuple[Provider, str]:
-        """The provider and model of a ``provider/model`` address (created on first use)."""
-        from qualspec.providers import split_address
-
-        name, model = split_address(address)
-        provider = self._providers.get(name)
-        if provider is None:
-            provider = self._calls.providers([name], self._configs)[name]
-            self._providers[name] = provider
-        return provider, model
-
-    async def complete_for_evaluator(
-        self,
-        ctx: EvaluationContext,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        kind: str,
-        options: CallOptions,
-    ) -> Reply:
-        """An evaluator's call: made through the engine, counted in the run's stats."""
-        provider, model_name = self.provider_for(model)
-        reply = await self._calls.complete(
-            provider, model_name, messages, kind=kind, recorder=self._recorder, options=options
-        )
-        stats = self.stats
-        if reply.cached:
-            stats.cached_judge += 1
-            stats.saved_usd += reply.saved_usd
-        else:
-            stats.judge_calls += 1
-            stats.judge_cost_usd += reply.cost_usd or 0.0
-        ctx.account(reply)
-        return reply
 
 
 def _now() -> datetime:
