@@ -27,7 +27,12 @@ _MAX_ISSUES = 50
 
 def _raw_rows(path: Path, shown: str) -> Iterator[RawRow | SpecIssue]:
     kind = STREAMED_KINDS[path.suffix.lower()]
-    with path.open(encoding="utf-8-sig", newline="" if kind == "csv" else None) as file:
+    try:
+        file = path.open(encoding="utf-8-sig", newline="" if kind == "csv" else None)
+    except OSError as exc:
+        yield SpecIssue(shown, 1, 1, "", f"cannot read the inputs file: {exc.strerror or exc}")
+        return
+    with file:
         try:
             yield from (csv_rows if kind == "csv" else jsonl_rows)(file, shown)
         except UnicodeDecodeError as exc:
