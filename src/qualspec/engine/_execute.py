@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -68,6 +68,8 @@ DEFAULT_WINDOW = 1024
 """Items in flight at most (answered or evaluated) when the run does not say."""
 BATCH = 500
 """Items read from the plan, and looked up in the store, at a time."""
+BACKLOG = 4 * BATCH
+"""Records not yet written (beyond those holding a call slot) before the plan waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +108,8 @@ class Executor(EvaluatorCalls):
         self.max_in_flight = 0  # the most items in flight at once (tests, benchmarks)
         self._in_flight = 0
         self._judge_total = self._judge_shown = 0
+        self._backlog = 0  # records given to the recorder, not yet written
+        self._drained = asyncio.Event()
         self._calls = calls
         self._providers = dict(providers)
         self._configs = dict(provider_configs or {})
@@ -141,6 +145,7 @@ class Executor(EvaluatorCalls):
             # the run waits for them before it raises
             async with asyncio.TaskGroup() as tasks:
                 for batch in batches(self._items, BATCH):
+                    await self._wait_for_writes()
                     await self._schedule(batch, tasks, gate)
                 self._count_evaluations([], [], final=True)
         except BaseExceptionGroup as failed:
@@ -191,6 +196,28 @@ class Executor(EvaluatorCalls):
                 task.add_done_callback(lambda _, b=block: self._finished(b, None))
             block.closed = True
             self._forget_if_done(block)
+
+    def _unwritten(self) -> Callable[[], None]:
+        """Count a record given to the recorder without a call slot (a cached answer, an
+        evaluation) until it is written: the plan is read no faster than they are."""
+        self._backlog += 1
+
+        def written() -> None:
+            self._backlog -= 1
+            if self._backlog <= BACKLOG:
+                self._drained.set()
+
+        return written
+
+    async def _wait_for_writes(self) -> None:
+        """Wait while more than ``BACKLOG`` such records are unwritten (a second at most
+        each time: a sink that never calls back slows the run, never stops it)."""
+        while self._backlog > BACKLOG:
+            self._drained.clear()
+            try:
+                await asyncio.wait_for(self._drained.wait(), 1.0)
+            except TimeoutError:
+                return
 
     def _finished(self, block: Block, gate: asyncio.Semaphore | None) -> None:
         if gate is not None:
@@ -344,7 +371,8 @@ class Executor(EvaluatorCalls):
                 judge_key=ctx.last_key,
                 prompt_version=bound.prompt_version,
                 usage=ctx.usage(error).as_fields(),
-            )
+            ),
+            on_commit=self._unwritten(),
         )
         self.stats.evaluations += 1
         if error is not None:
@@ -451,7 +479,7 @@ class Executor(EvaluatorCalls):
             # a bulk-read answer never waited for a slot: no queue time (None), as recorded
             reply = Reply.from_cache(entry, key=keys[item.key], queue_s=None)
             record = self._response_record(item, reply)
-            self._recorder.response(record)
+            self._recorder.response(record, on_commit=self._unwritten())
             out[item.key] = record
         return out
 
