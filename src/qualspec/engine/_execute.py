@@ -36,17 +36,11 @@ from qualspec.engine._evaluators import (
 )
 from qualspec.engine._items import WorkItem
 from qualspec.engine._judgment import judgment_record
-from qualspec.engine._options import CallOptions, ExecuteOptions, ExecuteStats, ProgressFn
+from qualspec.engine._options import ExecuteOptions, ExecuteStats, ProgressFn
 from qualspec.engine._reply import Reply
 from qualspec.errors import AuthenticationError, ConfigError
 from qualspec.messages import one_line as _one_line
-from qualspec.providers import (
-    STRUCTURED_MODES,
-    ChatRequest,
-    Message,
-    Provider,
-    effective_temperature,
-)
+from qualspec.providers import STRUCTURED_MODES, ChatRequest, Provider, effective_temperature
 from qualspec.store import ResponseRecord, Store
 
 if TYPE_CHECKING:
