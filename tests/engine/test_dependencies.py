@@ -204,7 +204,9 @@ def test_a_plan_whose_dependency_is_missing_or_whose_reference_model_is_unknown_
     suite = _suite(main, ref, tmp_path)
     plan = expand(suite).with_references("ref/big")
     orphan = dataclasses.replace(plan, items=[i for i in plan.items if i.kind == "candidate"])
-    with pytest.raises(ConfigError, match="depends on .* which is not before it in its scenario and input row"):
+    with pytest.raises(
+        ConfigError, match="depends on .* which is not before it in its scenario and input row"
+    ):
         check_plan(suite, orphan)
     with pytest.raises(ConfigError, match="nowhere"):
         check_plan(suite, expand(suite).with_references("nowhere/big"))

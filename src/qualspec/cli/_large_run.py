@@ -64,7 +64,7 @@ def large_run_report(
     )
     say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
     if ns.html:
-        say(console, f"HTML report: not written for a run of this size; use qualspec serve")
+        say(console, "HTML report: not written for a run of this size; use qualspec serve")
     if outcome.status == "budget_exceeded":
         say(
             console,

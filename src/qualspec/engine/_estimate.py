@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from qualspec.engine._blocks import blocks
-from qualspec.engine._lazy import any_item
 from qualspec.engine._hooks import (
     Calibrated,
     PlannedCalls,
     answer_tokens,
     message_tokens,
 )
+from qualspec.engine._lazy import any_item
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -183,11 +184,11 @@ class Executor(EvaluatorCalls):
                 existing = done.get(item.key) or cached.get(item.key)
                 block.pending += 1
                 task = tasks.create_task(self._cell(item, existing))
-                task.add_done_callback(lambda _, b=block: self._finished(b, gate))
+                task.add_done_callback(functools.partial(self._finished, block, gate))
             for bound, group_id, members in groups:
                 block.pending += 1
                 task = tasks.create_task(self._group(bound, group_id, members))
-                task.add_done_callback(lambda _, b=block: self._finished(b, None))
+                task.add_done_callback(functools.partial(self._finished, block, None))
             block.closed = True
             self._forget_if_done(block)
 
@@ -213,7 +214,7 @@ class Executor(EvaluatorCalls):
             except TimeoutError:
                 return
 
-    def _finished(self, block: Block, gate: asyncio.Semaphore | None) -> None:
+    def _finished(self, block: Block, gate: asyncio.Semaphore | None, _: object = None) -> None:
         if gate is not None:
             self._in_flight -= 1
             gate.release()

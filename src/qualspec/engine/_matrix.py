@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["check_seed", "criteria_at", "matrix", "prompts_per_row", "scenario_rows"]
 
 
-def criteria_at(suite: LoadedSuite, scenario: Scenario, temperature: float | None) -> tuple[str, ...]:
+def criteria_at(
+    suite: LoadedSuite, scenario: Scenario, temperature: float | None
+) -> tuple[str, ...]:
     """The criteria of ``scenario``'s cells at ``temperature``: its own, its rubric's and
     its ``at_temperature`` ones, in order, de-duplicated."""
     from qualspec.spec import BUILTIN_RUBRICS

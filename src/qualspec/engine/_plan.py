@@ -350,7 +350,9 @@ def expand(
             plan = plan.with_references(
                 reference.model, scenarios=[scenario.name], params=reference.params
             )
-            references += len(scenario_rows(suite, scenario)) * prompts_per_row(scenario, role_list, cells)
+            references += len(scenario_rows(suite, scenario)) * prompts_per_row(
+                scenario, role_list, cells
+            )
     if references and isinstance(plan.items, LazyItems):  # counted without expanding
         lazy = plan.items
         counted = LazyItems(

@@ -142,7 +142,10 @@ def superseded_streamed(
                 or j.threshold != evaluator.threshold
                 or (
                     evaluator.scope == "response"
-                    and (not evaluates(evaluator, item) or j.criterion not in evaluator.aspects((item,)))
+                    and (
+                        not evaluates(evaluator, item)
+                        or j.criterion not in evaluator.aspects((item,))
+                    )
                 )
             ):
                 stale_e.add((j.evaluator, j.response_key, j.criterion))

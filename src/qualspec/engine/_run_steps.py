@@ -18,7 +18,7 @@ from qualspec.messages import one_line as _one_line
 if TYPE_CHECKING:
     from qualspec.engine._calls import CallEngine
     from qualspec.engine._evaluators import Evaluator, EvaluatorCore
-    from qualspec.engine._options import ProgressFn
+    from qualspec.engine._options import ExecuteOptions, ProgressFn
     from qualspec.engine._plan import Plan
     from qualspec.engine._prepare import Preparations
     from qualspec.engine._sink import Sink
@@ -272,15 +272,19 @@ the store a page at a time."""
 
 
 async def outcome_record(
-    store: Store, run_id: str, plan: Plan, evaluators: Sequence[Evaluator], limit: int
+    store: Store,
+    run_id: str,
+    plan: Plan,
+    evaluators: Sequence[Evaluator],
+    options: ExecuteOptions,
 ) -> tuple[RunRecord, list[str], bool]:
     """The run as stored for its outcome, the evaluators that could score nothing, and
-    whether it is summarised (a plan of more than ``limit`` items: the summary only,
-    nothing loaded whole)."""
+    whether it is summarised (a plan of more than ``options.summarise_above`` items: the
+    summary only, nothing loaded whole)."""
     from qualspec.engine._failures import judge_failures
     from qualspec.store import RunRecord
 
-    if len(plan.items) > limit:
+    if len(plan.items) > options.summarise_above:
         return RunRecord(summary=await asyncio.to_thread(store.get_run, run_id)), [], True
     record = await asyncio.to_thread(store.load_run, run_id)
     return record, judge_failures(record, evaluators), False

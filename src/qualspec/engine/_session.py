@@ -32,6 +32,7 @@ from qualspec.engine._run_steps import (
     finish_run,
     open_providers,
     open_run,
+    outcome_record,
     record_settled,
     settle_superseded,
 )
@@ -429,8 +430,7 @@ class Session:
                 f"could not record results: {failure}; nothing recorded is lost: resume with "
                 f"qualspec run {suite.path} --resume {run_id}"
             )
-        limit = self.options.summarise_above
-        record, failures, summarised = await outcome_record(store, run_id, plan, run, limit)
+        record, failures, summarised = await outcome_record(store, run_id, plan, run, self.options)
         return RunOutcome(
             run_id=run_id,
             status=status,

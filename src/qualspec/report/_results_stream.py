@@ -56,7 +56,9 @@ def write_results_stream(store: Store, run_id: str, path: str | os.PathLike[str]
                 judged[judgment.response_key].append(judgment)
             for response in page:
                 item = _record_dict(response)
-                mine = sorted(judged.get(response.key, ()), key=lambda j: (j.evaluator, j.criterion))
+                mine = sorted(
+                    judged.get(response.key, ()), key=lambda j: (j.evaluator, j.criterion)
+                )
                 item["judgments"] = [_judgment_dict(j, None) for j in mine]
                 line = json.dumps(item, ensure_ascii=False, default=_json_default)
                 handle.write(("\n    " if first else ",\n    ") + line)

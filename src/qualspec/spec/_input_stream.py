@@ -47,7 +47,7 @@ class StreamedRows(Sequence[InputRow]):
 
     path: Path
     shown: str
-    count: int
+    length: int
 
     def __iter__(self) -> Iterator[InputRow]:
         for number, raw in enumerate(_raw_rows(self.path, self.shown), start=1):
@@ -57,7 +57,7 @@ class StreamedRows(Sequence[InputRow]):
             yield InputRow(id=row_id_of(raw.values, number), values=dict(raw.values))
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
     @overload
     def __getitem__(self, index: int) -> InputRow: ...
@@ -66,8 +66,8 @@ class StreamedRows(Sequence[InputRow]):
     def __getitem__(self, index: int | slice) -> InputRow | Sequence[InputRow]:
         if isinstance(index, slice):
             return list(self)[index]
-        position = index + self.count if index < 0 else index
-        if not 0 <= position < self.count:
+        position = index + self.length if index < 0 else index
+        if not 0 <= position < self.length:
             raise IndexError(index)
         for i, row in enumerate(self):
             if i == position:
@@ -76,13 +76,13 @@ class StreamedRows(Sequence[InputRow]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StreamedRows):
-            return (self.path, self.count) == (other.path, other.count)
+            return (self.path, self.length) == (other.path, other.length)
         if isinstance(other, Sequence):
             return list(self) == list(other)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self.path, self.count))
+        return hash((self.path, self.length))
 
 
 def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[SpecIssue]]:
@@ -120,7 +120,7 @@ def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[
         issues.append(SpecIssue(shown, last.line, 1, "", f"... and {more} more issue(s)"))
     if issues:
         return None, issues[: _MAX_ISSUES + 1]
-    return StreamedRows(path, shown, count), []
+    return StreamedRows(path, shown, length=count), []
 
 
 def _key_issue(raw: RawRow, number: int, shown: str) -> SpecIssue | None:

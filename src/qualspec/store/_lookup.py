@@ -150,7 +150,9 @@ def present_keys(db: Database, run_id: str, keys: Iterable[str]) -> set[str]:
     return out
 
 
-def group_judgments(db: Database, run_id: str) -> list[tuple[str, str, str, str | None, float | None]]:
+def group_judgments(
+    db: Database, run_id: str
+) -> list[tuple[str, str, str, str | None, float | None]]:
     """``(evaluator, subject key, aspect, judge model, threshold)`` of the run's current
     evaluation records of groups (a subject of several answers)."""
     j = judgments.c

@@ -231,9 +231,7 @@ class Store:
         """The keys among ``keys`` of the run's current responses (errors included)."""
         return _lookup.present_keys(self._db, run_id, keys)
 
-    def group_judgments(
-        self, run_id: str
-    ) -> list[tuple[str, str, str, str | None, float | None]]:
+    def group_judgments(self, run_id: str) -> list[tuple[str, str, str, str | None, float | None]]:
         """``(evaluator, subject key, aspect, judge model, threshold)`` of the run's
         current evaluation records of groups."""
         return _lookup.group_judgments(self._db, run_id)
