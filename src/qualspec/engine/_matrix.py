@@ -8,6 +8,7 @@ candidate.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._items import WorkItem, call_key, cell_key
@@ -88,17 +89,20 @@ def matrix(
     runs: int,
 ) -> Iterator[WorkItem]:
     """The candidate cells in expansion order: scenario -> input row -> role -> candidate
-    (with its ``(provider, model)``) -> temperature -> run."""
+    (with its ``(provider, model)``) -> temperature -> run. What a cell's row does not
+    change is made once per scenario, role and candidate."""
     for scenario in scenarios:
         criteria = {t: criteria_at(suite, scenario, t) for t in temperatures}
+        cells = [
+            _Cell.of(scenario, role, candidate, address)
+            for role in roles
+            for candidate, address in candidates
+        ]
         for row in scenario_rows(suite, scenario):
             prompt = _render(scenario.prompt, row)
-            for role in roles:
-                for candidate, address in candidates:
-                    yield from _cells(
-                        scenario, row, role, candidate, address, prompt, temperatures, runs,
-                        criteria,
-                    )  # fmt: skip
+            values = dict(row.values) if row else None
+            for cell in cells:
+                yield from cell.items(row, values, prompt, temperatures, runs, criteria)
 
 
 def _render(template: str, row: InputRow | None) -> str:
@@ -120,58 +124,87 @@ def _run_params(params: dict[str, Any], run_index: int) -> dict[str, Any]:
     return {**params, "seed": seed + run_index}
 
 
-def _cells(
-    scenario: Scenario,
-    row: InputRow | None,
-    role: Role | None,
-    candidate: Candidate,
-    address: tuple[str, str],
-    prompt: str,
-    temperatures: tuple[float | None, ...],
-    runs: int,
-    criteria: dict[float | None, tuple[str, ...]],
-) -> list[WorkItem]:
-    # Prompt versions are tracked per named source: editing one scenario's prompt bumps
-    # that scenario's version only. The system prompt follows role > scenario > candidate.
-    system_name, system = _system(role, scenario, candidate)
-    user = f"{role.preamble}\n\n{prompt}" if role and role.preamble else prompt
-    messages = (Message("system", system),) if system is not None else ()
-    messages = (*messages, Message("user", user))
-    parts: dict[str, str] = {}
-    if system is not None:
-        parts[system_name] = system
-    if role and role.preamble:
-        parts[f"preamble:{role.name}"] = role.preamble
-    parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
-    params: dict[str, Any] = {k: v for k, v in candidate.params.items() if k != "temperature"}
-    provider, model = address
-    schema = scenario.output_schema.to_json_schema() if scenario.output_schema else None
-    out: list[WorkItem] = []
-    for temperature in temperatures:
-        for run_index in range(runs):
-            run_params = _run_params(params, run_index)
-            key_params = {**run_params, "temperature": temperature}
-            call = call_key(provider, model, messages, key_params, run_index, schema)
-            out.append(
-                WorkItem(
-                    key=cell_key(call, candidate.name, role, scenario.name, row),
+@dataclass(frozen=True)
+class _Cell:
+    """What the cells of one scenario, role and candidate share, whatever the row."""
+
+    scenario: Scenario
+    role: Role | None
+    candidate: Candidate
+    provider: str
+    model: str
+    system: Message | None
+    preamble: str | None
+    parts: dict[str, str]
+    params: dict[str, Any]
+    schema: dict[str, Any] | None
+    checks: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(
+        cls, scenario: Scenario, role: Role | None, candidate: Candidate, address: tuple[str, str]
+    ) -> _Cell:
+        # Prompt versions are tracked per named source: editing one scenario's prompt bumps
+        # that scenario's version only. The system prompt follows role > scenario > candidate.
+        system_name, system = _system(role, scenario, candidate)
+        preamble = role.preamble if role and role.preamble else None
+        parts: dict[str, str] = {}
+        if system is not None:
+            parts[system_name] = system
+        if role and preamble:
+            parts[f"preamble:{role.name}"] = preamble
+        parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
+        return cls(
+            scenario,
+            role,
+            candidate,
+            address[0],
+            address[1],
+            Message("system", system) if system is not None else None,
+            preamble,
+            parts,
+            {k: v for k, v in candidate.params.items() if k != "temperature"},
+            scenario.output_schema.to_json_schema() if scenario.output_schema else None,
+            tuple((c.name, c.value) for c in scenario.expect),
+        )
+
+    def items(
+        self,
+        row: InputRow | None,
+        values: dict[str, Any] | None,
+        prompt: str,
+        temperatures: tuple[float | None, ...],
+        runs: int,
+        criteria: dict[float | None, tuple[str, ...]],
+    ) -> Iterator[WorkItem]:
+        """The cells of ``row`` (its rendered ``prompt``), by temperature and run."""
+        user = Message("user", f"{self.preamble}\n\n{prompt}" if self.preamble else prompt)
+        messages = (self.system, user) if self.system is not None else (user,)
+        scenario, role, name = self.scenario, self.role, self.candidate.name
+        for temperature in temperatures:
+            for run_index in range(runs):
+                run_params = _run_params(self.params, run_index)
+                key_params = {**run_params, "temperature": temperature}
+                call = call_key(
+                    self.provider, self.model, messages, key_params, run_index, self.schema
+                )
+                yield WorkItem(
+                    key=cell_key(call, name, role, scenario.name, row),
                     call_key=call,
-                    candidate=candidate.name,
+                    candidate=name,
                     role=role.name if role else None,
                     scenario=scenario.name,
                     input_id=row.id if row else None,
                     temperature=temperature,
                     run_index=run_index,
-                    provider=provider,
-                    model=model,
+                    provider=self.provider,
+                    model=self.model,
                     messages=messages,
                     params=run_params,
                     criteria=criteria[temperature],
                     context=scenario.context,
-                    prompt_parts=parts,
-                    input_values=dict(row.values) if row else None,
-                    checks=tuple((c.name, c.value) for c in scenario.expect),
-                    json_schema=schema,
+                    prompt_parts=self.parts,
+                    input_values=values,
+                    checks=self.checks,
+                    json_schema=self.schema,
                 )
-            )
-    return out
