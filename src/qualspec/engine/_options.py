@@ -83,7 +83,7 @@ class ExecuteOptions:
     """Work items of a run in flight at most (being answered or evaluated): the plan is
     read as they finish, so memory stays flat at any size. None: 1024, or 4 per call slot
     (``max_concurrency``, else the widest provider's) when that is more."""
-    summarise_above: int = 20_000
+    summarise_above: int = 5_000
     """A run of more work items than this ends with its summary only in
     ``RunOutcome.record`` (``summarised``): nothing is loaded whole; ``qualspec run``
     then streams the results file from the store and prints counts."""

@@ -265,7 +265,7 @@ async def finish_run(
     return failure
 
 
-FULL_RECORD_LIMIT = 20_000
+FULL_RECORD_LIMIT = 5_000
 """Work items above which a run's outcome does not load every record by default
 (``ExecuteOptions.summarise_above``): its ``record`` holds the summary, and reports read
 the store a page at a time."""
