@@ -170,3 +170,31 @@ async def test_a_large_run_is_summarised_and_its_results_file_streamed(
     assert len(data["responses"]) == 30
     assert sorted(r["input_id"] for r in data["responses"]) == sorted(f"r{i}" for i in range(30))
     assert all(len(r["judgments"]) == 1 for r in data["responses"])
+
+
+def test_a_streamed_plan_with_reference_answers_is_counted_without_expanding(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "rows.csv").write_text("id,q\na,x\nb,y\nc,z\n", encoding="utf-8")
+    path = tmp_path / "graded.yaml"
+    path.write_text(
+        "name: graded\n"
+        "candidates: [{name: bot, model: fake/bot}, {name: bot2, model: fake/bot}]\n"
+        "roles: [{name: r1, preamble: hi}, {name: r2, preamble: ho}]\n"
+        "scenarios:\n"
+        "  - name: profile\n"
+        "    prompt: 'Profile of {{ q }} as JSON'\n"
+        "    inputs: rows.csv\n"
+        "    criteria: [ok]\n"
+        "    reference: {model: fake/ref}\n"
+        "    output_schema: {fields: [{name: name}]}\n"
+        "providers:\n"
+        "  fake: {type: openai, base_url: 'http://127.0.0.1:9', api_key_env: K}\n",
+        encoding="utf-8",
+    )
+    plan = expand(load_suite(path))
+    # 3 rows x 2 roles x 2 candidates, and one reference per row and preamble
+    assert len(plan.items) == 12 + 6
+    kinds = [(i.kind, i.input_id) for i in plan.items]
+    assert len(kinds) == 18 and kinds[0] == ("reference", "a")
+    assert sum(kind == "reference" for kind, _ in kinds) == 6

@@ -28,7 +28,7 @@ from qualspec.errors import ConfigError
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator
-    from qualspec.spec import EvaluatorConfig, LoadedSuite, Role, Scenario
+    from qualspec.spec import Candidate, EvaluatorConfig, LoadedSuite, Role, Scenario
 
 __all__ = ["LazyItems", "Plan", "check_plan", "expand", "parse_temperatures"]
 
@@ -343,22 +343,31 @@ def expand(
         warnings=tuple(_unused_at_temperature(by_scenario, chosen_scenarios, temps)),
         input_rows=sum(len(suite.inputs.get(s.name, ())) for s in chosen),
     )
-    references = 0
-    for scenario in chosen:  # reference answers of the scenarios graded against one
+    return _with_references(suite, plan, chosen, role_list, cells)
+
+
+def _with_references(
+    suite: LoadedSuite,
+    plan: Plan,
+    chosen: list[Scenario],
+    roles: list[Role | None],
+    cells: list[tuple[Candidate, tuple[str, str]]],
+) -> Plan:
+    """``plan`` with the reference answers of the scenarios graded against one, counted
+    from the suite's dimensions (nothing expanded)."""
+    references, cells_count = 0, len(plan.items)  # known: the matrix's dimensions
+    for scenario in chosen:
         reference = scenario.reference
         if reference is not None:
             plan = plan.with_references(
                 reference.model, scenarios=[scenario.name], params=reference.params
             )
-            references += len(scenario_rows(suite, scenario)) * prompts_per_row(
-                scenario, role_list, cells
-            )
-    if references and isinstance(plan.items, LazyItems):  # counted without expanding
-        lazy = plan.items
-        counted = LazyItems(
-            lazy.produce, count=per_row * n_inputs + references, criteria=lazy.criteria,
-            checks=lazy.checks,
-        )  # fmt: skip
+            rows = len(scenario_rows(suite, scenario))
+            references += rows * prompts_per_row(scenario, roles, cells)
+    lazy = plan.items
+    if references and isinstance(lazy, LazyItems):
+        count = cells_count + references
+        counted = LazyItems(lazy.produce, count=count, criteria=lazy.criteria, checks=lazy.checks)
         plan = dataclasses.replace(plan, items=counted)
     return plan
 
