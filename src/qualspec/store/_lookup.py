@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from qualspec.store._db import Database
 from qualspec.store._records import JudgmentRecord, ResponseRecord
-from qualspec.store._results import JUDGMENT_FIELDS, RESPONSE_FIELDS
+from qualspec.store._results import judgment_from_row, response_from_row
 from qualspec.store._schema import judgments, responses
 
 __all__ = [
@@ -41,7 +41,7 @@ def done_responses(db: Database, run_id: str, keys: Iterable[str]) -> dict[str, 
                 responses.c.key.in_(chunk),
             )
             for row in conn.execute(query).mappings():
-                record = ResponseRecord(**{name: row[name] for name in RESPONSE_FIELDS})
+                record = response_from_row(row)
                 out[record.key] = record
     return out
 
@@ -78,10 +78,7 @@ def response_pages(
             .limit(size)
         )
         with db.read() as conn:
-            page = [
-                ResponseRecord(**{name: row[name] for name in RESPONSE_FIELDS})
-                for row in conn.execute(query).mappings()
-            ]
+            page = [response_from_row(row) for row in conn.execute(query).mappings()]
         if not page:
             return
         yield page
@@ -100,10 +97,7 @@ def judgments_of(db: Database, run_id: str, subject_keys: Iterable[str]) -> list
                 ~judgments.c.superseded,
                 judgments.c.response_key.in_(chunk),
             )
-            out.extend(
-                JudgmentRecord(**{name: row[name] for name in JUDGMENT_FIELDS})
-                for row in conn.execute(query).mappings()
-            )
+            out.extend(judgment_from_row(row) for row in conn.execute(query).mappings())
     return out
 
 

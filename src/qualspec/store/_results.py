@@ -29,24 +29,22 @@ from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
 
 __all__ = [
-    "JUDGMENT_FIELDS",
-    "RESPONSE_FIELDS",
     "criterion_hash",
     "evaluation_keys",
+    "judgment_from_row",
     "judgment_keys",
     "load_judgments",
     "load_responses",
     "record_judgments",
     "record_responses",
+    "response_from_row",
     "response_keys",
     "supersede",
 ]
 
 _R = TypeVar("_R", ResponseRecord, JudgmentRecord)
 _RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord))
-RESPONSE_FIELDS = _RESPONSE_FIELDS  # the columns a ResponseRecord is read from
 _JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
-JUDGMENT_FIELDS = _JUDGMENT_FIELDS  # the columns a JudgmentRecord is read from
 # the columns written, in order: the run id (and a judgment's criterion hash), then the
 # record's fields (each a column of the same name)
 _RESPONSE_COLUMNS = ("run_id", *_RESPONSE_FIELDS)
@@ -196,6 +194,16 @@ def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord
         row=row,
         created=_J_CREATED,
     )
+
+
+def response_from_row(row: Any) -> ResponseRecord:
+    """A response as read from a row of ``responses`` (a mapping of its columns)."""
+    return ResponseRecord(**{name: row[name] for name in _RESPONSE_FIELDS})
+
+
+def judgment_from_row(row: Any) -> JudgmentRecord:
+    """An evaluation record as read from a row of ``judgments``."""
+    return JudgmentRecord(**{name: row[name] for name in _JUDGMENT_FIELDS})
 
 
 def response_keys(db: Database, run_id: str, ok_only: bool = True) -> set[str]:
