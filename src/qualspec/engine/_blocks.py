@@ -1,20 +1,20 @@
 """A plan's stream cut into blocks (the items of one scenario and input row, in a row)
 and batches of blocks: what the executor schedules, looks up and forgets together.
 
-A block holds every answer a group evaluator compares (its groups never leave a
-scenario and input row) and every reference answer its candidates depend on, so once a
-block is done nothing of it is needed again.
+A block holds every reference answer its candidates depend on; a group evaluator's
+group may span consecutive blocks (:class:`OpenGroups`). Once a block and the groups
+holding it are done, nothing of it is needed again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from qualspec.engine._evaluators import Evaluator, evaluates
 from qualspec.engine._items import WorkItem
 
-__all__ = ["Block", "batches", "blocks", "groups_of", "response_aspects"]
+__all__ = ["Block", "OpenGroups", "batches", "blocks", "groups_of", "response_aspects"]
 
 
 @dataclass(eq=False)
@@ -81,3 +81,40 @@ def groups_of(evaluator: Evaluator, items: Iterable[WorkItem]) -> dict[str, list
 def response_aspects(evaluator: Evaluator, items: Iterable[WorkItem]) -> int:
     """How many aspects an answer-scope evaluator records for ``items``."""
     return sum(len(evaluator.aspects((item,))) for item in items if evaluates(evaluator, item))
+
+
+class OpenGroups:
+    """The groups of group evaluators still taking members. A group stays open while
+    consecutive blocks add members to it (a test item's prompts are rows of their own),
+    and closes at the first block that adds none: then its evaluation can start. Each
+    block a group holds counts in its ``pending`` until the group is evaluated."""
+
+    def __init__(self, evaluators: Sequence[Evaluator]) -> None:
+        self._evaluators = list(evaluators)
+        self._open: dict[tuple[int, str], tuple[list[WorkItem], list[Block]]] = {}
+
+    def add(self, block: Block) -> list[tuple[int, str, list[WorkItem], list[Block]]]:
+        """Add a block's items to their groups; the groups this block closed."""
+        touched: set[tuple[int, str]] = set()
+        for index, evaluator in enumerate(self._evaluators):
+            for group_id, members in groups_of(evaluator, block.items).items():
+                key = (index, group_id)
+                items, blocks = self._open.setdefault(key, ([], []))
+                items.extend(members)
+                blocks.append(block)
+                block.pending += 1
+                touched.add(key)
+        return self._close([key for key in self._open if key not in touched])
+
+    def rest(self) -> list[tuple[int, str, list[WorkItem], list[Block]]]:
+        """Every group still open (the plan has ended)."""
+        return self._close(list(self._open))
+
+    def _close(
+        self, keys: list[tuple[int, str]]
+    ) -> list[tuple[int, str, list[WorkItem], list[Block]]]:
+        out = []
+        for key in keys:
+            items, blocks = self._open.pop(key)
+            out.append((key[0], key[1], items, blocks))
+        return out

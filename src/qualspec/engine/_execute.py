@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from qualspec.engine._blocks import Block, batches, groups_of, response_aspects
+from qualspec.engine._blocks import Block, OpenGroups, batches, response_aspects
 from qualspec.engine._calls import CallEngine, CallStopped
 from qualspec.engine._context import EvaluationContext
 from qualspec.engine._evaluator_calls import EvaluatorCalls
@@ -116,6 +116,7 @@ class Executor(EvaluatorCalls):
         if not self._opt.judge:  # --no-judge: only evaluators that call no model (checks)
             self._response_evals = [b for b in self._response_evals if b.evaluator.model is None]
             self._group_evals = [b for b in self._group_evals if b.evaluator.model is None]
+        self._open_groups = OpenGroups([b.evaluator for b in self._group_evals])
         self._done = dict(done_responses or {})
         self._done_e = set(done_evaluations or ())
         self._versions = prompt_versions or {}
@@ -142,6 +143,7 @@ class Executor(EvaluatorCalls):
                 for batch in batches(self._items, BATCH):
                     await self._wait_for_writes()
                     await self._schedule(batch, tasks, gate)
+                self._start_groups(self._open_groups.rest(), tasks)
                 self._count_evaluations([], [], final=True)
         except BaseExceptionGroup as failed:
             raise failed.exceptions[0] from None  # what ended the run, as itself
@@ -171,8 +173,8 @@ class Executor(EvaluatorCalls):
         cached = await self._prefetch_cache([i for i in items if i.key not in done])
         for block in batch:
             futures = bool(self._group_evals) or any(i.depends_on for i in block.items)
-            groups = self._groups(block.items)
-            self._count_evaluations(block.items, groups)
+            closed = self._open_groups.add(block)
+            self._count_evaluations(block.items, [])
             for item in block.items:
                 self._by_key[item.key] = item
                 if futures:
@@ -185,12 +187,21 @@ class Executor(EvaluatorCalls):
                 block.pending += 1
                 task = tasks.create_task(self._cell(item, existing))
                 task.add_done_callback(functools.partial(self._finished, block, gate))
-            for bound, group_id, members in groups:
-                block.pending += 1
-                task = tasks.create_task(self._group(bound, group_id, members))
-                task.add_done_callback(functools.partial(self._finished, block, None))
+            self._start_groups(closed, tasks)
             block.closed = True
             self._forget_if_done(block)
+
+    def _start_groups(
+        self, closed: list[tuple[int, str, list[WorkItem], list[Block]]], tasks: asyncio.TaskGroup
+    ) -> None:
+        """Start the evaluation of each closed group; the blocks it holds are released
+        when it is done."""
+        for index, group_id, members, held in closed:
+            bound = self._group_evals[index]
+            self._count_evaluations([], [(bound, group_id, members)])
+            task = tasks.create_task(self._group(bound, group_id, members))
+            for block in held:
+                task.add_done_callback(functools.partial(self._finished, block, None))
 
     def _unwritten(self) -> Callable[[], None]:
         """Count a record given to the recorder without a call slot (a cached answer, an
@@ -420,14 +431,6 @@ class Executor(EvaluatorCalls):
         return record
 
     # ---------------------------------------------------------------- helpers
-
-    def _groups(self, items: list[WorkItem]) -> list[tuple[BoundEvaluator, str, list[WorkItem]]]:
-        """The groups of a block's items, per group evaluator."""
-        return [
-            (bound, group_id, members)
-            for bound in self._group_evals
-            for group_id, members in groups_of(bound.evaluator, items).items()
-        ]
 
     def _response_record(self, item: WorkItem, reply: Reply) -> ResponseRecord:
         return ResponseRecord.from_reply(
