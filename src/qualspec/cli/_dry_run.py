@@ -92,7 +92,7 @@ def _print_matrix(plan: Plan, console: Console) -> None:
     say(console, f"  candidates   {len(plan.candidates)}: {', '.join(plan.candidates)}")
     say(console, f"  roles        {len(plan.roles)}: {roles}")
     say(console, f"  scenarios    {len(plan.scenarios)}: {', '.join(plan.scenarios)}")
-    rows = len({(i.scenario, i.input_id) for i in plan.items if i.input_id is not None})
+    rows = plan.rows
     say(
         console,
         f"  inputs       {rows} (rows over all scenarios)" if rows else "  inputs       none",

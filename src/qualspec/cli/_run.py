@@ -27,6 +27,7 @@ from qualspec.cli._args import (
 )
 from qualspec.cli._console import plural, say
 from qualspec.cli._dry_run import dry_run
+from qualspec.cli._large_run import large_run_report
 from qualspec.cli._store_close import BackgroundClose
 from qualspec.messages import one_line
 
@@ -222,6 +223,8 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         dry_run(ns, plan, prices, console)
         return 0
     outcome, store, refs, analysis = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
+    if outcome.summarised or analysis is None:  # a large run: streamed from the store
+        return large_run_report(ns, outcome, store, console)
     db_display = store.url_for_display
     with BackgroundClose(store):  # the store closes while the results are written
         for warning in outcome.warnings:
@@ -263,7 +266,7 @@ def _execute(
     plan: Plan,
     options: ExecuteOptions,
     argv: Sequence[str],
-) -> tuple[RunOutcome, Store, PromptRefs, RunAnalysis]:
+) -> tuple[RunOutcome, Store, PromptRefs, RunAnalysis | None]:
     """Run the plan, recorded; the outcome, the store (still open: the caller closes it,
     see :class:`~qualspec.cli._store_close.BackgroundClose`), the prompts used and the run's
     analysis (kept in the store, so the web app's first view reads it)."""
@@ -282,7 +285,7 @@ def _execute(
         write_json_atomic,
     )
 
-    async def main() -> tuple[RunOutcome, Store, PromptRefs, RunAnalysis]:
+    async def main() -> tuple[RunOutcome, Store, PromptRefs, RunAnalysis | None]:
         # opened here, not by the session (which then leaves it open): closing a SQLite
         # store checkpoints its log to disk (tens of ms of I/O), done while the results
         # are written
@@ -293,6 +296,8 @@ def _execute(
                     outcome = await session.run_plan(
                         suite, plan, resume=ns.resume, progress=progress, argv=list(argv)
                     )
+                if outcome.summarised:  # not loaded whole: see large_run_report
+                    return outcome, store, {}, None
                 refs = await asyncio.to_thread(prompt_refs, store, outcome.record)
                 analysis = await asyncio.to_thread(stored_analysis, store, outcome.record)
         except BaseException:
@@ -426,6 +431,9 @@ def _cache_ttl(values: list[str]) -> dict[str, float | None]:
     return ttl
 
 
+_COUNTED = 50_000  # answers up to which the judge calls are counted before the run
+
+
 class _LazyProgress:
     """The progress bars, drawn from the first progress report on.
 
@@ -466,10 +474,14 @@ class _LazyProgress:
             console=Console(stderr=True),
             transient=False,
         )
-        self._tasks["candidate"] = bar.add_task("answers", total=len(self._plan.items))
+        answers = len(self._plan.items)  # counted from the suite's dimensions, no list
+        self._tasks["candidate"] = bar.add_task("answers", total=answers)
         compared = any(j.type == "comparative" for j in self._plan.judges)
-        if self._judge and (self._plan.judge_calls or compared):  # the run sets the total
-            self._tasks["judge"] = bar.add_task("judgments", total=self._plan.judge_calls)
+        # a large plan is not walked to count its judge calls: the run sets the total
+        # as it starts each scenario and input row
+        judged = self._plan.judge_calls if answers <= _COUNTED else None
+        if self._judge and (judged or compared or (judged is None and self._plan.run_evaluators())):
+            self._tasks["judge"] = bar.add_task("judgments", total=judged)
         bar.start()
         self._bar = bar
         return bar

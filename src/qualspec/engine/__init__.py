@@ -63,12 +63,14 @@ if TYPE_CHECKING:
         message_tokens,
     )
     from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
+    from qualspec.engine._lazy import LazyItems
     from qualspec.engine._options import CallOptions
     from qualspec.engine._plan import Plan, check_plan, expand, parse_temperatures
     from qualspec.engine._recorder import Recorder
     from qualspec.engine._reply import Reply, Usage
     from qualspec.engine._retry import RetryPolicy
     from qualspec.engine._run import execute_plan
+    from qualspec.engine._run_steps import FULL_RECORD_LIMIT
     from qualspec.engine._session import RunOutcome, Session, run_sync
     from qualspec.engine._sink import Sink, SinkFactory
 
@@ -89,7 +91,9 @@ _EXPORTS: dict[str, str] = {
     "Executor": "_execute",
     "FunctionContext": "_decorator",
     "FunctionEvaluator": "_decorator",
+    "FULL_RECORD_LIMIT": "_run_steps",
     "GroupEstimate": "_estimate",
+    "LazyItems": "_lazy",
     "ModelEstimate": "_estimate",
     "Plan": "_plan",
     "ProgressFn": "_options",
@@ -151,9 +155,11 @@ __all__ = [
     "ExecuteOptions",
     "ExecuteStats",
     "Executor",
+    "FULL_RECORD_LIMIT",
     "FunctionContext",
     "FunctionEvaluator",
     "GroupEstimate",
+    "LazyItems",
     "ModelEstimate",
     "Plan",
     "ProgressFn",

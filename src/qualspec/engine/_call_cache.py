@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from qualspec.providers import ChatResponse, Provider
     from qualspec.store import Store
 
-__all__ = ["CallCache", "endpoint"]
+__all__ = ["MEMORY_ENTRIES", "CallCache", "endpoint"]
 
 log = logging.getLogger("qualspec.engine")
 
@@ -30,6 +30,11 @@ def endpoint(provider: Provider) -> str:
     return str(value) if value else f"name:{provider.name}"
 
 
+MEMORY_ENTRIES = 20_000
+"""Cache entries of other kinds than candidate a session keeps in memory (a judge's
+repeated calls); older ones are read back from the store, so memory stays flat."""
+
+
 class CallCache:
     """The cache methods of the call layer (see :class:`~qualspec.engine.CallEngine`)."""
 
@@ -38,6 +43,7 @@ class CallCache:
 
     def __init__(self) -> None:
         self._memory: dict[str, CacheEntry] = {}
+        self._forgot = False  # some entry of this session is now only in the store
         self._kinds_in_store: set[str] | None = None
         self._kinds_lock: asyncio.Lock | None = None
 
@@ -82,7 +88,7 @@ class CallCache:
             async with self._kinds_lock:  # one query, however many calls ask at once
                 if self._kinds_in_store is None:
                     self._kinds_in_store = await asyncio.to_thread(self.store.cache_kinds)
-        if kind not in self._kinds_in_store:
+        if kind not in self._kinds_in_store and not self._forgot:
             return None
         found = (
             await asyncio.to_thread(
@@ -107,6 +113,9 @@ class CallCache:
         if not self.options.use_cache and not self.options.refresh:
             return False
         if entry.kind != "candidate":  # candidate answers are read in bulk, never one by one
+            if len(self._memory) >= MEMORY_ENTRIES:  # the oldest: the store has it
+                del self._memory[next(iter(self._memory))]
+                self._forgot = True
             self._memory[entry.key] = entry
         recorder.cache(entry, on_commit=on_commit)
         return True

@@ -83,6 +83,9 @@ def check_options(options: ExecuteOptions) -> None:
     """
     if options.max_concurrency is not None:
         _whole("max_concurrency", options.max_concurrency, "(or None: each provider's own)")
+    if options.max_in_flight is not None:
+        _whole("max_in_flight", options.max_in_flight, "(or None: 1024, or 4 per call slot)")
+    _whole("summarise_above", options.summarise_above, "work items")
     _above_zero("timeout", options.timeout, "seconds per attempt")
     _whole("retry.max_attempts", options.retry.max_attempts, "(the first attempt counts)")
     if options.max_cost is not None:

@@ -15,12 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from qualspec.engine._blocks import blocks
 from qualspec.engine._hooks import (
     Calibrated,
     PlannedCalls,
     answer_tokens,
     message_tokens,
 )
+from qualspec.engine._lazy import any_item
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator
@@ -256,7 +258,7 @@ def _response_evaluators(plan: Plan) -> list[tuple[Evaluator, str]]:
     from qualspec.engine._evaluators import create_evaluator
 
     configs = plan.run_evaluators()
-    if not plan.judges and any(item.criteria for item in plan.items):
+    if not plan.judges and any_item(plan.items, "criteria", lambda item: bool(item.criteria)):
         configs = (plan.default_judge(), *configs)
     out: list[tuple[Evaluator, str]] = []
     for config in configs:
@@ -305,25 +307,29 @@ def _group_work(plan: Plan, row: Callable[[str, str], ModelEstimate]) -> list[Gr
         evaluator = create_evaluator(config)
         if evaluator.scope != "group" or evaluator.model is None:
             continue
-        members: dict[str, list[WorkItem]] = {}
-        for item in plan.items:
-            group = evaluator.group_of(item)
-            if group is not None:
-                members.setdefault(group, []).append(item)
         judged = skipped = calls = max_calls = 0
-        added: list[PlannedCalls] = []
-        for items in members.values():
-            planned = list(evaluator.planned_calls(items)) if evaluator.aspects(items) else []
-            if not planned:
-                skipped += 1
-                continue
-            judged += 1
-            calls += sum(p.calls for p in planned)
-            max_calls += sum(p.calls * (1 + max(p.retries, 0)) for p in planned)
-            added.extend(planned)
-        for each in added:
-            _add(row, each, evaluator.model)
+        for block in blocks(plan.items):  # a group never leaves its scenario and input row
+            for items in _members(evaluator, block).values():
+                planned = list(evaluator.planned_calls(items)) if evaluator.aspects(items) else []
+                if not planned:
+                    skipped += 1
+                    continue
+                judged += 1
+                calls += sum(p.calls for p in planned)
+                max_calls += sum(p.calls * (1 + max(p.retries, 0)) for p in planned)
+                for each in planned:
+                    _add(row, each, evaluator.model)
         out.append(
             GroupEstimate(evaluator.name, evaluator.model, judged, calls, skipped, max_calls)
         )
     return out
+
+
+def _members(evaluator: Evaluator, items: list[WorkItem]) -> dict[str, list[WorkItem]]:
+    """The groups of a block's items (every item a group evaluator places in one)."""
+    members: dict[str, list[WorkItem]] = {}
+    for item in items:
+        group = evaluator.group_of(item)
+        if group is not None:
+            members.setdefault(group, []).append(item)
+    return members

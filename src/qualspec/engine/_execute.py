@@ -6,20 +6,27 @@ exists; a group-scope evaluator waits until every answer of its group exists; ei
 also waits for the answers its items depend on (``WorkItem.depends_on``). Every model
 call goes through the session's :class:`CallEngine`; every result goes to the run's
 recorder.
+
+The plan is streamed a batch of blocks at a time (see ``_blocks``): what the store holds
+for a batch (a resumed run's work, cached answers) is one query each, at most ``window``
+items are in flight, and a block is forgotten once done: memory is flat in the cells.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from qualspec.engine._blocks import Block, OpenGroups, batches, response_aspects
 from qualspec.engine._calls import CallEngine, CallStopped
 from qualspec.engine._context import EvaluationContext
+from qualspec.engine._evaluator_calls import EvaluatorCalls
 from qualspec.engine._evaluators import (
     Evaluator,
     Subject,
@@ -29,24 +36,21 @@ from qualspec.engine._evaluators import (
     uses_dependencies,
 )
 from qualspec.engine._items import WorkItem
-from qualspec.engine._options import CallOptions, ExecuteOptions, ExecuteStats, ProgressFn
+from qualspec.engine._judgment import judgment_record
+from qualspec.engine._options import ExecuteOptions, ExecuteStats, ProgressFn
 from qualspec.engine._reply import Reply
 from qualspec.errors import AuthenticationError, ConfigError
 from qualspec.messages import one_line as _one_line
-from qualspec.providers import (
-    STRUCTURED_MODES,
-    ChatRequest,
-    Message,
-    Provider,
-    effective_temperature,
-)
-from qualspec.store import JudgmentRecord, ResponseRecord, Store
+from qualspec.providers import STRUCTURED_MODES, ChatRequest, Provider, effective_temperature
+from qualspec.store import ResponseRecord, Store
 
 if TYPE_CHECKING:
     from qualspec.engine._sink import Sink
     from qualspec.spec import ProviderConfig
 
 __all__ = [
+    "BATCH",
+    "DEFAULT_WINDOW",
     "BoundEvaluator",
     "ExecuteOptions",
     "ExecuteStats",
@@ -55,6 +59,12 @@ __all__ = [
 ]
 
 log = logging.getLogger("qualspec.engine")
+DEFAULT_WINDOW = 1024
+"""Items in flight at most (answered or evaluated) when the run does not say."""
+BATCH = 500
+"""Items read from the plan, and looked up in the store, at a time."""
+BACKLOG = 4 * BATCH
+"""Records not yet written (beyond those holding a call slot) before the plan waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +75,7 @@ class BoundEvaluator:
     prompt_version: int | None = None
 
 
-class Executor:
+class Executor(EvaluatorCalls):
     """Runs the work of a plan that the store does not yet hold."""
 
     def __init__(
@@ -82,9 +92,19 @@ class Executor:
         done_evaluations: set[tuple[str, str, str]] | None = None,
         prompt_versions: Mapping[str, Mapping[str, int]] | None = None,
         progress: ProgressFn | None = None,
+        look_up_done: bool = False,
+        window: int | None = None,
     ) -> None:
-        self._items = list(items)
-        self._by_key = {item.key: item for item in self._items}
+        self._items = items
+        self._by_key: dict[str, WorkItem] = {}
+        # a resumed run: what is done is looked up in the store a batch at a time
+        self._look_up = look_up_done
+        self.window = max(1, window or DEFAULT_WINDOW)
+        self.max_in_flight = 0  # the most items in flight at once (tests, benchmarks)
+        self._in_flight = 0
+        self._judge_total = self._judge_shown = 0
+        self._backlog = 0  # records given to the recorder, not yet written
+        self._drained = asyncio.Event()
         self._calls = calls
         self._providers = dict(providers)
         self._configs = dict(provider_configs or {})
@@ -96,6 +116,7 @@ class Executor:
         if not self._opt.judge:  # --no-judge: only evaluators that call no model (checks)
             self._response_evals = [b for b in self._response_evals if b.evaluator.model is None]
             self._group_evals = [b for b in self._group_evals if b.evaluator.model is None]
+        self._open_groups = OpenGroups([b.evaluator for b in self._group_evals])
         self._done = dict(done_responses or {})
         self._done_e = set(done_evaluations or ())
         self._versions = prompt_versions or {}
@@ -114,21 +135,16 @@ class Executor:
 
     async def run(self) -> ExecuteStats:
         """Execute; raise AuthenticationError (after cancelling the rest) if credentials fail."""
-        loop = asyncio.get_running_loop()
-        groups = self._groups()
-        if self._group_evals or any(item.depends_on for item in self._items):
-            self._answers = {item.key: loop.create_future() for item in self._items}
-        self._progress("total:judge", self._evaluation_total(groups))
-        cached = self._prefetch_cache()
+        gate = asyncio.Semaphore(self.window)
         try:
             # structured: the first failure (a refused key) cancels every other task, and
             # the run waits for them before it raises
             async with asyncio.TaskGroup() as tasks:
-                for item in self._items:
-                    existing = self._done.get(item.key) or cached.get(item.key)
-                    tasks.create_task(self._cell(item, existing))
-                for bound, group_id, members in groups:
-                    tasks.create_task(self._group(bound, group_id, members))
+                for batch in batches(self._items, BATCH):
+                    await self._wait_for_writes()
+                    await self._schedule(batch, tasks, gate)
+                self._start_groups(self._open_groups.rest(), tasks)
+                self._count_evaluations([], [], final=True)
         except BaseExceptionGroup as failed:
             raise failed.exceptions[0] from None  # what ended the run, as itself
         stats = self.stats
@@ -139,6 +155,109 @@ class Executor:
                 "cache hits: %d candidate, %d judge", stats.cached_candidate, stats.cached_judge
             )
         return stats
+
+    async def _schedule(
+        self, batch: list[Block], tasks: asyncio.TaskGroup, gate: asyncio.Semaphore
+    ) -> None:
+        """Start a batch of blocks: what the store holds for it looked up in one query
+        each, then one task per item (at most ``window`` in flight) and per group."""
+        loop = asyncio.get_running_loop()
+        items = [item for block in batch for item in block.items]
+        keys = [item.key for item in items]
+        done = {k: self._done[k] for k in keys if k in self._done}
+        if self._look_up:
+            done = await asyncio.to_thread(self.store.done_responses, self.run_id, keys)
+            found = await asyncio.to_thread(self.store.done_evaluations, self.run_id, keys)
+            for block in batch:  # forgotten with the block
+                self._done_e |= block.hold(found)
+        cached = await self._prefetch_cache([i for i in items if i.key not in done])
+        for block in batch:
+            futures = bool(self._group_evals) or any(i.depends_on for i in block.items)
+            closed = self._open_groups.add(block)
+            self._count_evaluations(block.items, [])
+            for item in block.items:
+                self._by_key[item.key] = item
+                if futures:
+                    self._answers[item.key] = loop.create_future()
+            for item in block.items:
+                await gate.acquire()
+                self._in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self._in_flight)
+                existing = done.get(item.key) or cached.get(item.key)
+                block.pending += 1
+                task = tasks.create_task(self._cell(item, existing))
+                task.add_done_callback(functools.partial(self._finished, block, gate))
+            self._start_groups(closed, tasks)
+            block.closed = True
+            self._forget_if_done(block)
+
+    def _start_groups(
+        self, closed: list[tuple[int, str, list[WorkItem], list[Block]]], tasks: asyncio.TaskGroup
+    ) -> None:
+        """Start the evaluation of each closed group; the blocks it holds are released
+        when it is done."""
+        for index, group_id, members, held in closed:
+            bound = self._group_evals[index]
+            self._count_evaluations([], [(bound, group_id, members)])
+            task = tasks.create_task(self._group(bound, group_id, members))
+            for block in held:
+                task.add_done_callback(functools.partial(self._finished, block, None))
+
+    def _unwritten(self) -> Callable[[], None]:
+        """Count a record given to the recorder without a call slot (a cached answer, an
+        evaluation) until it is written: the plan is read no faster than they are."""
+        self._backlog += 1
+
+        def written() -> None:
+            self._backlog -= 1
+            if self._backlog <= BACKLOG:
+                self._drained.set()
+
+        return written
+
+    async def _wait_for_writes(self) -> None:
+        """Wait while more than ``BACKLOG`` such records are unwritten (a second at most
+        each time: a sink that never calls back slows the run, never stops it)."""
+        while self._backlog > BACKLOG:
+            self._drained.clear()
+            try:
+                await asyncio.wait_for(self._drained.wait(), 1.0)
+            except TimeoutError:
+                return
+
+    def _finished(self, block: Block, gate: asyncio.Semaphore | None, _: object = None) -> None:
+        if gate is not None:
+            self._in_flight -= 1
+            gate.release()
+        block.pending -= 1
+        self._forget_if_done(block)
+
+    def _forget_if_done(self, block: Block) -> None:
+        """A block whose tasks are all done: its answers and items are not needed again."""
+        if not block.closed or block.pending:
+            return
+        for key in block.keys():
+            self._answers.pop(key, None)
+            self._by_key.pop(key, None)
+            self._done.pop(key, None)
+        self._done_e -= block.evaluations
+
+    def _count_evaluations(
+        self,
+        items: list[WorkItem],
+        groups: list[tuple[BoundEvaluator, str, list[WorkItem]]],
+        *,
+        final: bool = False,
+    ) -> None:
+        """Add a block's evaluations to the progress total (it grows as blocks start,
+        reported every 1% of growth, and once the whole plan has started)."""
+        total = sum(len(b.evaluator.aspects(members)) for b, _, members in groups)
+        total += sum(response_aspects(b.evaluator, items) for b in self._response_evals)
+        self._judge_total += total
+        shown = self._judge_shown
+        if self._judge_total != shown and (final or self._judge_total > shown + shown // 100):
+            self._judge_shown = self._judge_total
+            self._progress("total:judge", self._judge_total)
 
     # ---------------------------------------------------------------- stages
 
@@ -176,7 +295,15 @@ class Executor:
             responses=tuple(r for _, r in answered),
             group=group_id,
         )
-        await self._evaluate_all(bound, subject, tuple(members))
+        found: set[tuple[str, str, str]] = set()
+        if self._look_up:  # a group's subject is known once its answers are
+            found = await asyncio.to_thread(self.store.done_evaluations, self.run_id, [subject.key])
+            found -= self._done_e
+            self._done_e |= found
+        try:
+            await self._evaluate_all(bound, subject, tuple(members))
+        finally:
+            self._done_e -= found
 
     async def _evaluate_all(
         self, bound: BoundEvaluator, subject: Subject, members: tuple[WorkItem, ...]
@@ -239,33 +366,19 @@ class Executor:
         except Exception as exc:  # noqa: BLE001 - a plugin's bug is recorded, not fatal
             log.exception("evaluator %r raised on %s", evaluator.name, subject.key)
             verdict = Verdict(error=f"evaluator {evaluator.name!r} raised {type(exc).__name__}")
-        score = verdict.score
-        passed = verdict.passed
-        if passed is None and score is not None and evaluator.threshold is not None:
-            passed = score >= evaluator.threshold
         error = verdict.error
         self._recorder.judgment(
-            JudgmentRecord(
-                response_key=subject.key,
-                criterion=aspect,
+            judgment_record(
+                evaluator,
+                subject,
+                aspect,
+                verdict,
+                blocked=blocked,
                 judge_key=ctx.last_key,
-                judge_model=evaluator.model,
-                threshold=evaluator.threshold,
-                score=None if error else score,
-                passed=None if error else passed,
-                reasoning=verdict.reasoning,
-                unscored_reason=(
-                    (blocked or f"judge call failed: {error}") if error else verdict.unscored_reason
-                ),
-                raw_text=verdict.raw_text,
                 prompt_version=bound.prompt_version,
-                created_at=_now(),
-                evaluator=evaluator.name,
-                subject=None if subject.group is None else [i.key for i in subject.items],
-                scores=verdict.scores,
-                details=verdict.details,
-                **ctx.usage(error).as_fields(),
-            )
+                usage=ctx.usage(error).as_fields(),
+            ),
+            on_commit=self._unwritten(),
         )
         self.stats.evaluations += 1
         if error is not None:
@@ -319,27 +432,6 @@ class Executor:
 
     # ---------------------------------------------------------------- helpers
 
-    def _groups(self) -> list[tuple[BoundEvaluator, str, list[WorkItem]]]:
-        out: list[tuple[BoundEvaluator, str, list[WorkItem]]] = []
-        for bound in self._group_evals:
-            groups: dict[str, list[WorkItem]] = {}
-            for item in self._items:
-                group_id = bound.evaluator.group_of(item)
-                if group_id is not None and evaluates(bound.evaluator, item):
-                    groups.setdefault(group_id, []).append(item)
-            out.extend((bound, group_id, members) for group_id, members in groups.items())
-        return out
-
-    def _evaluation_total(self, groups: list[tuple[BoundEvaluator, str, list[WorkItem]]]) -> int:
-        total = sum(len(b.evaluator.aspects(members)) for b, _, members in groups)
-        for bound in self._response_evals:
-            total += sum(
-                len(bound.evaluator.aspects((item,)))
-                for item in self._items
-                if evaluates(bound.evaluator, item)
-            )
-        return total
-
     def _response_record(self, item: WorkItem, reply: Reply) -> ResponseRecord:
         return ResponseRecord.from_reply(
             reply,
@@ -358,15 +450,17 @@ class Executor:
             call_key=reply.key,
         )
 
-    def _prefetch_cache(self) -> dict[str, ResponseRecord]:
-        """Bulk-read cached candidate answers for the work not yet done in this run."""
+    async def _prefetch_cache(self, items: list[WorkItem]) -> dict[str, ResponseRecord]:
+        """Bulk-read cached answers for a batch of work not yet done in this run."""
         refresh = self._opt.refresh_kinds
-        todo = [i for i in self._items if i.key not in self._done and i.kind not in refresh]
+        todo = [i for i in items if i.key not in self._done and i.kind not in refresh]
         keys = {
             item.key: self._calls.cache_key(item.call_key, self._providers[item.provider])
             for item in todo
         }
-        entries = self._calls.cache_get_many(set(keys.values()))
+        entries = {}
+        if keys:
+            entries = await asyncio.to_thread(self._calls.cache_get_many, set(keys.values()))
         out: dict[str, ResponseRecord] = {}
         for item in todo:
             entry = entries.get(keys[item.key])
@@ -383,7 +477,7 @@ class Executor:
             # a bulk-read answer never waited for a slot: no queue time (None), as recorded
             reply = Reply.from_cache(entry, key=keys[item.key], queue_s=None)
             record = self._response_record(item, reply)
-            self._recorder.response(record)
+            self._recorder.response(record, on_commit=self._unwritten())
             out[item.key] = record
         return out
 
@@ -399,41 +493,6 @@ class Executor:
     def store(self) -> Store:
         """The store the run records into."""
         return self._calls.store
-
-    def provider_for(self, address: str) -> tuple[Provider, str]:
-        """The provider and model of a ``provider/model`` address (created on first use)."""
-        from qualspec.providers import split_address
-
-        name, model = split_address(address)
-        provider = self._providers.get(name)
-        if provider is None:
-            provider = self._calls.providers([name], self._configs)[name]
-            self._providers[name] = provider
-        return provider, model
-
-    async def complete_for_evaluator(
-        self,
-        ctx: EvaluationContext,
-        model: str,
-        messages: Sequence[Message],
-        *,
-        kind: str,
-        options: CallOptions,
-    ) -> Reply:
-        """An evaluator's call: made through the engine, counted in the run's stats."""
-        provider, model_name = self.provider_for(model)
-        reply = await self._calls.complete(
-            provider, model_name, messages, kind=kind, recorder=self._recorder, options=options
-        )
-        stats = self.stats
-        if reply.cached:
-            stats.cached_judge += 1
-            stats.saved_usd += reply.saved_usd
-        else:
-            stats.judge_calls += 1
-            stats.judge_cost_usd += reply.cost_usd or 0.0
-        ctx.account(reply)
-        return reply
 
 
 def _now() -> datetime:

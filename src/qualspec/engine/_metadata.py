@@ -15,12 +15,12 @@ if TYPE_CHECKING:
     from qualspec.spec import LoadedSuite
     from qualspec.store import Store
 
-__all__ = ["metadata", "prompt_versions"]
+__all__ = ["INPUT_ORDER_LIMIT", "metadata", "prompt_versions"]
 
 
 def prompt_versions(store: Store, plan: Plan) -> dict[str, dict[str, int]]:
     """The version id of every prompt part the plan sends, by part name and text."""
-    pairs = sorted({(n, t) for item in plan.items for n, t in item.prompt_parts.items()})
+    pairs = sorted(plan.survey.prompt_parts)
     ids = store.prompt_versions_many(pairs)
     out: dict[str, dict[str, int]] = {}
     for (name, text), version_id in zip(pairs, ids, strict=True):
@@ -107,8 +107,15 @@ def _schema_record(schema: Any) -> dict[str, Any]:
     }
 
 
+INPUT_ORDER_LIMIT = 10_000
+"""Input ids recorded in file order at most: a larger run's reports order inputs by id
+(numbers as numbers), and its metadata stays small."""
+
+
 def _input_order(plan: Plan) -> dict[str, list[str]]:
     order: dict[str, dict[str, None]] = {}
+    if plan.n_inputs > INPUT_ORDER_LIMIT:
+        return {}
     for item in plan.items:
         if item.input_id is not None:
             order.setdefault(item.scenario, {})[item.input_id] = None

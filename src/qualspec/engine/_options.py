@@ -79,6 +79,14 @@ class ExecuteOptions:
     calibrate: bool = True
     """Before a judged run, measure (once, then cached) each criteria judge's separation on
     known good/bad pairs, record it in the run and warn when it is not meaningful."""
+    max_in_flight: int | None = None
+    """Work items of a run in flight at most (being answered or evaluated): the plan is
+    read as they finish, so memory stays flat at any size. None: 1024, or 4 per call slot
+    (``max_concurrency``, else the widest provider's) when that is more."""
+    summarise_above: int = 5_000
+    """A run of more work items than this ends with its summary only in
+    ``RunOutcome.record`` (``summarised``): nothing is loaded whole; ``qualspec run``
+    then streams the results file from the store and prints counts."""
     replay_only: bool = False
     """Answer every call from the cache and call no model: a call the cache does not hold
     fails with an error that starts ``not recorded`` (offline replay)."""

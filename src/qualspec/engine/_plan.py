@@ -13,17 +13,24 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qualspec.engine._items import WorkItem, call_key, cell_key, reference_key
-from qualspec.engine._plan_check import check_plan
+from qualspec.engine._items import WorkItem
+from qualspec.engine._lazy import LazyItems, any_item, with_reference_items
+from qualspec.engine._matrix import (
+    check_seed,
+    criteria_at,
+    matrix,
+    prompts_per_row,
+    scenario_rows,
+)
+from qualspec.engine._plan_check import PlanSurvey, check_plan, survey
 from qualspec.engine._selection import parse_temperatures, run_temperatures, select, split_model
 from qualspec.errors import ConfigError
-from qualspec.providers import Message
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator
-    from qualspec.spec import Candidate, EvaluatorConfig, InputRow, LoadedSuite, Role, Scenario
+    from qualspec.spec import Candidate, EvaluatorConfig, LoadedSuite, Role, Scenario
 
-__all__ = ["Plan", "check_plan", "expand", "parse_temperatures"]
+__all__ = ["LazyItems", "Plan", "check_plan", "expand", "parse_temperatures"]
 
 _CHARS_PER_TOKEN = 4
 _DEFAULT_OUTPUT_TOKENS = 256
@@ -35,12 +42,15 @@ class Plan:
     """Every call of a run, in expansion order, and the dimensions it came from.
 
     ``items`` are the candidate cells, and the items of other kinds they depend on
-    (reference answers, added by :meth:`with_references`) ahead of them.
+    (reference answers, added by :meth:`with_references`) ahead of them. A plan from
+    :func:`expand` produces them on demand (:class:`LazyItems`: each pass expands the
+    suite again, inputs files read row by row), so a plan of any size is small; iterate
+    it (``for item in plan.items``) rather than index it at scale.
     ``roles`` is empty when the suite has none; ``n_inputs`` counts input rows over the
     selected scenarios (1 for a scenario without inputs).
     """
 
-    items: list[WorkItem]
+    items: Sequence[WorkItem]
     candidates: tuple[str, ...]
     roles: tuple[str, ...]
     scenarios: tuple[str, ...]
@@ -56,6 +66,24 @@ class Plan:
     # one line each, for people: what the plan will not do that the suite seems to ask
     # (an ``at_temperature`` entry at a temperature the run does not use)
     warnings: tuple[str, ...] = ()
+    # input rows over the selected scenarios that have inputs (None: count the items')
+    input_rows: int | None = None
+
+    @property
+    def rows(self) -> int:
+        """Input rows over the scenarios with inputs (counted without a list)."""
+        if self.input_rows is not None:
+            return self.input_rows
+        rows, last = 0, None
+        for item in self.items:  # a row's items are consecutive
+            if item.input_id is not None and (item.scenario, item.input_id) != last:
+                rows, last = rows + 1, (item.scenario, item.input_id)
+        return rows
+
+    @functools.cached_property
+    def survey(self) -> PlanSurvey:
+        """One pass over the items, kept: their models, candidates and prompt parts."""
+        return survey(self.items)
 
     @functools.cached_property
     def _evaluators(self) -> tuple[Evaluator | None, ...]:
@@ -111,14 +139,15 @@ class Plan:
             return ()
         out: list[EvaluatorConfig] = []
         if judge:
-            scored = any(item.criteria for item in self.items)
+            scored = any_item(self.items, "criteria", lambda item: bool(item.criteria))
             out = [
                 config
                 for config, evaluator in zip(self.judges, self._evaluators, strict=True)
                 if scored or evaluator is None or not evaluator.scores_criteria
             ]
         checks = EvaluatorConfig.for_checks()
-        if any(item.checks for item in self.items) and all(c.label != checks.label for c in out):
+        has_checks = any_item(self.items, "checks", lambda item: bool(item.checks))
+        if has_checks and all(c.label != checks.label for c in out):
             out.append(checks)
         return tuple(out)
 
@@ -170,7 +199,8 @@ class Plan:
         failed reference makes its evaluations errors that resume does again. Reference
         items are answered like candidates (limits, cache with the ``reference`` TTL,
         cost, budget, retries, resume) and stored as responses of kind ``reference``;
-        they come first in ``items``, so they are asked first.
+        each comes right before the first candidate of its scenario and input row that
+        it answers, so it is asked first (and the plan stays a stream).
 
         Args:
             model: The reference model, ``provider/model``.
@@ -185,46 +215,17 @@ class Plan:
             plan = expand(suite).with_references("openai/gpt-4o")
             print(plan.reference_calls, "reference answers")
         """
-        provider, model_name = split_model(model)
+        address = split_model(model)
         chosen = set(select("scenario", "scenarios", scenarios, list(self.scenarios)))
         extra = {k: v for k, v in (params or {}).items() if k != "temperature"}
-        refs: dict[str, WorkItem] = {}
-        items: list[WorkItem] = []
-        for item in self.items:
-            if item.kind != "candidate" or item.scenario not in chosen:
-                items.append(item)
-                continue
-            ref_params = {**extra, "temperature": 0.0}
-            call = call_key(provider, model_name, item.messages, ref_params, 0, item.json_schema)
-            key = reference_key(call, item.scenario, item.input_id)
-            if key not in refs:
-                refs[key] = WorkItem(
-                    key=key,
-                    call_key=call,
-                    candidate="reference",
-                    role=item.role,
-                    scenario=item.scenario,
-                    input_id=item.input_id,
-                    temperature=0.0,
-                    run_index=0,
-                    provider=provider,
-                    model=model_name,
-                    messages=item.messages,
-                    params=extra,
-                    criteria=(),
-                    context=item.context,
-                    prompt_parts=item.prompt_parts,
-                    input_values=item.input_values,
-                    kind="reference",
-                    json_schema=item.json_schema,
-                )
-            if key not in item.depends_on:
-                item = dataclasses.replace(item, depends_on=(*item.depends_on, key))
-            items.append(item)
-        known = {item.key for item in items}
-        return dataclasses.replace(
-            self, items=[*(r for k, r in refs.items() if k not in known), *items]
+        base = self.items
+        facts = base if isinstance(base, LazyItems) else None
+        items = LazyItems(
+            lambda: with_reference_items(base, address, chosen, extra),
+            criteria=facts.criteria if facts is not None else None,
+            checks=facts.checks if facts is not None else None,
         )
+        return dataclasses.replace(self, items=items)
 
     def estimated_tokens(self) -> tuple[int, int]:
         """Estimated (input, output) tokens of the candidate and judge calls.
@@ -245,18 +246,6 @@ class Plan:
                 tokens_in += (per_judge + len(criterion) // _CHARS_PER_TOKEN) * self.criteria_judges
                 tokens_out += judge_out * self.criteria_judges
         return tokens_in, tokens_out
-
-
-def _criteria(suite: LoadedSuite, scenario: Scenario, temperature: float | None) -> tuple[str, ...]:
-    from qualspec.spec import BUILTIN_RUBRICS
-
-    out = list(scenario.criteria)
-    if scenario.rubric:
-        rubrics = {**BUILTIN_RUBRICS, **{r.name: r for r in suite.evaluation.rubrics}}
-        out.extend(rubrics[scenario.rubric].criteria)
-    # at_temperature criteria apply at a named temperature: never when none is sent
-    out.extend(a.criterion for a in scenario.at_temperature if a.temperature == temperature)
-    return tuple(dict.fromkeys(out))
 
 
 def _unused_at_temperature(
@@ -324,8 +313,16 @@ def expand(
     role_list: list[Role | None] = [by_role[n] for n in chosen_roles] or [None]
     chosen = [by_scenario[name] for name in chosen_scenarios]
     cells = [(by_candidate[name], addresses[name]) for name in chosen_candidates]
-    items = list(_matrix(suite, chosen, role_list, cells, temps, n_runs))
-    n_inputs = sum(len(_rows(suite, scenario)) for scenario in chosen)
+    for candidate, _ in cells:
+        check_seed(candidate, n_runs)  # now, not when the stream reaches its cells
+    per_row = len(role_list) * len(cells) * len(temps) * n_runs
+    n_inputs = sum(len(scenario_rows(suite, scenario)) for scenario in chosen)
+    items = LazyItems(
+        lambda: matrix(suite, chosen, role_list, cells, temps, n_runs),
+        count=per_row * n_inputs,
+        criteria=per_row > 0 and any(criteria_at(suite, s, t) for s in chosen for t in temps),
+        checks=per_row > 0 and any(s.expect for s in chosen),
+    )
     from qualspec.spec import DEFAULT_JUDGE_MODEL
 
     judges = tuple(evaluation.evaluator_configs())
@@ -344,39 +341,35 @@ def expand(
         judge_max_tokens=int(judge_max) if isinstance(judge_max, int | float) else None,
         judges=judges,
         warnings=tuple(_unused_at_temperature(by_scenario, chosen_scenarios, temps)),
+        input_rows=sum(len(suite.inputs.get(s.name, ())) for s in chosen),
     )
-    for name in chosen_scenarios:  # reference answers of the scenarios graded against one
-        reference = by_scenario[name].reference
-        if reference is not None:
-            plan = plan.with_references(reference.model, scenarios=[name], params=reference.params)
-    return plan
+    return _with_references(suite, plan, chosen, role_list, cells)
 
 
-def _rows(suite: LoadedSuite, scenario: Scenario) -> list[InputRow | None]:
-    """A scenario's input rows (one ``None`` for a scenario without inputs)."""
-    return list(suite.inputs.get(scenario.name, [])) or [None]
-
-
-def _matrix(
+def _with_references(
     suite: LoadedSuite,
-    scenarios: list[Scenario],
+    plan: Plan,
+    chosen: list[Scenario],
     roles: list[Role | None],
-    candidates: list[tuple[Candidate, tuple[str, str]]],
-    temperatures: tuple[float | None, ...],
-    runs: int,
-) -> Iterator[WorkItem]:
-    """The candidate cells in expansion order: scenario -> input row -> role -> candidate
-    (with its ``(provider, model)``) -> temperature -> run."""
-    for scenario in scenarios:
-        criteria = {t: _criteria(suite, scenario, t) for t in temperatures}
-        for row in _rows(suite, scenario):
-            prompt = _render(scenario.prompt, row)
-            for role in roles:
-                for candidate, address in candidates:
-                    yield from _cells(
-                        scenario, row, role, candidate, address, prompt, temperatures, runs,
-                        criteria,
-                    )  # fmt: skip
+    cells: list[tuple[Candidate, tuple[str, str]]],
+) -> Plan:
+    """``plan`` with the reference answers of the scenarios graded against one, counted
+    from the suite's dimensions (nothing expanded)."""
+    references, cells_count = 0, len(plan.items)  # known: the matrix's dimensions
+    for scenario in chosen:
+        reference = scenario.reference
+        if reference is not None:
+            plan = plan.with_references(
+                reference.model, scenarios=[scenario.name], params=reference.params
+            )
+            rows = len(scenario_rows(suite, scenario))
+            references += rows * prompts_per_row(scenario, roles, cells)
+    lazy = plan.items
+    if references and isinstance(lazy, LazyItems):
+        count = cells_count + references
+        counted = LazyItems(lazy.produce, count=count, criteria=lazy.criteria, checks=lazy.checks)
+        plan = dataclasses.replace(plan, items=counted)
+    return plan
 
 
 def _created(config: EvaluatorConfig) -> Evaluator | None:
@@ -386,90 +379,3 @@ def _created(config: EvaluatorConfig) -> Evaluator | None:
         return create_evaluator(config)
     except ConfigError:  # an unknown type, bad options: check_plan says so, at its line
         return None
-
-
-def _render(template: str, row: InputRow | None) -> str:
-    if row is None:
-        return template
-    from qualspec.spec import render_prompt
-
-    return render_prompt(template, row.values)
-
-
-def _run_params(params: dict[str, Any], run_index: int) -> dict[str, Any]:
-    """A candidate's parameters for one run index: an integer ``seed`` moves on by the run
-    index (``seed + run_index``), so repeated runs sample differently (the same seed on
-    every run would make them identical and stability read as perfect); the seed sent is
-    part of the call's cache key. Run 0, and every run without a seed, is unchanged."""
-    seed = params.get("seed")
-    if run_index == 0 or not isinstance(seed, int) or isinstance(seed, bool):
-        return params
-    return {**params, "seed": seed + run_index}
-
-
-def _cells(
-    scenario: Scenario,
-    row: InputRow | None,
-    role: Role | None,
-    candidate: Candidate,
-    address: tuple[str, str],
-    prompt: str,
-    temperatures: tuple[float | None, ...],
-    runs: int,
-    criteria: dict[float | None, tuple[str, ...]],
-) -> list[WorkItem]:
-    # Prompt versions are tracked per named source: editing one scenario's prompt bumps
-    # that scenario's version only. The system prompt follows role > scenario > candidate.
-    sources = (
-        (f"system_prompt:role:{role.name if role else ''}", role.system_prompt if role else None),
-        (f"system_prompt:scenario:{scenario.name}", scenario.system_prompt),
-        (f"system_prompt:candidate:{candidate.name}", candidate.system_prompt),
-    )
-    system_name, system = next(((n, s) for n, s in sources if s is not None), ("", None))
-    user = f"{role.preamble}\n\n{prompt}" if role and role.preamble else prompt
-    messages = (Message("system", system),) if system is not None else ()
-    messages = (*messages, Message("user", user))
-    parts: dict[str, str] = {}
-    if system is not None:
-        parts[system_name] = system
-    if role and role.preamble:
-        parts[f"preamble:{role.name}"] = role.preamble
-    parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
-    params: dict[str, Any] = {k: v for k, v in candidate.params.items() if k != "temperature"}
-    seed = params.get("seed")
-    if runs > 1 and seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise ConfigError(
-            f"candidate '{candidate.name}': params.seed must be a whole number with several "
-            f"runs (it is sent as seed + run index, so the runs differ); got {seed!r}"
-        )
-    provider, model = address
-    schema = scenario.output_schema.to_json_schema() if scenario.output_schema else None
-    out: list[WorkItem] = []
-    for temperature in temperatures:
-        for run_index in range(runs):
-            run_params = _run_params(params, run_index)
-            key_params = {**run_params, "temperature": temperature}
-            call = call_key(provider, model, messages, key_params, run_index, schema)
-            out.append(
-                WorkItem(
-                    key=cell_key(call, candidate.name, role, scenario.name, row),
-                    call_key=call,
-                    candidate=candidate.name,
-                    role=role.name if role else None,
-                    scenario=scenario.name,
-                    input_id=row.id if row else None,
-                    temperature=temperature,
-                    run_index=run_index,
-                    provider=provider,
-                    model=model,
-                    messages=messages,
-                    params=run_params,
-                    criteria=criteria[temperature],
-                    context=scenario.context,
-                    prompt_parts=parts,
-                    input_values=dict(row.values) if row else None,
-                    checks=tuple((c.name, c.value) for c in scenario.expect),
-                    json_schema=schema,
-                )
-            )
-    return out

@@ -4,8 +4,11 @@ an issue per field, or a ``ConfigError`` for a value from the command line."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from qualspec.engine._items import WorkItem
 from qualspec.engine._selection import split_model
 from qualspec.errors import ConfigError
 
@@ -13,7 +16,7 @@ if TYPE_CHECKING:
     from qualspec.engine import Plan  # the package's name: no file cycle (see tests)
     from qualspec.spec import LoadedSuite
 
-__all__ = ["check_plan"]
+__all__ = ["PlanSurvey", "check_plan", "survey"]
 
 _OTHER_JUDGE = "choose another judge with --judge PROVIDER/MODEL or judge: in the suite"
 
@@ -41,21 +44,12 @@ def check_plan(suite: LoadedSuite, plan: Plan, *, judge: bool = True) -> None:
     pool = ProviderPool(evaluation.providers)
     issues: list[SpecIssue] = []
     index = {c.name: i for i, c in enumerate(evaluation.candidates)}
-    keys = {item.key for item in plan.items}
-    for item in plan.items:
-        missing = [k for k in item.depends_on if k not in keys]
-        if missing:
-            raise ConfigError(
-                f"work item {item.key} ({item.scenario}) depends on {missing[0]}, which is "
-                "not in the plan: add the item it depends on (e.g. Plan.with_references)"
-            )
-    for address in dict.fromkeys(
-        f"{i.provider}/{i.model}" for i in plan.items if i.kind != "candidate"
-    ):
+    found = plan.survey
+    if found.orphan is not None:
+        raise ConfigError(found.orphan)
+    for address in found.others:
         pool.check(address)  # a reference model: ConfigError names it
-    for name, address in dict.fromkeys(
-        (i.candidate, f"{i.provider}/{i.model}") for i in plan.items if i.kind == "candidate"
-    ):
+    for name, address in found.candidates:
         position = index[name]
         try:
             pool.check(address)
@@ -67,6 +61,48 @@ def check_plan(suite: LoadedSuite, plan: Plan, *, judge: bool = True) -> None:
         issues.extend(_check_judges(suite, plan, pool))
     if issues:
         raise SpecError(issues)
+
+
+@dataclass(frozen=True)
+class PlanSurvey:
+    """What one pass over a plan's items finds (a plan of any size: one scenario and
+    input row held at a time): the model addresses of items of other kinds than
+    candidate, each candidate's ``(name, address)``, the ``(name, text)`` of every
+    prompt part sent, and the first item whose dependency is not before it in its
+    scenario and input row (as :meth:`Plan.with_references` places reference answers)."""
+
+    others: tuple[str, ...]
+    candidates: tuple[tuple[str, str], ...]
+    prompt_parts: frozenset[tuple[str, str]]
+    orphan: str | None = None
+
+
+def survey(items: Iterable[WorkItem]) -> PlanSurvey:
+    """One pass over ``items``: see :class:`PlanSurvey`."""
+    others: dict[str, None] = {}
+    candidates: dict[tuple[str, str], None] = {}
+    parts: set[tuple[str, str]] = set()
+    block: tuple[str, str | None] | None = None
+    keys: set[str] = set()
+    orphan: str | None = None
+    for item in items:
+        if (item.scenario, item.input_id) != block:
+            block, keys = (item.scenario, item.input_id), set()
+        missing = [k for k in item.depends_on if k not in keys]
+        if missing and orphan is None:
+            orphan = (
+                f"work item {item.key} ({item.scenario}) depends on {missing[0]}, which is "
+                "not before it in its scenario and input row: add the item it depends on "
+                "(e.g. Plan.with_references)"
+            )
+        keys.add(item.key)
+        address = f"{item.provider}/{item.model}"
+        if item.kind == "candidate":
+            candidates[(item.candidate, address)] = None
+        else:
+            others[address] = None
+        parts.update(item.prompt_parts.items())
+    return PlanSurvey(tuple(others), tuple(candidates), frozenset(parts), orphan)
 
 
 def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:

@@ -3,9 +3,10 @@ asks for (superseded)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from qualspec.engine._evaluators import evaluates
 from qualspec.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from qualspec.spec import LoadedSuite
     from qualspec.store import RunRecord, RunSummary, Store
 
-__all__ = ["find_run", "superseded"]
+__all__ = ["find_run", "superseded", "superseded_streamed"]
 
 
 def find_run(store: Store, resume: str | bool, suite: LoadedSuite) -> RunSummary:
@@ -57,7 +58,7 @@ def superseded(
     records are checked against the subjects of the answers recorded so far only with
     ``groups`` (at the end of a run: a subject's key follows the members answered).
     """
-    from qualspec.engine._evaluators import evaluates, group_subject_key
+    from qualspec.engine._evaluators import group_subject_key
 
     wanted = {item.key: item for item in items}
     stale = {r.key for r in record.responses if r.key not in wanted}
@@ -102,3 +103,57 @@ def superseded(
             if planned is None or j.criterion not in evaluator.aspects(planned):
                 stale_e.add(key)
     return stale, stale_e
+
+
+def superseded_streamed(
+    store: Store,
+    run_id: str,
+    items: Iterable[WorkItem],
+    evaluators: Sequence[Evaluator] | None,
+) -> tuple[set[str], set[tuple[str, str, str]]] | None:
+    """:func:`superseded` (``groups=False``) for a run of any size, reading the plan and
+    the store a batch at a time; None when some recorded answer is not in the plan (an
+    edited suite, other filters): then the run is read whole (:func:`superseded`).
+
+    When every recorded answer is a work item, no answer is stale and every group's
+    members are in the plan: what remains are evaluation records of an evaluator the
+    run no longer has (or with another model or threshold), and answer records on an
+    aspect the evaluator no longer records for that item.
+    """
+    from qualspec.engine._blocks import batches
+
+    recorded = store.run_counts(run_id)["responses"]
+    by_name = {e.name: e for e in evaluators or ()}
+    stale_e: set[tuple[str, str, str]] = set()
+    matched = 0
+    for batch in batches(items, 500):
+        wanted = {item.key: item for block in batch for item in block.items}
+        matched += len(store.present_keys(run_id, wanted))
+        if evaluators is None:
+            continue
+        for j in store.judgments_of(run_id, wanted):
+            if j.subject is not None:
+                continue  # a group's: below
+            evaluator = by_name.get(j.evaluator)
+            item = wanted[j.response_key]
+            if (
+                evaluator is None
+                or j.judge_model != evaluator.model
+                or j.threshold != evaluator.threshold
+                or (
+                    evaluator.scope == "response"
+                    and (
+                        not evaluates(evaluator, item)
+                        or j.criterion not in evaluator.aspects((item,))
+                    )
+                )
+            ):
+                stale_e.add((j.evaluator, j.response_key, j.criterion))
+    if matched != recorded:
+        return None
+    if evaluators is not None:
+        for name, key, aspect, model, threshold in store.group_judgments(run_id):
+            evaluator = by_name.get(name)
+            if evaluator is None or model != evaluator.model or threshold != evaluator.threshold:
+                stale_e.add((name, key, aspect))
+    return set(), stale_e

@@ -9,8 +9,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from qualspec.engine._execute import BoundEvaluator, Executor
-from qualspec.engine._resume import superseded
+from qualspec.engine._execute import DEFAULT_WINDOW, BoundEvaluator, Executor
+from qualspec.engine._resume import superseded, superseded_streamed
 from qualspec.engine._sink import close_sink
 from qualspec.errors import StoreError
 from qualspec.messages import one_line as _one_line
@@ -18,22 +18,24 @@ from qualspec.messages import one_line as _one_line
 if TYPE_CHECKING:
     from qualspec.engine._calls import CallEngine
     from qualspec.engine._evaluators import Evaluator, EvaluatorCore
-    from qualspec.engine._options import ProgressFn
+    from qualspec.engine._options import ExecuteOptions, ProgressFn
     from qualspec.engine._plan import Plan
     from qualspec.engine._prepare import Preparations
     from qualspec.engine._sink import Sink
     from qualspec.providers import Provider
     from qualspec.spec import EvaluatorConfig, LoadedSuite, ProviderConfig
-    from qualspec.store import ResponseRecord, RunSummary, Store
+    from qualspec.store import RunRecord, RunSummary, Store
 
 __all__ = [
+    "FULL_RECORD_LIMIT",
     "bind_prompts",
     "choose_evaluators",
     "describe_run",
     "executor_for",
     "finish_run",
-    "open_run",
     "open_providers",
+    "open_run",
+    "outcome_record",
     "record_settled",
     "resume_state",
     "settle_superseded",
@@ -66,7 +68,8 @@ def open_providers(
     package fails here, before any run is recorded."""
     from qualspec.providers import split_address
 
-    names = {item.provider for item in plan.items}
+    names = {split_address(a)[0] for a in plan.survey.others}
+    names |= {split_address(a)[0] for _, a in plan.survey.candidates}
     names |= {split_address(e.model)[0] for e in evaluators if e.model}
     return dict(calls.providers(sorted(names), configs))
 
@@ -130,21 +133,19 @@ async def describe_run(
 
 async def resume_state(
     store: Store, run_id: str, plan: Plan, current: Sequence[Evaluator] | None
-) -> tuple[dict[str, ResponseRecord], set[tuple[str, str, str]]]:
-    """What a resumed run holds that its plan still asks for: its answers by key, and its
-    evaluations as ``(evaluator, subject key, aspect)``. Rows of an earlier plan (an
-    edited suite, another judge; ``current``: the evaluators recorded evaluations are
-    checked against, None when judging is off) are marked superseded first."""
-    existing = await asyncio.to_thread(store.load_run, run_id)
-    stale, stale_e = superseded(existing, plan.items, current, groups=False)
-    await asyncio.to_thread(store.supersede, run_id, stale, stale_e)
-    done = {r.key: r for r in existing.responses if r.error is None and r.key not in stale}
-    done_e = {
-        (j.evaluator, j.response_key, j.criterion)
-        for j in existing.judgments
-        if j.error is None and (j.evaluator, j.response_key, j.criterion) not in stale_e
-    }
-    return done, done_e
+) -> None:
+    """Mark a resumed run's rows of an earlier plan superseded (an edited suite, another
+    judge; ``current``: the evaluators recorded evaluations are checked against, None
+    when judging is off). What it holds that the plan still asks for is then looked up by
+    the executor, a batch of keys at a time."""
+
+    def settle() -> None:
+        found = superseded_streamed(store, run_id, plan.items, current)
+        if found is None:  # an edited suite: some answer is no work item any more
+            found = superseded(store.load_run(run_id), plan.items, current, groups=False)
+        store.supersede(run_id, *found)
+
+    await asyncio.to_thread(settle)
 
 
 async def executor_for(
@@ -165,10 +166,9 @@ async def executor_for(
 
     store = calls.store
     versions = await asyncio.to_thread(prompt_versions, store, plan)
-    done: dict[str, ResponseRecord] = {}
-    done_e: set[tuple[str, str, str]] = set()
     if resumed:  # a new run holds nothing yet
-        done, done_e = await resume_state(store, run_id, plan, current)
+        await resume_state(store, run_id, plan, current)
+    widest = max((p.default_concurrency for p in providers.values()), default=1)
     return Executor(
         plan.items,
         calls=calls,
@@ -177,10 +177,11 @@ async def executor_for(
         run_id=run_id,
         evaluators=bound,
         provider_configs=configs,
-        done_responses=done,
-        done_evaluations=done_e,
         prompt_versions=versions,
         progress=progress,
+        look_up_done=resumed,
+        window=calls.options.max_in_flight
+        or max(DEFAULT_WINDOW, 4 * (calls.options.max_concurrency or widest)),
     )
 
 
@@ -206,6 +207,8 @@ def settle_superseded(
     known once the answers are): run by :func:`finish_run` when the run completed."""
 
     def settle() -> None:
+        if not any(e.scope == "group" for e in current or ()):
+            return  # what else is stale was marked when the run resumed
         record = store.load_run(run_id)
         stale, stale_e = superseded(record, plan.items, current, groups=True)
         store.supersede(run_id, stale, stale_e)
@@ -260,3 +263,28 @@ async def finish_run(
             except StoreError as exc:
                 log.error("could not release run %s: %s", run_id, _one_line(exc))
     return failure
+
+
+FULL_RECORD_LIMIT = 5_000
+"""Work items above which a run's outcome does not load every record by default
+(``ExecuteOptions.summarise_above``): its ``record`` holds the summary, and reports read
+the store a page at a time."""
+
+
+async def outcome_record(
+    store: Store,
+    run_id: str,
+    plan: Plan,
+    evaluators: Sequence[Evaluator],
+    options: ExecuteOptions,
+) -> tuple[RunRecord, list[str], bool]:
+    """The run as stored for its outcome, the evaluators that could score nothing, and
+    whether it is summarised (a plan of more than ``options.summarise_above`` items: the
+    summary only, nothing loaded whole)."""
+    from qualspec.engine._failures import judge_failures
+    from qualspec.store import RunRecord
+
+    if len(plan.items) > options.summarise_above:
+        return RunRecord(summary=await asyncio.to_thread(store.get_run, run_id)), [], True
+    record = await asyncio.to_thread(store.load_run, run_id)
+    return record, judge_failures(record, evaluators), False

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._execute import Executor
-from qualspec.engine._failures import judge_failures
 from qualspec.engine._options import CallOptions, ExecuteOptions, ExecuteStats
 from qualspec.engine._prepare import Preparations, alongside
 from qualspec.engine._resume import find_run
@@ -33,6 +32,7 @@ from qualspec.engine._run_steps import (
     finish_run,
     open_providers,
     open_run,
+    outcome_record,
     record_settled,
     settle_superseded,
 )
@@ -73,6 +73,8 @@ class RunOutcome:
     judge_failures: list[str] = field(default_factory=list)
     """One line per evaluator that called a model and could not score a single record
     (unreachable, or output that never parsed); ``--strict`` exits 1 on any."""
+    summarised: bool = False
+    """A large run (see ``FULL_RECORD_LIMIT``): ``record`` holds its summary only."""
 
 
 class Session:
@@ -428,8 +430,7 @@ class Session:
                 f"could not record results: {failure}; nothing recorded is lost: resume with "
                 f"qualspec run {suite.path} --resume {run_id}"
             )
-        record = await asyncio.to_thread(store.load_run, run_id)
-        failures = judge_failures(record, run)
+        record, failures, summarised = await outcome_record(store, run_id, plan, run, self.options)
         return RunOutcome(
             run_id=run_id,
             status=status,
@@ -438,6 +439,7 @@ class Session:
             resumed=resumed,
             warnings=[*warnings[:n_plan], *preparing.warnings, *warnings[n_plan:], *failures],
             judge_failures=failures,
+            summarised=summarised,
         )
 
     async def _start(

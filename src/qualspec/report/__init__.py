@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         write_json_atomic,
         write_text_atomic,
     )
+    from qualspec.report._results_stream import write_results_stream
 
 __all__ = [
     "EXPORT_COLUMNS",
@@ -49,6 +50,7 @@ __all__ = [
     "run_to_dict",
     "write_html",
     "write_json_atomic",
+    "write_results_stream",
     "write_sessions_html",
     "write_text_atomic",
 ]
@@ -75,6 +77,7 @@ _LAZY: dict[str, str] = {
     "run_to_dict": "qualspec.report._results_file",
     "write_json_atomic": "qualspec.report._results_file",
     "write_text_atomic": "qualspec.report._results_file",
+    "write_results_stream": "qualspec.report._results_stream",
 }
 
 

@@ -9,6 +9,7 @@ System prompt precedence: ``role.system_prompt`` > ``scenario.system_prompt`` >
 """
 
 from qualspec.spec._check import criteria_issues
+from qualspec.spec._input_stream import StreamedRows
 from qualspec.spec._inputs import InputRow, render_prompt
 from qualspec.spec._load import LoadedSuite, json_schema, load_evaluation, load_suite
 from qualspec.spec._models import (
@@ -66,6 +67,7 @@ __all__ = [
     "Role",
     "Rubric",
     "Scenario",
+    "StreamedRows",
     "TEMPERATURE_PRESETS",
     "criteria_issues",
     "json_schema",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import SpecIssue
+from qualspec.spec._input_stream import STREAMED_KINDS, scan_inputs_file
 from qualspec.spec._inputs import (
     InputRow,
     RawRow,
@@ -36,7 +37,7 @@ class _Checker:
     base_dir: Path
     shown_dir: Path
     issues: list[SpecIssue] = field(default_factory=list)
-    inputs: dict[str, list[InputRow]] = field(default_factory=dict)
+    inputs: dict[str, Sequence[InputRow]] = field(default_factory=dict)
     providers: list[str] = field(default_factory=list)  # registered and suite-defined
 
     def add(self, path: FieldPath, message: str, *, key: bool = False) -> None:
@@ -58,7 +59,7 @@ def _is_number(value: Any) -> bool:
 
 def check_suite(
     data: dict[str, Any], *, file: str, locator: Locator, base_dir: Path, shown_dir: Path
-) -> tuple[list[SpecIssue], dict[str, list[InputRow]]]:
+) -> tuple[list[SpecIssue], dict[str, Sequence[InputRow]]]:
     """Check what pydantic cannot, and resolve every scenario's inputs.
 
     Args:
@@ -308,10 +309,12 @@ def criteria_issues(
     return issues
 
 
-def _resolve_inputs(checker: _Checker, path: FieldPath, value: Any) -> tuple[list[InputRow], bool]:
+def _resolve_inputs(
+    checker: _Checker, path: FieldPath, value: Any
+) -> tuple[Sequence[InputRow], bool]:
     """The rows of a scenario's inputs, and whether they could all be read."""
     where = (*path, "inputs")
-    rows: list[InputRow] = []
+    rows: Sequence[InputRow] = []
     if value is None:
         return [], True
     if isinstance(value, list):
@@ -333,6 +336,10 @@ def _resolve_inputs(checker: _Checker, path: FieldPath, value: Any) -> tuple[lis
             )
             return [], False
         try:
+            if full.suffix.lower() in STREAMED_KINDS:  # read row by row, never whole
+                streamed, issues = scan_inputs_file(full, shown)
+                checker.issues.extend(issues)
+                return (streamed if streamed is not None else []), not issues
             raws, issues = read_inputs_file(full, shown)
         except OSError as exc:
             checker.add(where, f"cannot read inputs file '{value}': {exc.strerror or exc}")

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,11 @@ from qualspec.errors import SpecIssue
 __all__ = [
     "InputRow",
     "RawRow",
+    "csv_rows",
+    "jsonl_rows",
     "read_inputs_file",
     "render_prompt",
+    "row_id_of",
     "rows_from_list",
     "template_problems",
 ]
@@ -68,11 +71,11 @@ def render_prompt(template: str, values: Mapping[str, Any]) -> str:
     return _VARIABLE.sub(lambda m: _text(values[m.group(1)]), template)
 
 
-def template_problems(template: str, rows: Sequence[InputRow]) -> list[str]:
+def template_problems(template: str, rows: Iterable[InputRow]) -> list[str]:
     """Why ``template`` cannot be rendered for every one of ``rows`` (empty when it can).
 
     Every ``{{`` must open a ``{{ name }}`` whose name every row has. Without rows no
-    variable is known.
+    variable is known. ``rows`` are read once, one at a time (a streamed inputs file).
     """
     problems: list[str] = []
     names: list[str] = []
@@ -83,21 +86,36 @@ def template_problems(template: str, rows: Sequence[InputRow]) -> list[str]:
             continue
         snippet = template[opening.start() : opening.start() + 20].split("\n")[0]
         problems.append(f"'{snippet}' is not a template variable; write {{{{ name }}}}")
-    for name in dict.fromkeys(names):
-        if not rows:
+    wanted = list(dict.fromkeys(names))
+    if not wanted:
+        return problems
+    missing: dict[str, list[str]] = {name: [] for name in wanted}
+    any_rows = False
+    for row in rows:
+        any_rows = True
+        for name in wanted:
+            if name not in row.values and len(missing[name]) < 6:
+                missing[name].append(row.id)
+    for name in wanted:
+        if not any_rows:
             problems.append(
                 f"template variable '{name}' has no value: the scenario has no inputs; "
                 "add inputs: rows with that key, or remove the {{ }}"
             )
             continue
-        missing = [row.id for row in rows if name not in row.values]
-        if missing:
-            ids = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        ids = missing[name]
+        if ids:
+            shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
             problems.append(
-                f"template variable '{name}' is missing from input row(s) {ids}; "
+                f"template variable '{name}' is missing from input row(s) {shown}; "
                 f"add a '{name}' column/key to every row"
             )
     return problems
+
+
+def row_id_of(values: Mapping[str, Any], number: int) -> str:
+    """A row's id: its ``id`` column/key as text, else its 1-based row number."""
+    return _text(values["id"]) if "id" in values else str(number)
 
 
 def rows_from_list(
@@ -124,7 +142,7 @@ def rows_from_list(
             )
             continue
         values = dict(raw.values)
-        row_id = _text(values["id"]) if "id" in values else str(number)
+        row_id = row_id_of(values, number)
         if row_id in first_line:
             issues.append(
                 SpecIssue(
@@ -168,54 +186,71 @@ def read_inputs_file(path: Path, shown: str) -> tuple[list[RawRow], list[SpecIss
 
 
 def _read_csv(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    return _split(csv_rows(io.StringIO(text, newline=""), shown))
+
+
+def _split(found: Iterable[RawRow | SpecIssue]) -> tuple[list[RawRow], list[SpecIssue]]:
     rows: list[RawRow] = []
     issues: list[SpecIssue] = []
+    for each in found:
+        (issues if isinstance(each, SpecIssue) else rows).append(each)  # type: ignore[arg-type]
+    return rows, issues
+
+
+def csv_rows(lines: Iterable[str], shown: str) -> Iterator[RawRow | SpecIssue]:
+    """The rows of a CSV file's lines (an open file, ``newline=""``), one at a time, and
+    an issue in their place for each that cannot be read."""
+    reader = csv.reader(lines, strict=True)
     try:
         header = next(reader, None)
         if header is None or not any(h.strip() for h in header):
-            return [], [SpecIssue(shown, 1, 1, "", "empty CSV file; the first line names columns")]
+            yield SpecIssue(shown, 1, 1, "", "empty CSV file; the first line names columns")
+            return
         names = [h.strip() for h in header]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes or "" in names:
             what = f"duplicate column {dupes[0]!r}" if dupes else "an empty column name"
-            return [], [SpecIssue(shown, 1, 1, "", f"the header has {what}; name columns uniquely")]
+            yield SpecIssue(shown, 1, 1, "", f"the header has {what}; name columns uniquely")
+            return
         start = reader.line_num + 1
         for cells in reader:
             line, start = start, reader.line_num + 1
             if not cells or all(not c.strip() for c in cells):
                 continue
             if len(cells) != len(names):
-                issues.append(
-                    SpecIssue(
-                        shown,
-                        line,
-                        1,
-                        "",
-                        f"row has {len(cells)} value(s) but the header has {len(names)} columns; "
-                        "quote values that contain commas",
-                    )
+                yield SpecIssue(
+                    shown,
+                    line,
+                    1,
+                    "",
+                    f"row has {len(cells)} value(s) but the header has {len(names)} columns; "
+                    "quote values that contain commas",
                 )
                 continue
-            rows.append(RawRow(dict(zip(names, cells, strict=True)), line, 1))
+            yield RawRow(dict(zip(names, cells, strict=True)), line, 1)
     except csv.Error as exc:
-        issues.append(SpecIssue(shown, reader.line_num or 1, 1, "", f"invalid CSV: {exc}"))
-    return rows, issues
+        yield SpecIssue(shown, reader.line_num or 1, 1, "", f"invalid CSV: {exc}")
 
 
 _DEEP = object()
 
 
 def _read_jsonl(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
-    rows: list[RawRow] = []
-    issues: list[SpecIssue] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    return _split(jsonl_rows(text.splitlines(), shown))
+
+
+def jsonl_rows(lines: Iterable[str], shown: str) -> Iterator[RawRow | SpecIssue]:
+    """The rows of a JSONL file's lines, one at a time, and an issue in their place for
+    each that cannot be read (one issue for a file without rows)."""
+    found = False
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        found = True
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            issues.append(SpecIssue(shown, number, exc.colno, "", f"invalid JSON: {exc.msg}"))
+            yield SpecIssue(shown, number, exc.colno, "", f"invalid JSON: {exc.msg}")
             continue
         except RecursionError:
             value = _DEEP
@@ -223,16 +258,15 @@ def _read_jsonl(text: str, shown: str) -> tuple[list[RawRow], list[SpecIssue]]:
             from qualspec.spec._yaml import MAX_DEPTH
 
             msg = f"invalid JSON: nested too deeply (at most {MAX_DEPTH} levels); flatten the row"
-            issues.append(SpecIssue(shown, number, 1, "", msg))
+            yield SpecIssue(shown, number, 1, "", msg)
             continue
         if not isinstance(value, dict):
             msg = 'each line must be a JSON object like {"id": "a", "name": "..."}'
-            issues.append(SpecIssue(shown, number, 1, "", msg))
+            yield SpecIssue(shown, number, 1, "", msg)
             continue
-        rows.append(RawRow(value, number, 1))
-    if not rows and not issues:
-        issues.append(SpecIssue(shown, 1, 1, "", "no rows; write one JSON object per line"))
-    return rows, issues
+        yield RawRow(value, number, 1)
+    if not found:
+        yield SpecIssue(shown, 1, 1, "", "no rows; write one JSON object per line")
 
 
 def _too_deep(value: Any) -> bool:

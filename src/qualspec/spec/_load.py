@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ class LoadedSuite:
     path: Path
     base_dir: Path
     content_hash: str
-    inputs: dict[str, list[InputRow]] = field(default_factory=dict)
+    inputs: dict[str, Sequence[InputRow]] = field(default_factory=dict)
     shown: str = _NO_FILE
     locator: Locator = field(default_factory=FixedLocator, compare=False, repr=False)
 
@@ -94,7 +95,7 @@ def load_suite(path: str | Path) -> LoadedSuite:
         evaluation, data, locator, issues = _from_python(text, resolved, shown)
     else:
         evaluation, data, locator, issues = _from_yaml(text, shown)
-    inputs: dict[str, list[InputRow]] = {}
+    inputs: dict[str, Sequence[InputRow]] = {}
     if data is not None and locator is not None:
         more, inputs = check_suite(
             data, file=shown, locator=locator, base_dir=resolved.parent, shown_dir=file.parent

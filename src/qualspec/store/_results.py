@@ -31,11 +31,13 @@ from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
 __all__ = [
     "criterion_hash",
     "evaluation_keys",
+    "judgment_from_row",
     "judgment_keys",
     "load_judgments",
     "load_responses",
     "record_judgments",
     "record_responses",
+    "response_from_row",
     "response_keys",
     "supersede",
 ]
@@ -192,6 +194,16 @@ def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord
         row=row,
         created=_J_CREATED,
     )
+
+
+def response_from_row(row: Any) -> ResponseRecord:
+    """A response as read from a row of ``responses`` (a mapping of its columns)."""
+    return ResponseRecord(**{name: row[name] for name in _RESPONSE_FIELDS})
+
+
+def judgment_from_row(row: Any) -> JudgmentRecord:
+    """An evaluation record as read from a row of ``judgments``."""
+    return JudgmentRecord(**{name: row[name] for name in _JUDGMENT_FIELDS})
 
 
 def response_keys(db: Database, run_id: str, ok_only: bool = True) -> set[str]:

@@ -7,12 +7,12 @@ at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from qualspec.errors import SchemaVersionError, StoreError
-from qualspec.store import _cache, _lock, _references, _results, _runs
+from qualspec.store import _cache, _lock, _lookup, _references, _results, _runs
 from qualspec.store._db import Database
 from qualspec.store._migrate import current_revision, ensure_schema
 from qualspec.store._prompts import PromptRegistry
@@ -206,6 +206,41 @@ class Store:
         what a resumed run need not evaluate again.
         """
         return _results.evaluation_keys(self._db, run_id)
+
+    def done_responses(self, run_id: str, keys: Iterable[str]) -> dict[str, ResponseRecord]:
+        """The run's answered responses (not errors) among ``keys``, by key: looked up a
+        batch at a time (resume at any size holds only the batch it asks about)."""
+        return _lookup.done_responses(self._db, run_id, keys)
+
+    def done_evaluations(
+        self, run_id: str, subject_keys: Iterable[str]
+    ) -> set[tuple[str, str, str]]:
+        """``(evaluator, subject key, aspect)`` of the run's evaluation records that are
+        not errors, among the subjects ``subject_keys`` (a batch at a time)."""
+        return _lookup.done_evaluations(self._db, run_id, subject_keys)
+
+    def response_pages(self, run_id: str, size: int = 500) -> Iterator[list[ResponseRecord]]:
+        """A run's current responses ``size`` at a time, by key (never the whole run)."""
+        return _lookup.response_pages(self._db, run_id, size)
+
+    def judgments_of(self, run_id: str, subject_keys: Iterable[str]) -> list[JudgmentRecord]:
+        """A run's current evaluation records of the subjects ``subject_keys``."""
+        return _lookup.judgments_of(self._db, run_id, subject_keys)
+
+    def present_keys(self, run_id: str, keys: Iterable[str]) -> set[str]:
+        """The keys among ``keys`` of the run's current responses (errors included)."""
+        return _lookup.present_keys(self._db, run_id, keys)
+
+    def group_judgments(self, run_id: str) -> list[tuple[str, str, str, str | None, float | None]]:
+        """``(evaluator, subject key, aspect, judge model, threshold)`` of the run's
+        current evaluation records of groups."""
+        return _lookup.group_judgments(self._db, run_id)
+
+    def run_counts(self, run_id: str) -> dict[str, int]:
+        """A run's current responses and evaluation records counted (``responses``,
+        ``errors``, ``cached_responses``, ``candidates``, ``failed_candidates``,
+        ``judgments``, ``judgment_errors``, ``scored``, ``passed``, ``failed``)."""
+        return _lookup.run_counts(self._db, run_id)
 
     def load_run(self, run_id: str, *, include_superseded: bool = False) -> RunRecord:
         """A whole run (id or unique prefix): summary, responses and judgments in order.

@@ -1,0 +1,96 @@
+"""The end of a large ``qualspec run`` (more work items than ``FULL_RECORD_LIMIT``): the
+results file streamed from the store a page at a time, and a summary of counts instead
+of a report of every cell (the web app and ``qualspec report`` show the detail)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qualspec.cli._console import plural, say
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from qualspec.engine import RunOutcome
+    from qualspec.store import Store
+
+__all__ = ["large_run_report"]
+
+
+def large_run_report(
+    ns: argparse.Namespace, outcome: RunOutcome, store: Store, console: Console
+) -> int:
+    """Write the results file (streamed), print the counts and the footer, close the
+    store; the exit code (1 when no cell could be answered, or with
+    ``--fail-on-errors`` when a call failed)."""
+    from qualspec.report import default_results_path, write_results_stream
+
+    summary = outcome.record.summary
+    try:
+        for warning in outcome.warnings:
+            say(console, ("warning:", "yellow"), f" {warning}")
+        path = (
+            Path(ns.output)
+            if ns.output
+            else default_results_path(
+                summary.suite_name, datetime.now(UTC), ns.results_dir, run_id=summary.id
+            )
+        )
+        write_results_stream(store, summary.id, path)
+        counts = store.run_counts(summary.id)
+        db_display = store.url_for_display
+    finally:
+        store.close()
+    stats = outcome.stats
+    say(
+        console,
+        ("Large run:", "bold"),
+        f" {counts['responses']} answers ({counts['errors']} errors, "
+        f"{counts['cached_responses']} from the cache), {counts['judgments']} judgments "
+        f"({counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['judgment_errors']} errors): per-cell detail in the results file and "
+        "`qualspec serve`",
+    )
+    say(
+        console,
+        ("Calls:", "bold"),
+        f" {stats.candidate_calls} candidate, {stats.judge_calls} judge"
+        + (f", {stats.reference_calls} reference" if stats.reference_calls else "")
+        + " made",
+    )
+    say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
+    if ns.html:
+        say(console, "HTML report: not written for a run of this size; use qualspec serve")
+    if outcome.status == "budget_exceeded":
+        say(
+            console,
+            (
+                f"Stopped at the budget of ${ns.max_cost:.2f}; "
+                f"{plural(stats.skipped_for_budget, 'call')} not made. Continue with: "
+                f"qualspec run {ns.suite} --resume {outcome.run_id} --max-cost <more>",
+                "yellow",
+            ),
+        )
+    return _exit_code(counts, fail_on_errors=getattr(ns, "fail_on_errors", False))
+
+
+def _exit_code(counts: dict[str, int], *, fail_on_errors: bool) -> int:
+    failed, candidates = counts["failed_candidates"], counts["candidates"]
+    if candidates and failed == candidates:
+        print(
+            f"qualspec: run failed: no cell could be answered ({plural(failed, 'call')} failed)",
+            file=sys.stderr,
+        )
+        return 1
+    if fail_on_errors and (failed or counts["judgment_errors"]):
+        print(
+            f"qualspec: errors in the run (--fail-on-errors): {failed} candidate call(s) and "
+            f"{counts['judgment_errors']} judgment(s) failed",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

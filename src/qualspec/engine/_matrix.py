@@ -1,0 +1,210 @@
+"""The matrix of a suite, cell by cell: expansion order is scenario -> input row -> role
+-> candidate -> temperature -> run, produced one item at a time (an inputs file is read
+row by row). The prompt sent is the role's preamble, a blank line, and the scenario prompt
+rendered with the input row; the system prompt is the first set of role > scenario >
+candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from qualspec.engine._items import WorkItem, call_key, cell_key
+from qualspec.errors import ConfigError
+from qualspec.providers import Message
+
+if TYPE_CHECKING:
+    from qualspec.spec import Candidate, InputRow, LoadedSuite, Role, Scenario
+
+__all__ = ["check_seed", "criteria_at", "matrix", "prompts_per_row", "scenario_rows"]
+
+
+def criteria_at(
+    suite: LoadedSuite, scenario: Scenario, temperature: float | None
+) -> tuple[str, ...]:
+    """The criteria of ``scenario``'s cells at ``temperature``: its own, its rubric's and
+    its ``at_temperature`` ones, in order, de-duplicated."""
+    from qualspec.spec import BUILTIN_RUBRICS
+
+    out = list(scenario.criteria)
+    if scenario.rubric:
+        rubrics = {**BUILTIN_RUBRICS, **{r.name: r for r in suite.evaluation.rubrics}}
+        out.extend(rubrics[scenario.rubric].criteria)
+    # at_temperature criteria apply at a named temperature: never when none is sent
+    out.extend(a.criterion for a in scenario.at_temperature if a.temperature == temperature)
+    return tuple(dict.fromkeys(out))
+
+
+def prompts_per_row(
+    scenario: Scenario,
+    roles: list[Role | None],
+    candidates: list[tuple[Candidate, tuple[str, str]]],
+) -> int:
+    """How many distinct messages one input row of ``scenario`` is sent (its reference
+    answers): one per system prompt and preamble its roles and candidates make."""
+    return len(
+        {
+            (_system(role, scenario, candidate)[1], role.preamble or "" if role else "")
+            for role in roles
+            for candidate, _ in candidates
+        }
+    )
+
+
+def _system(role: Role | None, scenario: Scenario, candidate: Candidate) -> tuple[str, str | None]:
+    """The system prompt sent (role > scenario > candidate) and the name it is versioned
+    under (``("", None)``: none)."""
+    sources = (
+        (f"system_prompt:role:{role.name if role else ''}", role.system_prompt if role else None),
+        (f"system_prompt:scenario:{scenario.name}", scenario.system_prompt),
+        (f"system_prompt:candidate:{candidate.name}", candidate.system_prompt),
+    )
+    return next(((n, s) for n, s in sources if s is not None), ("", None))
+
+
+def check_seed(candidate: Candidate, runs: int) -> None:
+    """Refuse a seed that cannot move on by the run index (several runs)."""
+    seed = candidate.params.get("seed")
+    if runs > 1 and seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise ConfigError(
+            f"candidate '{candidate.name}': params.seed must be a whole number with several "
+            f"runs (it is sent as seed + run index, so the runs differ); got {seed!r}"
+        )
+
+
+def scenario_rows(suite: LoadedSuite, scenario: Scenario) -> Sequence[InputRow | None]:
+    """A scenario's input rows (one ``None`` for a scenario without inputs); an inputs
+    file's are read row by row each time they are iterated."""
+    return suite.inputs.get(scenario.name) or [None]
+
+
+def matrix(
+    suite: LoadedSuite,
+    scenarios: list[Scenario],
+    roles: list[Role | None],
+    candidates: list[tuple[Candidate, tuple[str, str]]],
+    temperatures: tuple[float | None, ...],
+    runs: int,
+) -> Iterator[WorkItem]:
+    """The candidate cells in expansion order: scenario -> input row -> role -> candidate
+    (with its ``(provider, model)``) -> temperature -> run. What a cell's row does not
+    change is made once per scenario, role and candidate."""
+    for scenario in scenarios:
+        criteria = {t: criteria_at(suite, scenario, t) for t in temperatures}
+        cells = [
+            _Cell.of(scenario, role, candidate, address)
+            for role in roles
+            for candidate, address in candidates
+        ]
+        for row in scenario_rows(suite, scenario):
+            prompt = _render(scenario.prompt, row)
+            values = dict(row.values) if row else None
+            for cell in cells:
+                yield from cell.items(row, values, prompt, temperatures, runs, criteria)
+
+
+def _render(template: str, row: InputRow | None) -> str:
+    if row is None:
+        return template
+    from qualspec.spec import render_prompt
+
+    return render_prompt(template, row.values)
+
+
+def _run_params(params: dict[str, Any], run_index: int) -> dict[str, Any]:
+    """A candidate's parameters for one run index: an integer ``seed`` moves on by the run
+    index (``seed + run_index``), so repeated runs sample differently (the same seed on
+    every run would make them identical and stability read as perfect); the seed sent is
+    part of the call's cache key. Run 0, and every run without a seed, is unchanged."""
+    seed = params.get("seed")
+    if run_index == 0 or not isinstance(seed, int) or isinstance(seed, bool):
+        return params
+    return {**params, "seed": seed + run_index}
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """What the cells of one scenario, role and candidate share, whatever the row."""
+
+    scenario: Scenario
+    role: Role | None
+    candidate: Candidate
+    provider: str
+    model: str
+    system: Message | None
+    preamble: str | None
+    parts: dict[str, str]
+    params: dict[str, Any]
+    schema: dict[str, Any] | None
+    checks: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(
+        cls, scenario: Scenario, role: Role | None, candidate: Candidate, address: tuple[str, str]
+    ) -> _Cell:
+        # Prompt versions are tracked per named source: editing one scenario's prompt bumps
+        # that scenario's version only. The system prompt follows role > scenario > candidate.
+        system_name, system = _system(role, scenario, candidate)
+        preamble = role.preamble if role and role.preamble else None
+        parts: dict[str, str] = {}
+        if system is not None:
+            parts[system_name] = system
+        if role and preamble:
+            parts[f"preamble:{role.name}"] = preamble
+        parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
+        return cls(
+            scenario,
+            role,
+            candidate,
+            address[0],
+            address[1],
+            Message("system", system) if system is not None else None,
+            preamble,
+            parts,
+            {k: v for k, v in candidate.params.items() if k != "temperature"},
+            scenario.output_schema.to_json_schema() if scenario.output_schema else None,
+            tuple((c.name, c.value) for c in scenario.expect),
+        )
+
+    def items(
+        self,
+        row: InputRow | None,
+        values: dict[str, Any] | None,
+        prompt: str,
+        temperatures: tuple[float | None, ...],
+        runs: int,
+        criteria: dict[float | None, tuple[str, ...]],
+    ) -> Iterator[WorkItem]:
+        """The cells of ``row`` (its rendered ``prompt``), by temperature and run."""
+        user = Message("user", f"{self.preamble}\n\n{prompt}" if self.preamble else prompt)
+        messages = (self.system, user) if self.system is not None else (user,)
+        scenario, role, name = self.scenario, self.role, self.candidate.name
+        for temperature in temperatures:
+            for run_index in range(runs):
+                run_params = _run_params(self.params, run_index)
+                key_params = {**run_params, "temperature": temperature}
+                call = call_key(
+                    self.provider, self.model, messages, key_params, run_index, self.schema
+                )
+                yield WorkItem(
+                    key=cell_key(call, name, role, scenario.name, row),
+                    call_key=call,
+                    candidate=name,
+                    role=role.name if role else None,
+                    scenario=scenario.name,
+                    input_id=row.id if row else None,
+                    temperature=temperature,
+                    run_index=run_index,
+                    provider=self.provider,
+                    model=self.model,
+                    messages=messages,
+                    params=run_params,
+                    criteria=criteria[temperature],
+                    context=scenario.context,
+                    prompt_parts=self.parts,
+                    input_values=values,
+                    checks=self.checks,
+                    json_schema=self.schema,
+                )

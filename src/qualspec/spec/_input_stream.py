@@ -1,0 +1,151 @@
+"""Inputs files read row by row: a CSV or JSONL file's rows are never held whole.
+
+Loading a suite scans such a file once (every row checked as before: keys, duplicate ids,
+row shapes) and keeps only its path and row count; each expansion of the plan reads the
+rows again, one at a time (:class:`StreamedRows`). Duplicate ids are found in constant
+memory: a bit per hashed id, and a second look only at the ids whose bit was taken.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import overload
+
+from qualspec.errors import SpecError, SpecIssue
+from qualspec.spec._inputs import InputRow, RawRow, csv_rows, jsonl_rows, row_id_of
+
+__all__ = ["STREAMED_KINDS", "StreamedRows", "scan_inputs_file"]
+
+STREAMED_KINDS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_BITS = 1 << 26  # 8 MiB of bits: about 1.5% of ids looked at again at 1,000,000 rows
+_MAX_ISSUES = 50
+
+
+def _raw_rows(path: Path, shown: str) -> Iterator[RawRow | SpecIssue]:
+    kind = STREAMED_KINDS[path.suffix.lower()]
+    try:
+        file = path.open(encoding="utf-8-sig", newline="" if kind == "csv" else None)
+    except OSError as exc:
+        yield SpecIssue(shown, 1, 1, "", f"cannot read the inputs file: {exc.strerror or exc}")
+        return
+    with file:
+        try:
+            yield from (csv_rows if kind == "csv" else jsonl_rows)(file, shown)
+        except UnicodeDecodeError as exc:
+            yield SpecIssue(shown, 1, 1, "", f"not UTF-8 text ({exc.reason}); save it as UTF-8")
+
+
+@dataclass(frozen=True, eq=False)
+class StreamedRows(Sequence[InputRow]):
+    """A scenario's rows from a CSV or JSONL file, read from the file each time they are
+    iterated (one row in memory at a time). ``len()`` is the row count found when the
+    suite was loaded; indexing reads up to the row (meant for small files and tests)."""
+
+    path: Path
+    shown: str
+    length: int
+
+    def __iter__(self) -> Iterator[InputRow]:
+        for number, raw in enumerate(_raw_rows(self.path, self.shown), start=1):
+            if isinstance(raw, SpecIssue):  # the file was edited since the suite was loaded
+                changed = f"{raw.message} (the file changed after the suite was loaded)"
+                raise SpecError([dataclasses.replace(raw, message=changed)])
+            yield InputRow(id=row_id_of(raw.values, number), values=dict(raw.values))
+
+    def __len__(self) -> int:
+        return self.length
+
+    @overload
+    def __getitem__(self, index: int) -> InputRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[InputRow]: ...
+    def __getitem__(self, index: int | slice) -> InputRow | Sequence[InputRow]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + self.length if index < 0 else index
+        if not 0 <= position < self.length:
+            raise IndexError(index)
+        for i, row in enumerate(self):
+            if i == position:
+                return row
+        raise IndexError(index)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StreamedRows):
+            return (self.path, self.length) == (other.path, other.length)
+        if isinstance(other, Sequence):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.length))
+
+
+def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[SpecIssue]]:
+    """Check every row of a CSV or JSONL inputs file in one pass (and a second, short one
+    for ids that may repeat), holding no row: the streamed rows, or the issues found (at
+    most 50, the last saying how many more)."""
+    issues: list[SpecIssue] = []
+    more = 0
+    seen = bytearray(_BITS // 8)
+    suspects: set[str] = set()
+    count = 0
+    for number, raw in enumerate(_raw_rows(path, shown), start=1):
+        problem = raw if isinstance(raw, SpecIssue) else _key_issue(raw, number, shown)
+        if problem is not None:
+            if len(issues) < _MAX_ISSUES:
+                issues.append(problem)
+            else:
+                more += 1
+            continue
+        assert isinstance(raw, RawRow)
+        count += 1
+        row_id = row_id_of(raw.values, number)
+        bit = int.from_bytes(hashlib.blake2b(row_id.encode(), digest_size=8).digest()) % _BITS
+        if seen[bit >> 3] & (1 << (bit & 7)):
+            suspects.add(row_id)
+        else:
+            seen[bit >> 3] |= 1 << (bit & 7)
+    del seen
+    if not issues and count == 0:
+        issues.append(SpecIssue(shown, 1, 1, "", "inputs has no rows; add at least one"))
+    if suspects and not issues:
+        issues.extend(_duplicates(path, shown, suspects))
+    if more:
+        last = issues[-1]
+        issues.append(SpecIssue(shown, last.line, 1, "", f"... and {more} more issue(s)"))
+    if issues:
+        return None, issues[: _MAX_ISSUES + 1]
+    return StreamedRows(path, shown, length=count), []
+
+
+def _key_issue(raw: RawRow, number: int, shown: str) -> SpecIssue | None:
+    if any(not isinstance(k, str) for k in raw.values):
+        return SpecIssue(shown, raw.line, raw.col, "", f"row {number}: keys must be text")
+    return None
+
+
+def _duplicates(path: Path, shown: str, suspects: set[str]) -> Iterator[SpecIssue]:
+    """An issue per repeated id among ``suspects`` (ids whose hashed bit was taken)."""
+    first: dict[str, int] = {}
+    for number, raw in enumerate(_raw_rows(path, shown), start=1):
+        if isinstance(raw, SpecIssue):
+            continue
+        row_id = row_id_of(raw.values, number)
+        if row_id not in suspects:
+            continue
+        if row_id in first:
+            yield SpecIssue(
+                shown,
+                raw.line,
+                raw.col,
+                "",
+                f"duplicate input id '{row_id}' (first at line {first[row_id]}); "
+                "input ids must be unique",
+            )
+        else:
+            first[row_id] = raw.line
