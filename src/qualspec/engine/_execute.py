@@ -356,6 +356,7 @@ class Executor:
             created_at=_now(),
             kind=item.kind,
             call_key=reply.key,
+            input_values=item.input_values,
         )
 
     def _prefetch_cache(self) -> dict[str, ResponseRecord]:

@@ -445,6 +445,7 @@ def _cells(
     provider, model = address
     schema = scenario.output_schema.to_json_schema() if scenario.output_schema else None
     out: list[WorkItem] = []
+    values = dict(row.values) if row else None  # one object: the store encodes it once
     for temperature in temperatures:
         for run_index in range(runs):
             run_params = _run_params(params, run_index)
@@ -467,7 +468,7 @@ def _cells(
                     criteria=criteria[temperature],
                     context=scenario.context,
                     prompt_parts=parts,
-                    input_values=dict(row.values) if row else None,
+                    input_values=values,
                     checks=tuple((c.name, c.value) for c in scenario.expect),
                     json_schema=schema,
                 )

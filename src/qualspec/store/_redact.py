@@ -10,7 +10,7 @@ from typing import Any
 
 from qualspec.store._url import display_url
 
-__all__ = ["REDACTED", "redact", "redact_text"]
+__all__ = ["REDACTED", "redact", "redact_text", "redact_values"]
 
 REDACTED = "***"
 # Words of a setting's name that say its value is a secret: ``api_key``, ``x-api-key``,
@@ -169,6 +169,28 @@ def redact_text(text: str) -> str:
     text = _AUTH_HEADER.sub(_auth_header, text)
     text = _ASSIGNED.sub(_assigned, text)
     return display_url(text)
+
+
+def redact_values(obj: Any) -> Any:
+    """A copy of a data value (an input row) with :func:`redact_text` applied to every
+    string in it, at any depth.
+
+    Unlike :func:`redact` (for settings), key names are never read: a row's keys are
+    column names people gave (a ``token`` or ``key`` column is data), as the keys of
+    ``inputs`` are in run metadata. Only the values' shapes count: ``sk-...``, ``Bearer
+    ...``, ``password=...``, a URL's password.
+
+    Example:
+        >>> redact_values({"key": "C major", "note": "use sk-abcdefghijklmnopqrstuvwx"})
+        {'key': 'C major', 'note': 'use ***'}
+    """
+    if isinstance(obj, str):
+        return redact_text(obj)
+    if isinstance(obj, Mapping):
+        return {key: redact_values(value) for key, value in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [redact_values(v) for v in obj]
+    return obj
 
 
 def _auth_header(match: re.Match[str]) -> str:

@@ -50,6 +50,7 @@ from qualspec.analysis import (
 )
 from qualspec.judges import is_comparison
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
+from qualspec.web._sent import row_key, row_shown, sent_message
 from qualspec.web._query import (
     FILTERS,
     MAX_PER,
@@ -83,7 +84,10 @@ class Prompt:
     system: str | None
     preamble: str | None
     prompt: str | None
-    sent: str | None  # the user message, when it can be rebuilt exactly
+    sent: str | None  # the user message, when it can be rebuilt exactly (cut for a page)
+    row: str | None = None  # the input row's values as stored, indented JSON (cut)
+    row_note: str | None = None  # cut, secrets masked, or why the row is missing
+    sent_note: str | None = None  # the message was cut
 
 
 @dataclass(slots=True)
@@ -239,11 +243,11 @@ class RunIndex:
         threshold = limit if scale == 10 else parts.grade_threshold
         failing = tuple((j.evaluator, j.criterion) for j in own if j.passed is False)
         judged_on = tuple((j.evaluator, j.criterion) for j in own)
-        key = tuple(r.prompt_versions.values())
+        key = (*r.prompt_versions.values(), row_key(r))
         if key not in self._prompts:
             prompt = self._prompts[key] = self._prompt(r)
             self._prompt_hay[key] = "\n".join(
-                t for t in (prompt.system, prompt.preamble, prompt.prompt) if t
+                t for t in (prompt.system, prompt.preamble, prompt.prompt, prompt.row) if t
             )
         temperature = self._labels.get(r.temperature)
         if temperature is None:
@@ -279,10 +283,9 @@ class RunIndex:
                 texts[name.split(":", 1)[0]] = found
         prompt = texts.get("scenario_prompt")
         preamble = texts.get("preamble")
-        sent = None
-        if prompt is not None and r.input_id is None:  # no input row: the prompt as written
-            sent = f"{preamble}\n\n{prompt}" if preamble else prompt
-        return Prompt(texts.get("system_prompt"), preamble, prompt, sent)
+        sent, sent_note = sent_message(prompt, preamble, r.input_id, r.input_values)
+        row, row_note = row_shown(r.input_id, r.input_values)
+        return Prompt(texts.get("system_prompt"), preamble, prompt, sent, row, row_note, sent_note)
 
     def prompt_of(self, answer: Answer) -> Prompt:
         """What was sent for ``answer`` (see :class:`Prompt`)."""
