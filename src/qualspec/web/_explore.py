@@ -20,7 +20,7 @@ The query string (every parameter optional; a view is shared by its URL):
 ``q``
     Words (or ``"quoted phrases"``) that must all appear, in any case, in the answer, its
     error, an evaluator's reasoning, or the prompt sent (system prompt, preamble, scenario
-    prompt).
+    prompt, input row).
 ``sort``
     ``suite`` (the suite's order, default), ``score`` (lowest first), ``-score``,
     ``candidate``, ``latency`` (slowest first), ``cost`` (dearest first).
@@ -35,7 +35,7 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from qualspec.analysis import (
@@ -50,7 +50,7 @@ from qualspec.analysis import (
 )
 from qualspec.judges import is_comparison
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
-from qualspec.web._sent import row_key, row_shown, sent_message
+from qualspec.web._sent import row_has, row_shown, sent_message
 from qualspec.web._query import (
     FILTERS,
     MAX_PER,
@@ -243,11 +243,11 @@ class RunIndex:
         threshold = limit if scale == 10 else parts.grade_threshold
         failing = tuple((j.evaluator, j.criterion) for j in own if j.passed is False)
         judged_on = tuple((j.evaluator, j.criterion) for j in own)
-        key = (*r.prompt_versions.values(), row_key(r))
+        key = tuple(r.prompt_versions.values())
         if key not in self._prompts:
             prompt = self._prompts[key] = self._prompt(r)
             self._prompt_hay[key] = "\n".join(
-                t for t in (prompt.system, prompt.preamble, prompt.prompt, prompt.row) if t
+                t for t in (prompt.system, prompt.preamble, prompt.prompt) if t
             )
         temperature = self._labels.get(r.temperature)
         if temperature is None:
@@ -281,15 +281,17 @@ class RunIndex:
             found = self.prompt_texts.get(version) if isinstance(version, int) else None
             if found is not None:
                 texts[name.split(":", 1)[0]] = found
-        prompt = texts.get("scenario_prompt")
-        preamble = texts.get("preamble")
-        sent, sent_note = sent_message(prompt, preamble, r.input_id, r.input_values)
-        row, row_note = row_shown(r.input_id, r.input_values)
-        return Prompt(texts.get("system_prompt"), preamble, prompt, sent, row, row_note, sent_note)
+        return Prompt(texts.get("system_prompt"), texts.get("preamble"), texts.get("scenario_prompt"), None)
 
     def prompt_of(self, answer: Answer) -> Prompt:
-        """What was sent for ``answer`` (see :class:`Prompt`)."""
-        return self._prompts.get(answer.prompt_key, Prompt(None, None, None, None))
+        """What was sent for ``answer`` (see :class:`Prompt`): its prompt parts (shared by
+        version), with its input row and the message rendered with it, made when asked (for
+        one page's answers, never for the whole run)."""
+        base = self._prompts.get(answer.prompt_key, Prompt(None, None, None, None))
+        r = answer.record
+        sent, sent_note = sent_message(base.prompt, base.preamble, r.input_id, r.input_values)
+        row, row_note = row_shown(r.input_id, r.input_values)
+        return replace(base, sent=sent, row=row, row_note=row_note, sent_note=sent_note)
 
     # ------------------------------------------------------------------ querying
 
@@ -361,7 +363,9 @@ class RunIndex:
 
             def found(a: Answer) -> bool:
                 return all(
-                    a.prompt_key in keys or any(p.search(t) for t in a.texts)
+                    a.prompt_key in keys
+                    or any(p.search(t) for t in a.texts)
+                    or row_has(a.record.input_values, p)
                     for p, keys in zip(patterns, in_prompt, strict=True)
                 )
 

@@ -10,12 +10,13 @@ the templates escape them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from qualspec.store import REDACTED, ResponseRecord
+from qualspec.store import REDACTED
 
-__all__ = ["MAX_SHOWN", "NOT_STORED", "capped", "row_key", "row_shown", "sent_message"]
+__all__ = ["MAX_SHOWN", "NOT_STORED", "capped", "row_has", "row_shown", "sent_message"]
 
 MAX_SHOWN = 10_000  # characters of a row or a message a page shows
 NOT_STORED = (
@@ -70,9 +71,13 @@ def sent_message(
     return capped(f"{preamble}\n\n{body}" if preamble else body, "message")
 
 
-def row_key(record: ResponseRecord) -> Any:
-    """What tells an answer's row apart from another's: its stored hash (or, for a record
-    not read from a store, its values object); None without a row."""
-    if record.input_hash is not None:
-        return record.input_hash
-    return None if record.input_values is None else id(record.input_values)
+
+def row_has(values: Mapping[str, Any] | None, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` is found in one of the row's values (a search of the answers)."""
+    if not values:
+        return False
+    for value in values.values():
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        if pattern.search(text):
+            return True
+    return False
