@@ -173,7 +173,9 @@ def test_the_migration_upgrades_a_0008_database_and_back(db_url: str) -> None:
     upgrade(db_url)
     with Store.open(db_url) as store:
         kept = store.load_run(run_id).responses
-        assert [(r.text, r.input_values) for r in kept] == [(f"answer k{i}", None) for i in range(3)]
+        assert [(r.text, r.input_values) for r in kept] == [
+            (f"answer k{i}", None) for i in range(3)
+        ]
         (old,) = store.load_run("20260101-000000-abcdef").responses
         assert old.text == "old answer"
     assert _rows_in(db_url) == []

@@ -65,9 +65,7 @@ def insert_rows(db: Database, conn: Connection, rows: Mapping[str, str]) -> None
         return
     now = now_utc()
     stmt = db.insert(input_rows).on_conflict_do_nothing(index_elements=["hash"])
-    conn.execute(
-        stmt, [{"hash": h, "row_json": rows[h], "created_at": now} for h in sorted(rows)]
-    )
+    conn.execute(stmt, [{"hash": h, "row_json": rows[h], "created_at": now} for h in sorted(rows)])
 
 
 def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
@@ -80,9 +78,7 @@ def attach_rows(conn: Connection, records: Sequence[ResponseRecord]) -> None:
     wanted = sorted({r.input_hash for r in records if r.input_hash is not None})
     found: dict[str, Any] = {}
     for chunk in _chunks(wanted):
-        query = select(input_rows.c.hash, input_rows.c.row_json).where(
-            input_rows.c.hash.in_(chunk)
-        )
+        query = select(input_rows.c.hash, input_rows.c.row_json).where(input_rows.c.hash.in_(chunk))
         for row_hash, text in conn.execute(query):
             found[row_hash] = json.loads(text)
     for r in records:

@@ -50,7 +50,6 @@ from qualspec.analysis import (
 )
 from qualspec.judges import is_comparison
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord
-from qualspec.web._sent import row_has, row_shown, sent_message
 from qualspec.web._query import (
     FILTERS,
     MAX_PER,
@@ -61,6 +60,7 @@ from qualspec.web._query import (
     num_text,
     score_text,
 )
+from qualspec.web._sent import row_has, row_shown, sent_message
 
 __all__ = [
     "MAX_PER",
@@ -281,7 +281,9 @@ class RunIndex:
             found = self.prompt_texts.get(version) if isinstance(version, int) else None
             if found is not None:
                 texts[name.split(":", 1)[0]] = found
-        return Prompt(texts.get("system_prompt"), texts.get("preamble"), texts.get("scenario_prompt"), None)
+        return Prompt(
+            texts.get("system_prompt"), texts.get("preamble"), texts.get("scenario_prompt"), None
+        )
 
     def prompt_of(self, answer: Answer) -> Prompt:
         """What was sent for ``answer`` (see :class:`Prompt`): its prompt parts (shared by

@@ -19,9 +19,7 @@ from qualspec.store import REDACTED
 __all__ = ["MAX_SHOWN", "NOT_STORED", "capped", "row_has", "row_shown", "sent_message"]
 
 MAX_SHOWN = 10_000  # characters of a row or a message a page shows
-NOT_STORED = (
-    "not stored: this answer was recorded before qualspec kept input rows with a run"
-)
+NOT_STORED = "not stored: this answer was recorded before qualspec kept input rows with a run"
 
 
 def capped(text: str, what: str) -> tuple[str, str | None]:
@@ -34,7 +32,9 @@ def capped(text: str, what: str) -> tuple[str, str | None]:
     )
 
 
-def row_shown(input_id: str | None, values: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+def row_shown(
+    input_id: str | None, values: Mapping[str, Any] | None
+) -> tuple[str | None, str | None]:
     """(the row's values as indented JSON, cut for the page, or None; a note: cut, secrets
     masked, or why there is no row). (None, None) for an answer without an input row."""
     if input_id is None and values is None:
@@ -69,7 +69,6 @@ def sent_message(
         except KeyError:  # a variable the row lacks: the template is not this row's
             return None, None
     return capped(f"{preamble}\n\n{body}" if preamble else body, "message")
-
 
 
 def row_has(values: Mapping[str, Any] | None, pattern: re.Pattern[str]) -> bool:
