@@ -188,3 +188,42 @@ def test_a_row_with_keys_that_are_not_text_is_still_stored(store: Store, bad_key
     store.record_responses(run_id, _cells(bad_keys, 1))
     (got,) = store.load_run(run_id).responses
     assert got.input_values == {"1": "one", "id": "x"}
+
+
+def test_a_mapping_refilled_between_records_stores_each_rows_values(store: Store) -> None:
+    """The store remembers the rows it encoded by the object given (an engine gives all
+    the answers of a row one object); an object filled anew is encoded anew."""
+    run_id = store.create_run("s", "h", {})
+    reused: dict[str, Any] = {}
+    for name in ("acme", "globex", "initech"):
+        reused.clear()
+        reused.update(id=name, company=name.title())
+        store.record_responses(run_id, _cells(reused, 1, prefix=name))
+    got = {r.input_id: r.input_values for r in store.load_run(run_id).responses}
+    assert got == {n: {"id": n, "company": n.title()} for n in ("acme", "globex", "initech")}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain words, nothing secret",
+        "key sk-abcdefghijklmnopqrstuvwx",
+        "Authorization: Bearer abc.def.ghi-123",
+        "BASIC dXNlcjpwYXNzd29yZA==",
+        "OPENAI_API_KEY=sk-live-1234567890abcdef",
+        '"password": "hunter2hunter2"',
+        "db postgresql://bob:hunter2@db/x?sslmode=require",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123",
+        "AKIAABCDEFGHIJKLMNOP and AIzaSyA-abcdefghijklmnopqrstuvwxyz0123",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnop",
+        "a token=abcdefgh in a sentence; xoxb-1234567890-abcdef",
+    ],
+)
+def test_a_rows_text_is_masked_as_redact_text_masks_it(text: str) -> None:
+    from qualspec.store import redact_text, redact_values
+
+    assert redact_values({"v": text, "n": [text]}) == {
+        "v": redact_text(text),
+        "n": [redact_text(text)],
+    }

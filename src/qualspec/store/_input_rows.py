@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +32,15 @@ if TYPE_CHECKING:
     from qualspec.store._db import Database
     from qualspec.store._records import ResponseRecord
 
-__all__ = ["attach_rows", "drop_unused_rows", "insert_rows", "row_entry", "run_row_hashes"]
+__all__ = [
+    "RowMemo",
+    "attach_rows",
+    "drop_unused_rows",
+    "insert_rows",
+    "memo_for",
+    "row_entry",
+    "run_row_hashes",
+]
 
 # the hash is of the row's canonical JSON (keys sorted); the row is stored in its own key
 # order (as in its file). Values JSON cannot hold (a date read from YAML, an object of a
@@ -39,6 +50,7 @@ _CANONICAL = json.JSONEncoder(
 )
 _STORED = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
 _CHUNK = 500  # hashes per IN (...) list
+_ABSENT = object()
 
 
 def _plain(value: Any) -> Any:
@@ -56,6 +68,59 @@ def row_entry(values: Mapping[str, Any]) -> tuple[str, str]:
         clean = {str(k): _plain(v) for k, v in clean.items()}
         canonical = _CANONICAL.encode(clean)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest(), _STORED.encode(clean)
+
+
+class RowMemo:
+    """The rows a store encoded last, by the mapping object given (an engine hands every
+    answer of a row the same object: its row is encoded once per run, not per answer).
+
+    An entry is used only for the very object it was made from whose top-level values
+    are still the same objects (a mapping filled anew between records is encoded again);
+    at most ``size`` entries and ``chars`` characters of rows are kept, the oldest used
+    dropped first. Safe to share between threads.
+    """
+
+    def __init__(self, size: int = 4096, chars: int = 32_000_000) -> None:
+        self._entries: OrderedDict[int, tuple[Mapping[str, Any], dict[str, Any], str, str]]
+        self._entries = OrderedDict()
+        self._size, self._chars, self._held = size, chars, 0
+        self._lock = threading.Lock()
+
+    def entry(self, values: Mapping[str, Any]) -> tuple[str, str]:
+        """``row_entry(values)``, from the memo when it holds this very row."""
+        key = id(values)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None and found[0] is values and _unchanged(found[1], values):
+                self._entries.move_to_end(key)
+                return found[2], found[3]
+        row_hash, text = row_entry(values)
+        with self._lock:
+            old = self._entries.pop(key, None)
+            self._held += len(text) - (len(old[3]) if old else 0)
+            self._entries[key] = (values, dict(values), row_hash, text)
+            while self._entries and (len(self._entries) > self._size or self._held > self._chars):
+                self._held -= len(self._entries.popitem(last=False)[1][3])
+        return row_hash, text
+
+
+def _unchanged(snapshot: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
+    return len(snapshot) == len(values) and all(
+        values.get(k, _ABSENT) is v for k, v in snapshot.items()
+    )
+
+
+_MEMOS: weakref.WeakKeyDictionary[Database, RowMemo] = weakref.WeakKeyDictionary()
+_MEMOS_LOCK = threading.Lock()
+
+
+def memo_for(db: Database) -> RowMemo:
+    """The row memo of ``db`` (one per database object, gone with it)."""
+    with _MEMOS_LOCK:
+        memo = _MEMOS.get(db)
+        if memo is None:
+            memo = _MEMOS[db] = RowMemo()
+        return memo
 
 
 def insert_rows(db: Database, conn: Connection, rows: Mapping[str, str]) -> None:

@@ -185,12 +185,29 @@ def redact_values(obj: Any) -> Any:
         {'key': 'C major', 'note': 'use ***'}
     """
     if isinstance(obj, str):
-        return redact_text(obj)
+        return redact_text(obj) if _may_hold_secret(obj) else obj
     if isinstance(obj, Mapping):
         return {key: redact_values(value) for key, value in obj.items()}
     if isinstance(obj, list | tuple):
         return [redact_values(v) for v in obj]
     return obj
+
+
+# Every pattern ``redact_text`` replaces needs one of these in the text, case-folded (the
+# case-insensitive ones match what casefold() makes of "ſ" or "K" too): one scan of the
+# text skips the patterns for ordinary text, such as most values of an input row.
+_MARKERS = (
+    *("-----begin", "sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    *("github_pat_", "glpat-", "xox", "akia", "aiza", "hf_", "eyj"),  # _TOKEN_SHAPES
+    *("bearer", "basic"),  # _AUTH_HEADER
+    *("api", "secret", "token", "passw"),  # _ASSIGNED
+    *("=", "@"),  # display_url
+)
+
+
+def _may_hold_secret(text: str) -> bool:
+    folded = text.casefold()
+    return any(marker in folded for marker in _MARKERS)
 
 
 def _auth_header(match: re.Match[str]) -> str:

@@ -25,7 +25,7 @@ from sqlalchemy import bindparam, select, true, update
 from qualspec.errors import StoreError
 from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
-from qualspec.store._input_rows import attach_rows, insert_rows, row_entry
+from qualspec.store._input_rows import attach_rows, insert_rows, memo_for
 from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
 
@@ -160,19 +160,17 @@ def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord
     (stored once each: see ``_input_rows``). A record's ``input_hash`` is set here, from
     its ``input_values`` (None without them)."""
     rows: dict[str, str] = {}  # hash -> JSON of the batch's input rows
-    seen: dict[int, str] = {}  # id of a record's values -> their hash (one encoding each)
+    memo = memo_for(db)
 
     def row(rec: ResponseRecord) -> list[Any]:
         values = [run_id, *_response_values(rec)]
         versions = values[_R_VERSIONS]
         if type(versions) is not dict:  # a mapping of another type: stored as a plain dict
             values[_R_VERSIONS] = dict(versions)
-        given = rec.input_values
-        found = None if given is None else seen.get(id(given))
-        if given is not None and found is None:
-            found, text = row_entry(given)
+        found: str | None = None
+        if rec.input_values is not None:
+            found, text = memo.entry(rec.input_values)
             rows[found] = text
-            seen[id(given)] = found
         values[_R_INPUT] = rec.input_hash = found
         return values
 
