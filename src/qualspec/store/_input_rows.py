@@ -61,11 +61,11 @@ def _plain(value: Any) -> Any:
 
 def row_entry(values: Mapping[str, Any]) -> tuple[str, str]:
     """(hash, JSON text) of an input row as stored (see the module docstring)."""
-    clean = redact_values(values)
     try:
+        clean = redact_values(values)
         canonical = _CANONICAL.encode(clean)
-    except (TypeError, ValueError):  # keys that are not all text, a value holding itself
-        clean = {str(k): _plain(v) for k, v in clean.items()}
+    except (TypeError, ValueError, RecursionError):  # keys not all text, a value in itself
+        clean = {str(k): redact_values(_plain(v)) for k, v in values.items()}
         canonical = _CANONICAL.encode(clean)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest(), _STORED.encode(clean)
 
