@@ -448,6 +448,7 @@ class Executor(EvaluatorCalls):
             created_at=_now(),
             kind=item.kind,
             call_key=reply.key,
+            input_values=item.input_values,
         )
 
     async def _prefetch_cache(self, items: list[WorkItem]) -> dict[str, ResponseRecord]:

@@ -2,6 +2,8 @@
 
 JSONL and CSV hold the same flat rows: one per (response, criterion) judgment, plus one
 row (with empty judgment fields) for each response that has no judgment, such as an error.
+``input_values`` is the input row the prompt was rendered with (an object in JSONL, its
+JSON in CSV; empty without inputs or for answers recorded before rows were stored).
 ``evaluator`` names who made the record: ``criteria`` (the judge), another ``judges:``
 entry, or ``expect`` (an ``expect:`` check: score 10 or 0, no model call).
 The response's own fields (tokens, cost, text) repeat on each of its criterion rows: sum
@@ -37,6 +39,7 @@ EXPORT_COLUMNS: tuple[str, ...] = (
     "role",
     "scenario",
     "input_id",
+    "input_values",
     "temperature",
     "effective_temperature",
     "run_index",
@@ -78,6 +81,7 @@ def _row(run: RunRecord, r: ResponseRecord | None, j: JudgmentRecord | None) -> 
         "role": r.role if r else None,
         "scenario": r.scenario if r else None,
         "input_id": r.input_id if r else None,
+        "input_values": r.input_values if r else None,
         "temperature": r.temperature if r else None,
         "effective_temperature": r.effective_temperature if r else None,
         "run_index": r.run_index if r else None,
@@ -185,6 +189,8 @@ def _csv_value(value: Any) -> Any:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, dict):  # an input row: its JSON
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
         return "'" + value
     return value

@@ -45,7 +45,9 @@ reasons of each FAIL, the same verdicts the console and the HTML report print.
 ``analysis`` is derived too: the temperature and role analysis of
 :func:`qualspec.analysis.analyze_run` (as :func:`~qualspec.analysis.analysis_to_dict` writes
 it), added within 1.1 as a field 1.x readers ignore, as is each response's ``call_key``
-(its call's cache key: a reference answer is reviewed under it). A reader accepts every ``1.x`` file
+(its call's cache key: a reference answer is reviewed under it), and each response's
+``input_values`` (the input row its prompt was rendered with, as stored: null without
+inputs or for answers recorded before rows were stored). A reader accepts every ``1.x`` file
 (unknown fields are ignored) and refuses a newer major version. Files are written
 atomically: a temporary file
 in the same directory, fsync, then ``os.replace``.
@@ -140,8 +142,9 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-# store row ids of prompt versions: meaningless outside the database, never exported
-_ROW_ID_FIELDS = frozenset({"prompt_versions", "prompt_version"})
+# store row ids of prompt versions (meaningless outside the database) and the stored
+# input row's hash (the row's values are exported as ``input_values``): never exported
+_ROW_ID_FIELDS = frozenset({"prompt_versions", "prompt_version", "input_hash"})
 
 
 def record_fields(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from qualspec.store._records import (
     RunRecord,
     RunSummary,
 )
-from qualspec.store._redact import redact, redact_text
+from qualspec.store._redact import REDACTED, redact, redact_text, redact_values
 from qualspec.store._review_input import USER_ENV, reviewer, schema_problem
 from qualspec.store._url import database_exists, display_url, resolve_url
 from qualspec.store._usage import USAGE_FIELDS, Usage
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GROUND_TRUTH_STATUSES",
+    "REDACTED",
     "USAGE_FIELDS",
     "USER_ENV",
     "Answered",
@@ -53,6 +54,7 @@ __all__ = [
     "head_revision",
     "redact",
     "redact_text",
+    "redact_values",
     "resolve_url",
     "reviewer",
     "revisions",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
@@ -90,6 +91,12 @@ class ResponseRecord(_Accounted):
     # the call's cache key (shared across runs: a reference answer is reviewed under it);
     # None for rows recorded before it was kept
     call_key: str | None = None
+    # the input row's values the prompt was rendered with (None: the scenario has no
+    # inputs, or the answer was recorded before rows were stored); loaded records of one
+    # row share one mapping: read it, never change it
+    input_values: dict[str, Any] | None = None
+    # the stored row's hash (the store sets it from ``input_values``)
+    input_hash: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -114,10 +121,12 @@ class ResponseRecord(_Accounted):
         call_key: str | None = None,
         prompt_versions: dict[str, int] | None = None,
         created_at: datetime | None = None,
+        input_values: Mapping[str, Any] | None = None,
     ) -> ResponseRecord:
         """The record of ``reply`` (its text, effective temperature and :class:`Usage`)
         under the given identity: where it belongs in a run (``key``, the matrix cell) and
-        what made it (``kind``, ``call_key``: the call's cache key).
+        what made it (``kind``, ``call_key``: the call's cache key; ``input_values``: the
+        input row the prompt was rendered with, stored once per row).
 
         Example::
 
@@ -141,6 +150,12 @@ class ResponseRecord(_Accounted):
             created_at=created_at,
             kind=kind,
             call_key=call_key,
+            # a dict is kept as it is: the store encodes one object once per batch
+            input_values=(
+                input_values
+                if input_values is None or type(input_values) is dict
+                else dict(input_values)
+            ),
             **reply.usage.as_fields(),
         )
 

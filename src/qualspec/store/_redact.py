@@ -10,7 +10,7 @@ from typing import Any
 
 from qualspec.store._url import display_url
 
-__all__ = ["REDACTED", "redact", "redact_text"]
+__all__ = ["REDACTED", "redact", "redact_text", "redact_values"]
 
 REDACTED = "***"
 # Words of a setting's name that say its value is a secret: ``api_key``, ``x-api-key``,
@@ -169,6 +169,45 @@ def redact_text(text: str) -> str:
     text = _AUTH_HEADER.sub(_auth_header, text)
     text = _ASSIGNED.sub(_assigned, text)
     return display_url(text)
+
+
+def redact_values(obj: Any) -> Any:
+    """A copy of a data value (an input row) with :func:`redact_text` applied to every
+    string in it, at any depth.
+
+    Unlike :func:`redact` (for settings), key names are never read: a row's keys are
+    column names people gave (a ``token`` or ``key`` column is data), as the keys of
+    ``inputs`` are in run metadata. Only the values' shapes count: ``sk-...``, ``Bearer
+    ...``, ``password=...``, a URL's password.
+
+    Example:
+        >>> redact_values({"key": "C major", "note": "use sk-abcdefghijklmnopqrstuvwx"})
+        {'key': 'C major', 'note': 'use ***'}
+    """
+    if isinstance(obj, str):
+        return redact_text(obj) if _may_hold_secret(obj) else obj
+    if isinstance(obj, Mapping):
+        return {key: redact_values(value) for key, value in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [redact_values(v) for v in obj]
+    return obj
+
+
+# Every pattern ``redact_text`` replaces needs one of these in the text, case-folded (the
+# case-insensitive ones match what casefold() makes of "ſ" or "K" too): one scan of the
+# text skips the patterns for ordinary text, such as most values of an input row.
+_MARKERS = (
+    *("-----begin", "sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    *("github_pat_", "glpat-", "xox", "akia", "aiza", "hf_", "eyj"),  # _TOKEN_SHAPES
+    *("bearer", "basic"),  # _AUTH_HEADER
+    *("api", "secret", "token", "passw"),  # _ASSIGNED
+    *("=", "@"),  # display_url
+)
+
+
+def _may_hold_secret(text: str) -> bool:
+    folded = text.casefold()
+    return any(marker in folded for marker in _MARKERS)
 
 
 def _auth_header(match: re.Match[str]) -> str:

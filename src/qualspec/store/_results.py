@@ -18,15 +18,19 @@ import hashlib
 import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import bindparam, select, true, update
 
 from qualspec.errors import StoreError
 from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
+from qualspec.store._input_rows import attach_rows, insert_rows, memo_for
 from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 __all__ = [
     "criterion_hash",
@@ -43,7 +47,9 @@ __all__ = [
 ]
 
 _R = TypeVar("_R", ResponseRecord, JudgmentRecord)
-_RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord))
+# the record's fields stored in columns of the same name (its row's values are stored
+# apart, once per row: see _input_rows)
+_RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord) if f.name != "input_values")
 _JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
 # the columns written, in order: the run id (and a judgment's criterion hash), then the
 # record's fields (each a column of the same name)
@@ -53,6 +59,7 @@ _response_values = operator.attrgetter(*_RESPONSE_FIELDS)
 _judgment_values = operator.attrgetter(*_JUDGMENT_FIELDS)
 _R_VERSIONS = _RESPONSE_COLUMNS.index("prompt_versions")
 _R_CREATED = _RESPONSE_COLUMNS.index("created_at")
+_R_INPUT = _RESPONSE_COLUMNS.index("input_hash")
 _J_CREATED = _JUDGMENT_COLUMNS.index("created_at")
 _J_SUBJECT = _JUDGMENT_COLUMNS.index("subject")
 _J_SCORES = _JUDGMENT_COLUMNS.index("scores")
@@ -129,9 +136,11 @@ def _upsert_batch(
     key: Callable[[_R], Hashable],
     row: Callable[[_R], list[Any]],
     created: int,
+    before: Callable[[Connection], None] | None = None,
 ) -> None:
     """Upsert a batch of records (one ``row`` each, ``columns`` in order) in one
-    transaction; a row without a creation time is given the batch's."""
+    transaction, after ``before`` (given the connection, once every ``row`` is made); a
+    row without a creation time is given the batch's."""
     if not records:
         return
     now = now_utc()
@@ -143,17 +152,28 @@ def _upsert_batch(
             values[created] = now
         rows.append(values)
     with _run_must_exist(db, run_id), db.write() as conn:
+        if before is not None:
+            before(conn)
         insert.execute(conn, rows)
 
 
 def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord]) -> None:
-    """Upsert a batch of responses in one transaction."""
+    """Upsert a batch of responses in one transaction, with the input rows they name
+    (stored once each: see ``_input_rows``). A record's ``input_hash`` is set here, from
+    its ``input_values`` (None without them)."""
+    rows: dict[str, str] = {}  # hash -> JSON of the batch's input rows
+    memo = memo_for(db)
 
     def row(rec: ResponseRecord) -> list[Any]:
         values = [run_id, *_response_values(rec)]
         versions = values[_R_VERSIONS]
         if type(versions) is not dict:  # a mapping of another type: stored as a plain dict
             values[_R_VERSIONS] = dict(versions)
+        found: str | None = None
+        if rec.input_values is not None:
+            found, text = memo.entry(rec.input_values)
+            rows[found] = text
+        values[_R_INPUT] = rec.input_hash = found
         return values
 
     _upsert_batch(
@@ -166,6 +186,7 @@ def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord
         key=_response_key,
         row=row,
         created=_R_CREATED,
+        before=lambda conn: insert_rows(db, conn, rows),
     )
 
 
@@ -259,23 +280,29 @@ def _load(
     table: Any,
     record: type[_R],
     names: tuple[str, ...],
+    attach: Callable[[Connection, list[_R]], None] | None = None,
 ) -> list[_R]:
     """A run's current rows of ``table`` (all with ``include_superseded``) as ``record``s,
-    unordered."""
+    unordered; ``attach`` completes them in the same read transaction."""
     query = select(table).where(table.c.run_id == run_id)
     if not include_superseded:
         query = query.where(~table.c.superseded)
     with db.read() as conn:
         rows = conn.execute(query).mappings()
-        return [record(**{name: row[name] for name in names}) for row in rows.all()]
+        out = [record(**{name: row[name] for name in names}) for row in rows.all()]
+        if attach is not None:
+            attach(conn, out)
+        return out
 
 
 def load_responses(
     db: Database, run_id: str, include_superseded: bool = False
 ) -> list[ResponseRecord]:
     """A run's current responses (all with ``include_superseded``), ordered by scenario,
-    input, role, candidate, temperature, run."""
-    out = _load(db, run_id, include_superseded, responses, ResponseRecord, _RESPONSE_FIELDS)
+    input, role, candidate, temperature, run; each with its input row's values."""
+    out = _load(
+        db, run_id, include_superseded, responses, ResponseRecord, _RESPONSE_FIELDS, attach_rows
+    )
     out.sort(key=_response_order)
     return out
 

@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import case, delete, func, select, update
+from sqlalchemy import case, delete, func, select, text, update
 
 from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
+from qualspec.store._input_rows import drop_unused_rows, run_row_hashes
 from qualspec.store._liveness import abandoned_reason
 from qualspec.store._prefix import only_match
 from qualspec.store._records import RunSummary, suite_matches
@@ -163,12 +164,19 @@ def latest_unfinished_run(
 
 
 def delete_run(db: Database, run_id: str) -> None:
-    """Delete a run with its responses and judgments."""
+    """Delete a run with its responses and judgments, and the input rows no other run's
+    responses name."""
     full = resolve_run_id(db, run_id)
     with db.write() as conn:
+        if conn.dialect.name == "postgresql":
+            # a writer stores a row before the responses naming it, in one transaction:
+            # this waits for writers under way, so no row they still need is dropped
+            conn.execute(text("LOCK TABLE input_rows IN SHARE ROW EXCLUSIVE MODE"))
+        hashes = run_row_hashes(conn, full)
         conn.execute(delete(judgments).where(judgments.c.run_id == full))
         conn.execute(delete(responses).where(responses.c.run_id == full))
         conn.execute(delete(runs).where(runs.c.id == full))
+        drop_unused_rows(conn, hashes)
 
 
 def _spent(table: Any) -> Any:

@@ -38,6 +38,7 @@ __all__ = [
     "JSONText",
     "UTCDateTime",
     "cache_entries",
+    "input_rows",
     "judgments",
     "metadata",
     "prompt_versions",
@@ -155,9 +156,23 @@ responses = Table(
     *usage_columns("queue_s"),
     # the call's cache key, shared across runs; NULL for rows before migration 0008
     Column("call_key", String(128), nullable=True),
+    # the input row's hash (``input_rows.hash``); NULL: no row, or recorded before 0009
+    Column("input_hash", String(64), nullable=True),
     Index("ix_responses_run", "run_id"),
     Index("ix_responses_call_key", "call_key"),
+    Index("ix_responses_input_hash", "input_hash"),
 )
+
+input_rows = Table(
+    "input_rows",
+    metadata,
+    Column("hash", String(64), primary_key=True),
+    Column("row_json", Text, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+"""Each input row's values once, by hash (migration 0009): ``row_json`` is the row's
+values (secret-looking text masked) as compact JSON with sorted keys, ``hash`` its
+SHA-256 in hex; responses name their row by ``responses.input_hash``."""
 
 judgments = Table(
     "judgments",

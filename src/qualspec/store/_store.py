@@ -156,7 +156,8 @@ class Store:
         return _runs.latest_unfinished_run(self._db, suite_name, suite_path, suite_hash)
 
     def delete_run(self, run_id: str) -> None:
-        """Delete a run (id or unique prefix) with its responses and judgments."""
+        """Delete a run (id or unique prefix) with its responses and judgments, and the
+        input rows no other run's responses name."""
         _runs.delete_run(self._db, run_id)
 
     # ------------------------------------------------------------------ run lock
@@ -183,7 +184,10 @@ class Store:
     def record_responses(self, run_id: str, records: Sequence[ResponseRecord]) -> None:
         """Upsert a batch of responses in one transaction, idempotently by key.
 
-        A later record replaces an earlier error for the same key; a success is kept.
+        A later record replaces an earlier error for the same key; a success is kept. A
+        record's ``input_values`` (the input row its prompt was rendered with) are stored
+        once per distinct row, by hash, in the same transaction (secret-looking text
+        masked: see ``redact_values``); the record's ``input_hash`` is set to the row's.
         """
         _results.record_responses(self._db, run_id, records)
 
@@ -249,7 +253,10 @@ class Store:
         index (missing inputs and roles first); judgments follow their responses, then
         criterion. Only current rows are loaded; with ``include_superseded`` the rows
         that a resume after an edit superseded are loaded too, into the record's
-        ``superseded_responses`` and ``superseded_judgments``.
+        ``superseded_responses`` and ``superseded_judgments``. Each response has its input
+        row's values (``input_values``; one mapping per row, shared by its responses: do
+        not change it), None without inputs or for answers recorded before rows were
+        stored.
         """
         summary = self.get_run(run_id)
         responses = _results.load_responses(self._db, summary.id, include_superseded)

@@ -20,7 +20,7 @@ The query string (every parameter optional; a view is shared by its URL):
 ``q``
     Words (or ``"quoted phrases"``) that must all appear, in any case, in the answer, its
     error, an evaluator's reasoning, or the prompt sent (system prompt, preamble, scenario
-    prompt).
+    prompt, input row).
 ``sort``
     ``suite`` (the suite's order, default), ``score`` (lowest first), ``-score``,
     ``candidate``, ``latency`` (slowest first), ``cost`` (dearest first).
@@ -35,7 +35,7 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from qualspec.analysis import (
@@ -60,6 +60,7 @@ from qualspec.web._query import (
     num_text,
     score_text,
 )
+from qualspec.web._sent import row_has, row_shown, sent_message
 
 __all__ = [
     "MAX_PER",
@@ -83,7 +84,10 @@ class Prompt:
     system: str | None
     preamble: str | None
     prompt: str | None
-    sent: str | None  # the user message, when it can be rebuilt exactly
+    sent: str | None  # the user message, when it can be rebuilt exactly (cut for a page)
+    row: str | None = None  # the input row's values as stored, indented JSON (cut)
+    row_note: str | None = None  # cut, secrets masked, or why the row is missing
+    sent_note: str | None = None  # the message was cut
 
 
 @dataclass(slots=True)
@@ -277,16 +281,19 @@ class RunIndex:
             found = self.prompt_texts.get(version) if isinstance(version, int) else None
             if found is not None:
                 texts[name.split(":", 1)[0]] = found
-        prompt = texts.get("scenario_prompt")
-        preamble = texts.get("preamble")
-        sent = None
-        if prompt is not None and r.input_id is None:  # no input row: the prompt as written
-            sent = f"{preamble}\n\n{prompt}" if preamble else prompt
-        return Prompt(texts.get("system_prompt"), preamble, prompt, sent)
+        return Prompt(
+            texts.get("system_prompt"), texts.get("preamble"), texts.get("scenario_prompt"), None
+        )
 
     def prompt_of(self, answer: Answer) -> Prompt:
-        """What was sent for ``answer`` (see :class:`Prompt`)."""
-        return self._prompts.get(answer.prompt_key, Prompt(None, None, None, None))
+        """What was sent for ``answer`` (see :class:`Prompt`): its prompt parts (shared by
+        version), with its input row and the message rendered with it, made when asked (for
+        one page's answers, never for the whole run)."""
+        base = self._prompts.get(answer.prompt_key, Prompt(None, None, None, None))
+        r = answer.record
+        sent, sent_note = sent_message(base.prompt, base.preamble, r.input_id, r.input_values)
+        row, row_note = row_shown(r.input_id, r.input_values)
+        return replace(base, sent=sent, row=row, row_note=row_note, sent_note=sent_note)
 
     # ------------------------------------------------------------------ querying
 
@@ -358,7 +365,9 @@ class RunIndex:
 
             def found(a: Answer) -> bool:
                 return all(
-                    a.prompt_key in keys or any(p.search(t) for t in a.texts)
+                    a.prompt_key in keys
+                    or any(p.search(t) for t in a.texts)
+                    or row_has(a.record.input_values, p)
                     for p, keys in zip(patterns, in_prompt, strict=True)
                 )
 

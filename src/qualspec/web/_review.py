@@ -1,13 +1,13 @@
 """What the reference review page shows besides the review itself (issue 19, item 3): the
 source the reference was made from, its answers pretty-printed, and field-level diffs.
 
-The source, as the store has it: the scenario, the input's id, and the prompt parts the
+The source, as the store has it: the scenario, the input's id, the prompt parts the
 reference call was made of (system prompt, preamble, scenario prompt: stored by version
-on the reference's response in its latest run). The store does not keep an input row's
-values; they are read from the run's suite file when it is a YAML suite that can still be
-loaded (a ``.py`` suite is never executed for a page), and the page says whether that file
-is the one the run used (same content hash) or has changed since. When neither is possible
-the page says what is missing.
+on the reference's response in its latest run) and the input row's values, stored with
+the run. For a run recorded before rows were stored, the row is read from the run's suite
+file when it is a YAML suite that can still be loaded (a ``.py`` suite is never executed
+for a page), and the page says whether that file is the one the run used (same content
+hash) or has changed since. When neither is possible the page says what is missing.
 
 Field diffs compare JSON answers path by path (``name``, ``address.city``, ``tags[0]``):
 the override against the model's reference answer, and a candidate's answer of the same
@@ -26,6 +26,7 @@ from typing import Any
 from qualspec.errors import QualspecError, StoreError
 from qualspec.judges import json_of
 from qualspec.store import ReferenceAnswer, ResponseRecord, RunRecord, Store
+from qualspec.web._sent import row_shown, sent_message
 
 __all__ = ["FieldRow", "Source", "field_diff", "pretty", "review_context"]
 
@@ -57,6 +58,7 @@ class Source:
     row: str | None  # the input row's values, pretty JSON
     row_note: str | None  # where the row comes from, or why it is missing
     run_id: str | None
+    sent_note: str | None = None  # the message shown is cut
 
 
 def pretty(text: str | None) -> str | None:
@@ -122,7 +124,10 @@ def _row_from_suite(run: RunRecord, scenario: str, input_id: str) -> tuple[Any, 
     """(the row's values or None, a note saying where they come from or why not)."""
     meta = run.summary.metadata or {}
     path = meta.get("suite_path")
-    missing = "The store keeps the input's id and the prompt template, not the row's values"
+    missing = (
+        "The run that made it was recorded before qualspec kept input rows: the store has "
+        "the input's id and the prompt template, not the row's values"
+    )
     if not isinstance(path, str) or not path:
         return None, f"{missing}, and this run recorded no suite file."
     if Path(path).suffix.lower() not in (".yaml", ".yml"):
@@ -153,6 +158,12 @@ def _row_from_suite(run: RunRecord, scenario: str, input_id: str) -> tuple[Any, 
     return row.values, note
 
 
+def _sentences(*notes: str | None) -> str | None:
+    """The notes given as sentences, one after the other (None when there is none)."""
+    out = [n[0].upper() + n[1:] + ("" if n.endswith(".") else ".") for n in notes if n]
+    return " ".join(out) or None
+
+
 def _source(store: Store, ref: ReferenceAnswer, run: RunRecord | None) -> Source:
     record = None
     if run is not None:
@@ -169,21 +180,15 @@ def _source(store: Store, ref: ReferenceAnswer, run: RunRecord | None) -> Source
     row_values: Any = None
     note = None
     if ref.input_id is not None:
-        if run is None:
+        if record is not None and record.input_values is not None:
+            row_values, note = record.input_values, "Stored with the run that made it."
+        elif run is None:
             note = "The run that made this reference is no longer in the store."
         else:
             row_values, note = _row_from_suite(run, ref.scenario, ref.input_id)
-    sent = None
-    if prompt is not None and (ref.input_id is None or isinstance(row_values, Mapping)):
-        body = prompt
-        if isinstance(row_values, Mapping):
-            from qualspec.spec import render_prompt
-
-            try:
-                body = render_prompt(prompt, {str(k): v for k, v in row_values.items()})
-            except KeyError:
-                body = prompt
-        sent = f"{preamble}\n\n{body}" if preamble else body
+    values = row_values if isinstance(row_values, Mapping) else None
+    sent, sent_note = sent_message(prompt, preamble, ref.input_id, values)
+    row, row_note = row_shown(ref.input_id, row_values) if row_values is not None else (None, None)
     if record is None and note is None:
         note = "The reference's prompt parts are not in the store (no response of its run)."
     return Source(
@@ -194,13 +199,10 @@ def _source(store: Store, ref: ReferenceAnswer, run: RunRecord | None) -> Source
         preamble=preamble,
         prompt=prompt,
         sent=sent,
-        row=(
-            json.dumps(row_values, indent=2, ensure_ascii=False, default=str)
-            if row_values is not None
-            else None
-        ),
-        row_note=note,
+        row=row,
+        row_note=_sentences(note, row_note),
         run_id=run.summary.id if run is not None else None,
+        sent_note=sent_note,
     )
 
 
