@@ -27,7 +27,7 @@ from qualspec.cli._args import (
 )
 from qualspec.cli._console import plural, say
 from qualspec.cli._dry_run import dry_run
-from qualspec.cli._store_close import BackgroundClose
+from qualspec.cli._store_close import BackgroundClose, view_keeper
 from qualspec.messages import one_line
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         return 0
     outcome, store, refs, analysis = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
     db_display = store.url_for_display
-    with BackgroundClose(store):  # the store closes while the results are written
+    with BackgroundClose(store, view_keeper(store, outcome.record)):  # the store closes while the results are written
         for warning in outcome.warnings:
             if warning in plan.warnings:  # said before the run
                 continue

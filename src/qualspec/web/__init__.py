@@ -7,6 +7,7 @@ Example::
 
     from qualspec.web import create_app
     app = create_app(db="sqlite:///evals.db", token="s3cret")  # any ASGI server runs it
+    keep_run_view(store, run_id)  # a finished run's page snapshot, kept (no web extra needed)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from qualspec.web._app import create_app, serve
     from qualspec.web._security import COOKIE, DEFAULT_MAX_BODY, TOKEN_ENV, check_bind
+    from qualspec.web._view_cache import keep_run_view
 
 _EXPORTS = {
     "COOKIE": "_security",
@@ -24,10 +26,19 @@ _EXPORTS = {
     "TOKEN_ENV": "_security",
     "check_bind": "_security",
     "create_app": "_app",
+    "keep_run_view": "_view_cache",
     "serve": "_app",
 }
 
-__all__ = ["COOKIE", "DEFAULT_MAX_BODY", "TOKEN_ENV", "check_bind", "create_app", "serve"]
+__all__ = [
+    "COOKIE",
+    "DEFAULT_MAX_BODY",
+    "TOKEN_ENV",
+    "check_bind",
+    "create_app",
+    "keep_run_view",
+    "serve",
+]
 
 
 def __getattr__(name: str) -> Any:

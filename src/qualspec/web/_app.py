@@ -52,6 +52,7 @@ def create_app(
     from qualspec.version import __version__
     from qualspec.web._api import router as api
     from qualspec.web._compress import PageCache, with_gzip
+    from qualspec.web._view_cache import ViewCache
     from qualspec.web._errors import install_error_pages
     from qualspec.web._pages import router as pages
     from qualspec.web._references import api_router as reference_api
@@ -79,6 +80,7 @@ def create_app(
     app.state.web = web
     install_error_pages(app)
     app.state.pages = PageCache()  # the pages of finished runs, rendered once
+    app.state.views = ViewCache()  # the snapshots of runs last viewed
     app.include_router(api)
     app.include_router(reference_api)
     app.include_router(rubric_api)
