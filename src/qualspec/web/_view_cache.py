@@ -155,22 +155,26 @@ def load_view(
         if kept is not None:
             try:
                 view = RunView(kept)
-            except (KeyError, TypeError, ValueError) as exc:  # an older or damaged entry
+            except Exception as exc:  # a damaged entry: built again (and replaced)
                 _log.warning("kept view of run %s unusable (%s): built again", summary.id, exc)
             else:
-                if memory is not None:
-                    memory.put(key, view)
+                _remember(memory, summary, key, view)
                 return view
     snapshot = _build(store, summary)
     view = RunView(snapshot)
     if key is not None:
         _keep(store, summary, key, snapshot)
-        if memory is not None:
-            memory.put(key, view)
-        stats = stats_key(summary)
-        if stats is not None:
-            keep_stats(stats, view.page_parts["stats"])
+        _remember(memory, summary, key, view)
     return view
+
+
+def _remember(memory: ViewCache | None, summary: RunSummary, key: str, view: RunView) -> None:
+    """Keep ``view`` in ``memory``, and its stats for the runs list."""
+    if memory is not None:
+        memory.put(key, view)
+    stats = stats_key(summary)
+    if stats is not None:
+        keep_stats(stats, view.page_parts["stats"])
 
 
 def keep_run_view(store: Store, run_id: str) -> bool:
