@@ -317,7 +317,11 @@ def test_format_json(diff: RunDiff) -> None:
         "error_b": None,
     }
     errors = next(c for c in data["changes"] if c["scenario"] == "errors")
-    assert (errors["status"], errors["label_b"], errors["error_b"]) == ("error", "ERROR", "HTTP 500")
+    assert (errors["status"], errors["label_b"], errors["error_b"]) == (
+        "error",
+        "ERROR",
+        "HTTP 500",
+    )
     assert data["aggregation"] == {"a": "mean_with_variance", "b": "mean_with_variance"}
     assert data["references"] == {"a": 0, "b": 0, "changed": 0}
     no_role = next(c for c in data["changes"] if c["scenario"] == "no_role")

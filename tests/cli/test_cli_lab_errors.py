@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from qualspec.testing import FakeServer
 from helpers_cli import run_cli
+from qualspec.testing import FakeServer
 
 _ARGS = ("lab", "Explain tides", "--format", "Two sentences", "--criteria", "Moon")
 

@@ -38,11 +38,12 @@ def test_a_large_run_leaves_its_page_snapshot(
         f"    inputs: [{rows}]\n"
     )
     suite = write_suite(
-        workdir / "big.yaml", server.base_url, scenarios=scenarios, extra="runs_per_temperature: 5\n"
+        workdir / "big.yaml",
+        server.base_url,
+        scenarios=scenarios,
+        extra="runs_per_temperature: 5\n",
     )
-    code, out, err = qualspec(
-        capsys, "run", str(suite), "--quiet", "--no-judge", "--temps", "0,1"
-    )
+    code, out, err = qualspec(capsys, "run", str(suite), "--quiet", "--no-judge", "--temps", "0,1")
     assert code == 0, out + err
     assert _kept(workdir, only_run_id(workdir)) == (True, 1000)
 

@@ -19,7 +19,8 @@ def _seed(store: Store, n: int = 30) -> str:
             response(
                 f"k{i:03d}",
                 run_index=i,
-                text=f"answer {i}" + (" Grüße aus Köln" if i == 7 else "")
+                text=f"answer {i}"
+                + (" Grüße aus Köln" if i == 7 else "")
                 + (" 100%_sure" if i == 9 else ""),
                 error="HTTP 500 upstream" if i == 11 else None,
             )
@@ -77,7 +78,9 @@ def test_a_part_by_offset_in_the_order_recorded(store: Store) -> None:
 def test_a_part_skips_superseded_rows(store: Store) -> None:
     run_id = _seed(store)
     ids = store.run_response_ids(run_id)
-    store.supersede(run_id, response_keys=["k001"], evaluation_keys=[("criteria", "k002", "clarity")])
+    store.supersede(
+        run_id, response_keys=["k001"], evaluation_keys=[("criteria", "k002", "clarity")]
+    )
     part = store.load_run_part(run_id, ids=[ids["k001"], ids["k002"]])
     assert [r.key for r in part.responses] == ["k002"]
     assert [j.criterion for j in part.judgments] == ["cites"]

@@ -223,7 +223,9 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         return 0
     outcome, store, refs, analysis = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
     db_display = store.url_for_display
-    with BackgroundClose(store, view_keeper(store, outcome.record)):  # the store closes while the results are written
+    with BackgroundClose(
+        store, view_keeper(store, outcome.record)
+    ):  # the store closes while the results are written
         for warning in outcome.warnings:
             if warning in plan.warnings:  # said before the run
                 continue

@@ -57,7 +57,7 @@ def load_run_part(
             rows = list(conn.execute(query).mappings())
         else:
             wanted = list(dict.fromkeys(int(i) for i in ids))
-            found = {}
+            found: dict[int, Any] = {}
             for chunk in _chunks(wanted):
                 query = select(responses).where(*where, r.id.in_(chunk))
                 found.update({row["id"]: row for row in conn.execute(query).mappings()})

@@ -52,13 +52,13 @@ def create_app(
     from qualspec.version import __version__
     from qualspec.web._api import router as api
     from qualspec.web._compress import PageCache, with_gzip
-    from qualspec.web._view_cache import ViewCache
     from qualspec.web._errors import install_error_pages
     from qualspec.web._pages import router as pages
     from qualspec.web._references import api_router as reference_api
     from qualspec.web._references import page_router as reference_pages
     from qualspec.web._rubrics import api_router as rubric_api
     from qualspec.web._rubrics import page_router as rubric_pages
+    from qualspec.web._view_cache import ViewCache
 
     web = WebState(db=db, providers=providers, session=session)
 

@@ -181,7 +181,7 @@ async def run_page(run_id: str, request: Request) -> Response:
     context = await asyncio.to_thread(_explore, store, summary, params, key, views)
     page = render("run.html.j2", **context)
     if key is not None:
-        await asyncio.to_thread(pages.put, f"{key}|{url}", page.body.decode("utf-8"), {})
+        await asyncio.to_thread(pages.put, f"{key}|{url}", bytes(page.body).decode("utf-8"), {})
     return page
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from qualspec.analysis import CHECKS_EVALUATOR, judgments_by_response
 from qualspec.judges import is_comparison
 from qualspec.store import RunRecord
-from qualspec.web._answers import Answer, Page, PromptBook, make_answer, run_threshold
+from qualspec.web._answers import Page, PromptBook, make_answer, run_threshold
 from qualspec.web._explore import RunIndex
 from qualspec.web._query import NONE, Query
 
@@ -222,7 +222,14 @@ class RunView:
         counts = np.bincount(self.cols["label"][positions], minlength=len(LABELS))
         part = fetch([int(i) for i in self.cols["id"][shown]])
         book = PromptBook(
-            prompts({v for r in part.responses for v in r.prompt_versions.values() if isinstance(v, int)})
+            prompts(
+                {
+                    v
+                    for r in part.responses
+                    for v in r.prompt_versions.values()
+                    if isinstance(v, int)
+                }
+            )
         )
         if len(part.responses) != len(shown):  # a row the snapshot knows is gone
             raise StaleView(f"{len(shown) - len(part.responses)} answers of the page are gone")

@@ -1,7 +1,7 @@
 """Runs' snapshots (``_snapshot``), built once per finished run and kept: in the app's
-memory (:class:`ViewCache`: the last :data:`KEEP` viewed) and in the store's cache table (kind ``view``, one entry per
-run: ``qualspec cache clear --kind view`` drops them), so a fresh server opens a large
-run without loading it.
+memory (:class:`ViewCache`: the last :data:`KEEP` viewed) and in the store's cache table
+(kind ``view``, one entry per run: ``qualspec cache clear --kind view`` drops them), so a
+fresh server opens a large run without loading it.
 
 A snapshot is valid for one state of its run: its key names the qualspec version,
 :data:`SNAPSHOT_VERSION`, the run's id, status, finish time, counts and metadata, and the
