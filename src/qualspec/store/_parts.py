@@ -129,12 +129,15 @@ def search_run(db: Database, run_id: str, word: str) -> set[int]:
 
             found = {
                 int(i)
-                for i in conn.execute(select(r.id).where(*own, or_(has(r.text), has(r.error))))
+                for i in conn.execute(
+                    select(r.id).where(*own, or_(has(r.text), has(r.error)))
+                ).scalars()
             }
             keys = select(j.response_key).where(
                 *judged, or_(has(j.reasoning), has(j.unscored_reason))
             )
-            found.update(int(i) for i in conn.execute(select(r.id).where(*own, r.key.in_(keys))))
+            query = select(r.id).where(*own, r.key.in_(keys))
+            found.update(int(i) for i in conn.execute(query).scalars())
             return found
         folded = word.casefold()
         found = {
