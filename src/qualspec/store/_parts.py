@@ -38,6 +38,7 @@ def load_run_part(
     ids: Sequence[int] | None = None,
     offset: int = 0,
     limit: int | None = None,
+    evaluators: Sequence[str] | None = None,
 ) -> tuple[list[ResponseRecord], list[JudgmentRecord]]:
     """Some of a run's current responses and their current evaluation records.
 
@@ -45,7 +46,9 @@ def load_run_part(
     order (ids of no current response of the run are skipped); without them, ``limit``
     responses from ``offset`` in the order they were recorded. Each response's records
     follow it, the criteria judge's first, then other evaluators' by name, each by
-    criterion.
+    criterion; only those of ``evaluators`` when given (which lets the database find them
+    through the unique index on run, evaluator and response, without reading the rest of
+    the run's records).
     """
     r = responses.c
     where = [r.run_id == run_id, CURRENT_ONLY["responses"]]
@@ -70,6 +73,8 @@ def load_run_part(
             query = select(judgments).where(
                 j.run_id == run_id, CURRENT_ONLY["judgments"], j.response_key.in_(chunk)
             )
+            if evaluators is not None:
+                query = query.where(j.evaluator.in_(sorted(set(evaluators))))
             for row in conn.execute(query).mappings():
                 records.append(JudgmentRecord(**{n: row[n] for n in _JUDGMENT_FIELDS}))
     position = {key: i for i, key in enumerate(keys)}

@@ -229,6 +229,7 @@ class Store:
         offset: int = 0,
         limit: int | None = None,
         summary: RunSummary | None = None,
+        evaluators: Sequence[str] | None = None,
     ) -> RunRecord:
         """Part of a run: some of its current responses, each with its current evaluation
         records, read from SQL without loading the rest (a page of a 100,000-answer run).
@@ -240,13 +241,16 @@ class Store:
             offset, limit: Without ``ids``: ``limit`` responses (all when None) from
                 ``offset``, in the order they were recorded.
             summary: The run's summary when the caller has it (saves a query).
+            evaluators: Read only these evaluators' records (default: every one); naming
+                them lets the database seek them by index, without reading the run's
+                other records (a page of a large run).
 
         Example:
             >>> page = store.load_run_part(run_id, offset=100, limit=50)
             >>> [r.key for r in page.responses], len(page.judgments)
         """
         found = summary if summary is not None else self.get_run(run_id)
-        part = _parts.load_run_part(self._db, found.id, ids, offset, limit)
+        part = _parts.load_run_part(self._db, found.id, ids, offset, limit, evaluators)
         return RunRecord(summary=found, responses=part[0], judgments=part[1])
 
     def run_response_ids(self, run_id: str) -> dict[str, int]:

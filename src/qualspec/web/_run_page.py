@@ -166,9 +166,11 @@ def matrix_rows(index: RunIndex) -> dict[str, Any]:
             if cell.reasons:
                 title += "; FAIL: " + "; ".join(cell.reasons)
             cells.append([_cell_text(cell), _css(cell.passed, cell.label), title])
+        where = _where(key)
         rows.append(
             {
-                "where": _where(key),
+                "where": where,
+                "q": urlencode(where),  # the query string of its answers
                 "passed": row.passed,
                 "label": row.label,
                 "reasons": list(row.reasons),
@@ -199,31 +201,34 @@ def matrix(parts: Mapping[str, Any], run_id: str, query: Query, page: int) -> di
         )
         if value
     ]
-    keep = [
-        row
-        for row in parts["rows"]
-        if all(row["where"][name] == value for name, value in wanted)
-        and (not query.failed or row["passed"] is False)
-    ]
+    keep = parts["rows"]
+    if wanted or query.failed:
+        keep = [
+            row
+            for row in keep
+            if all(row["where"][name] == value for name, value in wanted)
+            and (not query.failed or row["passed"] is False)
+        ]
     pages = max(1, math.ceil(len(keep) / MATRIX_ROWS))
     page = min(max(1, page), pages)
     rows = []
+    at = {i: urlencode({"temperature": labels[i]}) for i in shown}
     for row in keep[(page - 1) * MATRIX_ROWS : page * MATRIX_ROWS]:
-        where = row["where"]
+        base = f"/runs/{run_id}?{row['q']}"
         cells = []
         for i in shown:
             cell = row["cells"][i]
             if cell is None:
                 cells.append(MatrixCell("", "empty", "", ""))
                 continue
-            href = _href(run_id, {**where, "temperature": labels[i]})
+            href = f"{base}&{at[i]}#answers"
             cells.append(MatrixCell(cell[0], cell[1], cell[2], href))
         text, css, title = row["verdict"]
         rows.append(
             {
-                "where": where,
+                "where": row["where"],
                 "cells": cells,
-                "verdict": MatrixCell(text, css, title, _href(run_id, where)),
+                "verdict": MatrixCell(text, css, title, f"{base}#answers"),
                 "label": row["label"],
                 "reasons": row["reasons"],
             }
@@ -411,7 +416,9 @@ def run_context(
     found, book = view.page(
         query,
         lambda word: store.search_run(run_id, word),
-        lambda ids: store.load_run_part(run_id, ids=ids, summary=summary),
+        lambda ids: store.load_run_part(
+            run_id, ids=ids, summary=summary, evaluators=view.evaluators
+        ),
         prompts,
     )
     grid = matrix(parts["matrix"], run_id, query, mpage)

@@ -35,7 +35,7 @@ from qualspec.web._query import NONE, Query
 
 __all__ = ["LABELS", "SNAPSHOT_VERSION", "RunView", "StaleView", "build_snapshot"]
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
 """Bump when a snapshot's layout or meaning changes (an older one is then rebuilt)."""
 LABELS = ("PASS", "FAIL", "ERROR", "UNSCORED", "ANSWERED")
 _FAIL = LABELS.index("FAIL")
@@ -121,6 +121,7 @@ class RunView:
         self.values: dict[str, list[str]] = {k: list(v) for k, v in snapshot["values"].items()}
         self._where = {k: {v: i for i, v in enumerate(vs)} for k, vs in self.values.items()}
         self.aspects = [(str(e), str(c)) for e, c in snapshot["aspects"]]
+        self.evaluators = sorted({e for e, _ in self.aspects})  # every answer's records
         self.hay = [str(h).lower() for h in snapshot["hay"]]
         self.cols = {name: _unpack(packed) for name, packed in snapshot["columns"].items()}
         self.page_parts: dict[str, Any] = dict(snapshot["page"])
