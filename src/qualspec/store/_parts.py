@@ -119,18 +119,22 @@ def search_run(db: Database, run_id: str, word: str) -> set[int]:
     """The ids of the run's current responses whose text or error, or one of whose current
     evaluation records' reasoning or unscored reason, contains ``word`` in any case.
 
-    SQL ``LIKE`` where the database folds the word's case itself (ASCII on SQLite, any on
-    PostgreSQL); otherwise the texts are read and compared here.
+    SQL ``LIKE`` where the database folds the word's case itself (``LIKE``: ASCII on SQLite;
+    ``ILIKE``: any on PostgreSQL); otherwise the texts are read and compared here.
     """
     r, j = responses.c, judgments.c
     own = [r.run_id == run_id, CURRENT_ONLY["responses"]]
     judged = [j.run_id == run_id, CURRENT_ONLY["judgments"]]
     with db.read() as conn:
-        if word.isascii() or conn.dialect.name == "postgresql":
+        postgres = conn.dialect.name == "postgresql"
+        if word.isascii() or postgres:
             pattern = _like(word)
 
             def has(column: Any) -> Any:
-                return func.lower(column).like(pattern, escape="\\")
+                # SQLite's LIKE ignores ASCII case itself; PostgreSQL's ILIKE any case
+                if postgres:
+                    return column.ilike(pattern, escape="\\")
+                return column.like(pattern, escape="\\")
 
             found = {
                 int(i)
