@@ -111,12 +111,20 @@ def test_search_finds_the_answers_whose_texts_hold_a_word(
 def test_the_stamp_changes_with_the_rows(store: Store) -> None:
     run_id = _seed(store, 5)
     first = store.run_stamp(run_id)
-    assert first[0] == 5 and first[2] == 10
+    assert first is not None and first[0] == "finished"
+    assert first[3] == 5 and first[5] == 10
     assert store.run_stamp(run_id) == first
+    assert store.run_stamp(run_id[:-1]) is None  # an exact id only
     store.supersede(run_id, response_keys=["k001"])
     store.record_responses(run_id, [response("k001", text="again")])  # re-added: a new row
     second = store.run_stamp(run_id)
-    assert second != first and second[0] == 6 and second[1] > first[1]
+    assert second is not None and second[3] == 6 and second[4] > first[4]
     store.record_judgments(run_id, [judgment("k001", "tone")])
     third = store.run_stamp(run_id)
-    assert third[:2] == second[:2] and third[2] == 11 and third[3] > second[3]
+    assert third is not None and third[:5] == second[:5]
+    assert third[5] == 11 and third[6] > second[6]
+    store.update_run_metadata(run_id, {"note": "x"})
+    fourth = store.run_stamp(run_id)
+    assert fourth is not None and fourth[2] != third[2] and fourth[3:] == third[3:]
+    store.finish_run(run_id, "interrupted")
+    assert store.run_stamp(run_id)[:2] != fourth[:2]  # type: ignore[index]

@@ -10,6 +10,8 @@ order the rows were recorded; their evaluation records through the run's index.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
@@ -19,7 +21,7 @@ from sqlalchemy import func, or_, select
 from qualspec.store._db import Database
 from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._results import CRITERIA
-from qualspec.store._schema import CURRENT_ONLY, judgments, responses
+from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
 
 __all__ = ["load_run_part", "response_ids", "run_stamp", "search_run"]
 
@@ -97,17 +99,23 @@ def response_ids(db: Database, run_id: str) -> dict[str, int]:
         return {str(key): int(i) for key, i in conn.execute(query)}
 
 
-def run_stamp(db: Database, run_id: str) -> tuple[int, int, int, int]:
-    """(rows, highest id) of the run's responses and of its evaluation records, superseded
-    rows included: a row added, superseded and added again, or replaced, changes it (with
-    the run's counts, which a superseded row changes). Read from the run's indexes."""
+def run_stamp(db: Database, run_id: str) -> tuple[Any, ...] | None:
+    """(status, finish time, sha256 of the metadata, then rows and highest id of the run's
+    responses and of its evaluation records, superseded rows included), read from the
+    runs row and the run's indexes; None when no run has exactly this id."""
     with db.read() as conn:
-        out: list[int] = []
+        head = conn.execute(
+            select(runs.c.status, runs.c.finished_at, runs.c.metadata).where(runs.c.id == run_id)
+        ).first()
+        if head is None:
+            return None
+        meta = json.dumps(head.metadata, sort_keys=True, default=str).encode("utf-8")
+        out: list[Any] = [head.status, str(head.finished_at), hashlib.sha256(meta).hexdigest()]
         for table in (responses, judgments):
             query = select(func.count(), func.max(table.c.id)).where(table.c.run_id == run_id)
             count, top = conn.execute(query).one()
             out += [int(count or 0), int(top or 0)]
-    return out[0], out[1], out[2], out[3]
+    return tuple(out)
 
 
 def _like(word: str) -> str:

@@ -257,10 +257,11 @@ class Store:
         """Response key -> database id, for the run's current responses (exact run id)."""
         return _parts.response_ids(self._db, run_id)
 
-    def run_stamp(self, run_id: str) -> tuple[int, int, int, int]:
-        """(rows, highest row id) of the run's responses and evaluation records, superseded
-        ones included (exact run id): any row the run gains, loses or has replaced changes
-        it or the run's counts. One cheap query per table, for caches of a finished run."""
+    def run_stamp(self, run_id: str) -> tuple[Any, ...] | None:
+        """What changes whenever a run does (exact run id; None when no run has it): its
+        status, finish time and a hash of its metadata, then (rows, highest row id) of its
+        responses and of its evaluation records, superseded ones included. Cheap (the run's
+        row and indexes): caches of a finished run check it instead of its counts."""
         return _parts.run_stamp(self._db, run_id)
 
     def search_run(self, run_id: str, word: str) -> set[int]:

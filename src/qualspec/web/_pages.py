@@ -135,9 +135,12 @@ async def runs_page(request: Request) -> HTMLResponse:
 
 async def _load_summary(request: Request, run_id: str) -> RunSummary:
     """A run's summary, or 404."""
+    from qualspec.web._view_cache import run_summary
+
     session = await state(request).session()
+    views = request.app.state.views
     try:
-        found: RunSummary = await asyncio.to_thread(session.store.get_run, run_id)
+        found: RunSummary = await asyncio.to_thread(run_summary, session.store, run_id, views)
     except UnknownRunError as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from None
     return found

@@ -15,12 +15,14 @@ run's is built on its first view and kept then.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from qualspec.errors import StoreError
@@ -29,7 +31,15 @@ from qualspec.web._explore import RunIndex
 from qualspec.web._run_page import keep_stats, page_parts, stats_key
 from qualspec.web._snapshot import SNAPSHOT_VERSION, RunView, build_snapshot
 
-__all__ = ["KEEP", "VIEW_KIND", "ViewCache", "keep_run_view", "load_view", "view_key"]
+__all__ = [
+    "KEEP",
+    "VIEW_KIND",
+    "ViewCache",
+    "keep_run_view",
+    "load_view",
+    "run_summary",
+    "view_key",
+]
 
 _log = logging.getLogger("qualspec.web")
 
@@ -45,6 +55,7 @@ class ViewCache:
         self.size = size
         self._views: OrderedDict[str, RunView] = OrderedDict()
         self._lock = threading.Lock()  # views are loaded in worker threads
+        self.summaries: dict[tuple[Any, ...], RunSummary] = {}  # by run id and stamp
 
     def get(self, key: str) -> RunView | None:
         """The snapshot kept under ``key``, or None."""
@@ -63,8 +74,9 @@ class ViewCache:
                 self._views.popitem(last=False)
 
 
-def view_key(store: Store, summary: RunSummary) -> str | None:
-    """The key of the run's snapshot in its present state; None for a run in progress."""
+def view_key(store: Store, summary: RunSummary, stamp: tuple[Any, ...] | None = None) -> str | None:
+    """The key of the run's snapshot in its present state (``stamp``: the run's
+    ``Store.run_stamp`` when the caller has it); None for a run in progress."""
     if summary.status not in _SETTLED or summary.finished_at is None:
         return None
     from qualspec.version import __version__
@@ -83,7 +95,7 @@ def view_key(store: Store, summary: RunSummary) -> str | None:
         summary.n_cached,
         summary.cost_usd,
         summary.metadata,
-        store.run_stamp(summary.id),
+        stamp if stamp is not None else store.run_stamp(summary.id),
     ]
     text = json.dumps(facts, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -91,6 +103,69 @@ def view_key(store: Store, summary: RunSummary) -> str | None:
 
 def _entry_key(run_id: str) -> str:
     return f"{VIEW_KIND}:{run_id}"
+
+
+def _summary_key(run_id: str) -> str:
+    return f"{VIEW_KIND}-summary:{run_id}"
+
+
+def _plain(summary: RunSummary) -> dict[str, Any]:
+    out = dataclasses.asdict(summary)
+    for name in ("started_at", "finished_at", "heartbeat_at"):
+        value = out[name]
+        out[name] = None if value is None else value.isoformat()
+    return out
+
+
+def _summary(data: Mapping[str, Any]) -> RunSummary:
+    values = dict(data)
+    for name in ("started_at", "finished_at", "heartbeat_at"):
+        value = values[name]
+        values[name] = None if value is None else datetime.fromisoformat(value)
+    return RunSummary(**values)
+
+
+def run_summary(store: Store, run_id: str, memory: ViewCache | None = None) -> RunSummary:
+    """The run's summary (``Store.get_run``'s, by id or unique prefix). A finished run's is
+    kept (in ``memory`` and in the store, cache kind ``view``) under its stamp
+    (``Store.run_stamp``, a cheap read): a large run's counts are summed over its rows
+    once, not on every view.
+
+    Raises:
+        UnknownRunError: As ``Store.get_run``.
+    """
+    stamp = store.run_stamp(run_id)
+    if stamp is None or stamp[0] not in _SETTLED or stamp[1] == "None":
+        return store.get_run(run_id)  # a prefix, an unknown id, a run in progress
+    key = (run_id, *stamp)
+    found = memory.summaries.get(key) if memory is not None else None
+    if found is not None:
+        return found
+    try:
+        entry = store.cache_get_many([_summary_key(run_id)]).get(_summary_key(run_id))
+        kept = entry.structured if entry is not None else None
+        if isinstance(kept, Mapping) and kept.get("stamp") == list(key):
+            found = _summary(kept["summary"])
+    except Exception as exc:  # an unreadable or damaged entry: summed again
+        _log.warning("kept summary of run %s unusable (%s)", run_id, exc)
+    if found is None:
+        found = store.get_run(run_id)
+        entry = CacheEntry(
+            key=_summary_key(run_id),
+            kind=VIEW_KIND,
+            provider="qualspec",
+            model=f"view-v{SNAPSHOT_VERSION}",
+            structured={"stamp": list(key), "summary": _plain(found)},
+        )
+        try:
+            store.cache_put_many([entry])
+        except Exception as exc:  # a read-only store: summed again next time
+            _log.warning("could not keep the summary of run %s (%s)", run_id, exc)
+    if memory is not None:
+        if len(memory.summaries) > 1000:
+            memory.summaries.clear()
+        memory.summaries[key] = found
+    return found
 
 
 def _build(store: Store, summary: RunSummary) -> dict[str, Any]:
@@ -178,15 +253,15 @@ def _remember(memory: ViewCache | None, summary: RunSummary, key: str, view: Run
 
 
 def keep_run_view(store: Store, run_id: str) -> bool:
-    """Build and keep the snapshot of a finished run (as its first view would), unless
-    kept already, so that the web app opens it without loading it; False when the run is
-    still in progress.
+    """Build and keep the snapshot and the summary of a finished run (as its first view
+    would), unless kept already, so that the web app opens it without loading it; False
+    when the run is still in progress.
 
     Example:
         >>> keep_run_view(store, run_id)  # at the end of a large run
         True
     """
-    summary = store.get_run(run_id)
+    summary = run_summary(store, run_id)  # kept too: a view need not sum the run's rows
     key = view_key(store, summary)
     if key is None:
         return False
