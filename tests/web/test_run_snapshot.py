@@ -1,5 +1,6 @@
 """A run's page at size (issue 19, item 1): the run's snapshot is built once, kept in the
-store (cache kind ``view``, key ``view:RUN_ID``) and read back by a fresh server, rebuilt
+store (cache kind ``view``, key ``view:RUN_ID``, beside the run's summary) and read back by
+a fresh server, rebuilt
 when the run changes, never kept for a run in progress; and a run of a few thousand
 answers gives exactly the answers each filter, search and sort asks for, page by page,
 reading only the page's answers (``Store.load_run_part``)."""
@@ -73,7 +74,7 @@ def test_the_snapshot_is_built_once_kept_and_read_by_a_fresh_server(tmp_path: Pa
     (first,) = _get(db, f"/runs/{run_id}")
     assert first.status_code == 200
     entry, entries = _kept(db, run_id)
-    assert entries == 1 and entry.kind == "view"
+    assert entries == 2 and entry.kind == "view"  # the snapshot, and the run's summary
     # a mark in the kept snapshot: a fresh server shows it, so it read it, not the run
     marked = dict(entry.structured)
     marked["page"] = {**marked["page"], "facts": [["answers", "MARKED-123", ""]]}
@@ -107,7 +108,7 @@ def test_the_snapshot_is_built_once_kept_and_read_by_a_fresh_server(tmp_path: Pa
     assert _count(third.text).startswith("showing 1-17 of 17 matching")
     assert '<option value="gamma">' in third.text
     entry, entries = _kept(db, run_id)
-    assert entries == 1 and entry.structured["key"] != marked["key"]
+    assert entries == 2 and entry.structured["key"] != marked["key"]  # replaced
 
 
 def test_a_run_in_progress_is_never_kept(tmp_path: Path) -> None:
@@ -140,7 +141,7 @@ def test_a_run_in_progress_is_never_kept(tmp_path: Path) -> None:
     with Store.open(db) as store:
         store.finish_run(run_id, "finished")
         assert keep_run_view(store, run_id) is True
-    assert _kept(db, run_id)[1] == 1
+    assert _kept(db, run_id)[1] == 2
 
 
 @pytest.fixture(scope="module")
@@ -229,3 +230,21 @@ def test_pages_and_sorting_at_size(big: tuple[str, str]) -> None:
     shown = html.unescape(one.text)
     assert "You are a careful geography tutor." in shown
     assert "clarity rated" in shown and "judged by the book" in shown
+
+
+def test_a_finished_runs_summary_is_kept_under_its_stamp(tmp_path: Path) -> None:
+    """A view of a large finished run does not sum its rows again: its summary is kept."""
+    db = f"sqlite:///{tmp_path / 'summary.db'}"
+    run_id = seed_explore_run(db)
+    _get(db, f"/runs/{run_id}")
+    with Store.open(db) as store:
+        entry = store.cache_get_many([f"view-summary:{run_id}"])[f"view-summary:{run_id}"]
+        kept = dict(entry.structured)
+        kept["summary"] = {**kept["summary"], "suite_name": "MARKED-SUITE"}
+        store.cache_put_many([dataclasses.replace(entry, structured=kept)])
+    (page,) = _get(db, f"/runs/{run_id}")
+    assert "MARKED-SUITE" in page.text
+    with Store.open(db) as store:  # the run changes: its summary is summed again
+        store.update_run_metadata(run_id, {"note": "changed"})
+    (page,) = _get(db, f"/runs/{run_id}")
+    assert "MARKED-SUITE" not in page.text and "Capitals" in page.text
