@@ -6,23 +6,26 @@ serve`, for an 80-answer run (the baseline), a 2,000-answer run and a 100,000-an
 The runs have the shape of ``bench_runs.write_suite`` (2 candidates x 2 roles x 5
 scenarios x rows x 4 temperatures x 5 runs, a criterion and an ``expect:`` check per
 answer, about a quarter of the answers failing). The 2,000-answer run is made by `qualspec
-run` on the fake server (through the engine, as a user makes it: the analysis it prints is
-kept in the store); ``--no-engine``, the 80-answer run and the 100,000-answer run are
-written straight into the store (the engine would take minutes for 200,000 calls), and
-their analysis then computed and kept as `qualspec run` does at its end (timed). The
-stability score is lexical (the embeddings extra hidden from every process) unless
-``--with-extra``. Each page is fetched from `qualspec serve` in its own process:
+run` on the fake server (through the engine, as a user makes it: the analysis it prints and
+the page's snapshot are kept in the store); ``--no-engine``, the 80-answer run and the
+100,000-answer run are written straight into the store (the engine would take minutes for
+200,000 calls), and their analysis and page snapshot then kept as `qualspec run` does at
+its end (timed). The stability score is lexical (the embeddings extra hidden from every
+process) unless ``--with-extra``. Each page is fetched from `qualspec serve` in its own
+process:
 
-* first view: a fresh server, the run never viewed (its analysis as the run left it);
-* first view, analysis computed: the same with the kept analysis removed first;
+* first view: a fresh server, the run never viewed (its snapshot as the run left it);
+* first view, snapshot built: the same with the kept analysis and snapshot removed first
+  (the server loads the whole run once, then keeps its snapshot);
 * repeated view: the same server again (median of ``--repeats``);
-* failed only: the page's "failed only" filter when the page has one (``?failed=1``);
-  this branch has none, so the same page is fetched and marked "no filter".
+* failed only: the page's "failed only" filter (``?failed=1``), first asked of a fresh
+  server (cold) and then again (warm).
 
 Time to first byte is from sending the request to the first byte of the body; sizes are
 as sent with ``Accept-Encoding: gzip`` and uncompressed. Ratios are against the 80-answer
 run's page measured in the same run. Goals: at 2,000 answers the first view under 1 s and
-a repeated one under 0.2 s; the 100,000-answer page under 2 s.
+a repeated one under 0.2 s; the 100,000-answer page under 2 s, its failed-only view about
+as fast.
 """
 
 from __future__ import annotations
@@ -98,30 +101,36 @@ class Served:
 
 
 def forget_analysis(db: str) -> None:
+    """Drop the kept analyses and page snapshots."""
     from qualspec.store import Store
 
     with Store(db) as store:
         store.cache_clear(kind="analysis")
+        store.cache_clear(kind="view")
 
 
 @dataclasses.dataclass(frozen=True)
 class Views:
-    first: float  # time to first byte, fresh server, analysis as left by the run
-    computed: float  # the same with the kept analysis removed first
+    first: float  # time to first byte, fresh server, snapshot as left by the run
+    computed: float  # the same with the kept analysis and snapshot removed first
     again: float  # repeated view (median)
-    failed: float  # "failed only" (the same page here: no filter)
+    failed: float  # "failed only", a fresh server (cold)
+    failed_again: float  # "failed only" again (warm)
     gzip_bytes: int
     plain_bytes: int
 
 
 def keep_analysis(db: str, run_id: str, extra: bool) -> float:
-    """What `qualspec run` does at its end: the run's analysis computed and kept; seconds."""
+    """What `qualspec run` does at its end: the run's analysis computed and kept, and its
+    page snapshot kept; seconds."""
     from qualspec.analysis import stored_analysis
     from qualspec.store import Store
+    from qualspec.web import keep_run_view
 
     start = time.perf_counter()
     with Store(db) as store:
         stored_analysis(store, store.load_run(run_id), similarity=None if extra else "lexical")
+        keep_run_view(store, run_id)
     return time.perf_counter() - start
 
 
@@ -131,7 +140,12 @@ def view(db: str, run_id: str, env: dict[str, str], repeats: int, extra: bool) -
     try:
         first = server.fetch(page)
         again = [server.fetch(page) for _ in range(repeats)]
+    finally:
+        server.close()
+    server = Served(db, env, extra)
+    try:
         failed = server.fetch(f"{page}?failed=1")
+        failed_again = server.fetch(f"{page}?failed=1&page=2")
     finally:
         server.close()
     forget_analysis(db)
@@ -145,6 +159,7 @@ def view(db: str, run_id: str, env: dict[str, str], repeats: int, extra: bool) -
         computed=computed[0],
         again=statistics.median(a[0] for a in again),
         failed=failed[0],
+        failed_again=failed_again[0],
         gzip_bytes=first[2],
         plain_bytes=first[3],
     )
@@ -180,7 +195,7 @@ def main() -> int:
             if direct:
                 run_id = runs.write_run_direct(db, rows, scenarios)
                 kept = keep_analysis(db, run_id, extra)
-                how = f"written to the store, its analysis kept in {kept:.1f} s"
+                how = f"written to the store, its analysis and snapshot kept in {kept:.1f} s"
             else:
                 server, base_url = runs.start_server(0.0)
                 try:
@@ -201,16 +216,18 @@ def main() -> int:
     for answers, r in results.items():
         print(
             f"{answers:>8,} answers: first view {r.first:.3f} s ({r.first / base.first:.1f}x), "
-            f"analysis computed {r.computed:.3f} s ({r.computed / base.computed:.1f}x), "
+            f"snapshot built {r.computed:.3f} s ({r.computed / base.computed:.1f}x), "
             f"repeated {r.again:.3f} s ({r.again / base.again:.1f}x), failed only "
-            f"{r.failed:.3f} s (no filter on this branch: the same page), "
-            f"{r.gzip_bytes / 1e3:,.0f} KB gzip, {r.plain_bytes / 1e6:.1f} MB uncompressed"
+            f"{r.failed:.3f} s cold ({r.failed / base.failed:.1f}x), its page 2 "
+            f"{r.failed_again:.3f} s warm, "
+            f"{r.gzip_bytes / 1e3:,.0f} KB gzip, {r.plain_bytes / 1e6:.2f} MB uncompressed"
         )
     mid, large = results[sizes[1][0]], results[sizes[2][0]]
     print(
-        f"goals: 2,000 answers first view < 1 s: {_met(mid.first < 1)} (analysis computed by "
+        f"goals: 2,000 answers first view < 1 s: {_met(mid.first < 1)} (snapshot built by "
         f"the server: {_met(mid.computed < 1)}), repeated < 0.2 s: {_met(mid.again < 0.2)}; "
-        f"{sizes[2][0]:,} answers < 2 s: {_met(large.first < 2)}"
+        f"{sizes[2][0]:,} answers < 2 s: {_met(large.first < 2)}, failed only < 2 s: "
+        f"{_met(large.failed < 2)}"
     )
     return 0
 

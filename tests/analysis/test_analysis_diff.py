@@ -124,7 +124,7 @@ def test_every_status(diff: RunDiff) -> None:
         "new_fail": "new_fail",
         "new_pass": "new_pass",
         "unscored": "unscored",
-        "errors": "unscored",
+        "errors": "error",
         "removed": "removed",
         "added": "added",
         "no_role": "regressed",
@@ -155,6 +155,9 @@ def test_scores_aggregate_over_runs_and_criteria(diff: RunDiff) -> None:
     assert changes["errors"].score_b is None and changes["errors"].passed_b is None
     # a side without a verdict carries the run report's label, an absent side none
     assert (changes["errors"].label_a, changes["errors"].label_b) == ("FAIL", "ERROR")
+    # an answer that failed is an error, with its message, not "unscored"
+    assert (changes["errors"].error_a, changes["errors"].error_b) == (None, "HTTP 500")
+    assert changes["unscored"].error_b is None
     assert (changes["unscored"].label_b, added.label_a, added.label_b) == ("UNSCORED", None, "PASS")
 
 
@@ -162,7 +165,8 @@ def test_summary_counts_and_lists(diff: RunDiff) -> None:
     assert diff.counts == {
         "new_fail": 1,
         "regressed": 2,
-        "unscored": 2,
+        "error": 1,
+        "unscored": 1,
         "removed": 1,
         "added": 1,
         "unchanged": 3,
@@ -244,12 +248,14 @@ def test_format_text(diff: RunDiff) -> None:
     ]
     # the pass column, then why the failing side failed, as the run's report says
     assert re.search(r"  PASS -> FAIL +B: 6\.9/10 < 7$", rows[0])
-    assert re.search(r"  FAIL -> ERROR +A: 6/10 < 7$", next(r for r in rows if " errors " in r))
+    errors = next(r for r in rows if " errors " in r)
+    assert errors.startswith("error ")
+    assert re.search(r"  FAIL -> ERROR +A: 6/10 < 7 · B: error: HTTP 500$", errors)
     assert re.search(r"  PASS -> UNSCORED$", next(r for r in rows if " unscored  " in r))
     added = next(r for r in rows if r.startswith("added"))
     assert "-  " in added and "+" not in added and added.endswith("- -> PASS")
     assert lines[-1] == (
-        "Summary: 12 tuples: 1 new_fail, 2 regressed, 2 unscored, 1 removed, 1 added, "
+        "Summary: 12 tuples: 1 new_fail, 2 regressed, 1 error, 1 unscored, 1 removed, 1 added, "
         "3 unchanged, 1 improved, 1 new_pass; regression: yes"
     )
     # columns line up: every row's 'candidate' column starts at the same offset
@@ -283,7 +289,7 @@ def test_markdown_escapes_pipes() -> None:
 
 def test_format_json(diff: RunDiff) -> None:
     data = json.loads(format_diff(diff, "json"))
-    assert data["schema_version"] == DIFF_SCHEMA_VERSION == "1.1"
+    assert data["schema_version"] == DIFF_SCHEMA_VERSION == "1.2"
     assert (data["run_a"], data["run_b"], data["noise"]) == ("A", "B", 0.5)
     assert data["has_regression"] is True
     expected: dict[str, int] = {status: n for status, n in diff.counts.items()}
@@ -307,7 +313,15 @@ def test_format_json(diff: RunDiff) -> None:
         "reasons_b": ["6.9/10 < 7"],
         "label_a": "PASS",
         "label_b": "FAIL",
+        "error_a": None,
+        "error_b": None,
     }
+    errors = next(c for c in data["changes"] if c["scenario"] == "errors")
+    assert (errors["status"], errors["label_b"], errors["error_b"]) == (
+        "error",
+        "ERROR",
+        "HTTP 500",
+    )
     assert data["aggregation"] == {"a": "mean_with_variance", "b": "mean_with_variance"}
     assert data["references"] == {"a": 0, "b": 0, "changed": 0}
     no_role = next(c for c in data["changes"] if c["scenario"] == "no_role")

@@ -17,10 +17,12 @@ Each matched tuple gets exactly one status, the first that applies:
 ``new_fail`` / ``new_pass``
     passed in A and fails in B / failed in A and passes in B (whatever the delta; a cell
     judged only by ``expect:`` checks has no score but passes or fails).
+``error``
+    present in both, but one side (or both) has no score because every answer of its cell
+    is an error (an HTTP 500, a timeout): ``error_a``/``error_b`` carry the message.
 ``unscored``
-    present in both, but one side (or both) has no score (every judgment unscored or every
-    response an error); two cells without a comparable score that both pass (or both
-    fail) are ``unchanged``.
+    present in both, but one side (or both) has no score (every judgment unscored);
+    two cells without a comparable score that both pass (or both fail) are ``unchanged``.
 ``regressed`` / ``improved``
     ``delta < -noise`` / ``delta > noise`` (``noise`` is in points of the 0-10 scale; on
     the 0-100 scale it counts ten times as many).
@@ -36,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from qualspec.analysis._aggregate import temperature_order
+from qualspec.analysis._aggregate import cell_key, temperature_order
 from qualspec.analysis._verdicts import CellVerdict, run_verdicts
 from qualspec.errors import ConfigError
 from qualspec.store import RunRecord
@@ -44,11 +46,20 @@ from qualspec.store import RunRecord
 __all__ = ["STATUSES", "DiffStatus", "RunDiff", "TupleChange", "TupleKey", "diff_runs"]
 
 DiffStatus = Literal[
-    "new_fail", "regressed", "unscored", "removed", "added", "unchanged", "improved", "new_pass"
+    "new_fail",
+    "regressed",
+    "error",
+    "unscored",
+    "removed",
+    "added",
+    "unchanged",
+    "improved",
+    "new_pass",
 ]
 STATUSES: tuple[DiffStatus, ...] = (
     "new_fail",
     "regressed",
+    "error",
     "unscored",
     "removed",
     "added",
@@ -73,7 +84,9 @@ class TupleChange:
     ``passed_a``/``passed_b`` are each run's own verdict of the cell (None: no verdict) and
     ``reasons_a``/``reasons_b`` say why a side failed (empty unless it failed), and
     ``label_a``/``label_b`` are the run report's label of the cell (``PASS``, ``FAIL``,
-    ``ERROR``, ``UNSCORED``, ``ANSWERED``; None when the tuple is not in that run).
+    ``ERROR``, ``UNSCORED``, ``ANSWERED``; None when the tuple is not in that run), and
+    ``error_a``/``error_b`` the first error message of that side's answers (None when none
+    of them failed).
     """
 
     key: TupleKey
@@ -88,6 +101,8 @@ class TupleChange:
     reasons_b: tuple[str, ...] = ()
     label_a: str | None = None
     label_b: str | None = None
+    error_a: str | None = None
+    error_b: str | None = None
 
     @property
     def candidate(self) -> str:
@@ -195,6 +210,20 @@ def _tuples(run: RunRecord) -> tuple[str, dict[TupleKey, CellVerdict]]:
     return verdicts.aggregation, cells
 
 
+def _errors(run: RunRecord) -> dict[TupleKey, str]:
+    """Per tuple, the first error message of its candidate answers (by run index)."""
+    out: dict[TupleKey, tuple[int, str]] = {}
+    for r in run.responses:
+        if r.kind != "candidate" or r.error is None:
+            continue
+        scenario, input_id, role, candidate, temperature = cell_key(r)
+        key = (candidate, role, scenario, input_id, temperature)
+        found = out.get(key)
+        if found is None or r.run_index < found[0]:
+            out[key] = (r.run_index, r.error)
+    return {k: message for k, (_, message) in out.items()}
+
+
 def _references(run: RunRecord) -> dict[tuple[str, str | None, str], str | None]:
     """(scenario, input_id, reference model) -> the reference's answer text."""
     return {
@@ -212,7 +241,9 @@ def _status(a: CellVerdict, b: CellVerdict, delta: float | None, noise: float) -
         # no comparable score: both without one (checks only), or on different scales
         comparable = (a.score is None) == (b.score is None)
         checked = comparable and a.passed is not None
-        return "unchanged" if checked and a.passed == b.passed else "unscored"
+        if checked and a.passed == b.passed:
+            return "unchanged"
+        return "error" if "ERROR" in (a.label, b.label) else "unscored"
     limit = noise * (b.scale / 10)
     if delta < -limit:
         return "regressed"
@@ -222,7 +253,11 @@ def _status(a: CellVerdict, b: CellVerdict, delta: float | None, noise: float) -
 
 
 def _change(
-    key: TupleKey, a: CellVerdict | None, b: CellVerdict | None, noise: float
+    key: TupleKey,
+    a: CellVerdict | None,
+    b: CellVerdict | None,
+    noise: float,
+    errors: tuple[str | None, str | None] = (None, None),
 ) -> TupleChange:
     sides = [c for c in (b, a) if c is not None]
     scale = ([c for c in sides if c.score is not None] or sides)[0].scale  # B's when scored
@@ -241,6 +276,8 @@ def _change(
             reasons_b=b.reasons if b else (),
             label_a=a.label if a else None,
             label_b=b.label if b else None,
+            error_a=errors[0],
+            error_b=errors[1],
         )
     delta = None
     if a.score is not None and b.score is not None and a.scale == b.scale:
@@ -258,6 +295,8 @@ def _change(
         reasons_b=b.reasons,
         label_a=a.label,
         label_b=b.label,
+        error_a=errors[0],
+        error_b=errors[1],
     )
 
 
@@ -295,7 +334,11 @@ def diff_runs(a: RunRecord, b: RunRecord, *, noise: float = 0.5) -> RunDiff:
     how_a, cells_a = _tuples(a)
     how_b, cells_b = _tuples(b)
     keys = list(cells_a) + [k for k in cells_b if k not in cells_a]
-    changes = [_change(k, cells_a.get(k), cells_b.get(k), noise) for k in keys]
+    errors_a, errors_b = _errors(a), _errors(b)
+    changes = [
+        _change(k, cells_a.get(k), cells_b.get(k), noise, (errors_a.get(k), errors_b.get(k)))
+        for k in keys
+    ]
     changes.sort(key=_sort_key)
     refs_a, refs_b = _references(a), _references(b)
     return RunDiff(

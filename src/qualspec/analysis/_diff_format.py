@@ -11,8 +11,9 @@ from qualspec.errors import ConfigError
 
 __all__ = ["DIFF_SCHEMA_VERSION", "DiffFormat", "diff_to_dict", "format_diff", "render_as"]
 
-DIFF_SCHEMA_VERSION = "1.1"
-"""``schema_version`` of the JSON diff (major.minor; readers refuse a newer major)."""
+DIFF_SCHEMA_VERSION = "1.2"
+"""``schema_version`` of the JSON diff (major.minor; readers refuse a newer major). 1.2
+added the status ``error`` and each change's ``error_a``/``error_b``."""
 
 DiffFormat = Literal["text", "json", "markdown"]
 
@@ -72,13 +73,21 @@ def _passed(value: bool | None, label: str | None = None) -> str:
 
 
 def _why(change: TupleChange) -> str:
-    """Why each failing side failed, as the run report says: ``B: 6.3/10 < 7``."""
-    parts = [
-        f"{side}: {'; '.join(reasons)}"
-        for side, reasons in (("A", change.reasons_a), ("B", change.reasons_b))
-        if reasons
-    ]
+    """Why each failing side failed, as the run report says: ``B: 6.3/10 < 7``; a side
+    whose every answer is an error, its error: ``B: error: HTTP 500 ...``."""
+    parts = []
+    for side, reasons, label, error in (
+        ("A", change.reasons_a, change.label_a, change.error_a),
+        ("B", change.reasons_b, change.label_b, change.error_b),
+    ):
+        if label == "ERROR" and error is not None:
+            parts.append(f"{side}: error: {' '.join(error.split())[:_ERROR_CHARS]}")
+        elif reasons:
+            parts.append(f"{side}: {'; '.join(reasons)}")
     return " · ".join(parts)
+
+
+_ERROR_CHARS = 200  # of an error message in the text and Markdown tables (JSON: whole)
 
 
 def _row(change: TupleChange) -> tuple[str, ...]:
@@ -178,7 +187,8 @@ def diff_to_dict(diff: RunDiff) -> dict[str, Any]:
         key fields spelled out, its ``scale`` (10 or 100), ``reasons_a``/``reasons_b`` (why
         that side failed, as the run's report says; empty unless it failed) and
         ``label_a``/``label_b`` (the report's label: PASS, FAIL, ERROR, UNSCORED, ANSWERED;
-        null when the tuple is not in that run).
+        null when the tuple is not in that run) and ``error_a``/``error_b`` (the first
+        error message of that side's answers; null when none failed; since 1.2).
     """
     summary: dict[str, int] = {status: n for status, n in diff.counts.items()}
     summary["total"] = len(diff.changes)
@@ -215,6 +225,8 @@ def diff_to_dict(diff: RunDiff) -> dict[str, Any]:
                 "reasons_b": list(c.reasons_b),
                 "label_a": c.label_a,
                 "label_b": c.label_b,
+                "error_a": c.error_a,
+                "error_b": c.error_b,
             }
             for c in diff.changes
         ],

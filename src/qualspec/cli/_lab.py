@@ -3,12 +3,48 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
 from qualspec.cli._args import Commands, add_db, non_negative_int, number, positive_int, whole
 
-__all__ = ["add_lab_parser", "add_serve_parser", "cmd_lab", "cmd_serve"]
+__all__ = ["add_lab_parser", "add_serve_parser", "cmd_lab", "cmd_serve", "lab_terms"]
+
+_BASE_URL_ENV = {
+    "openai": "OPENAI_BASE_URL",
+    "openrouter": "OPENROUTER_BASE_URL",
+    "ollama": "OLLAMA_BASE_URL",
+    "vllm": "VLLM_BASE_URL",
+    "anthropic": "ANTHROPIC_BASE_URL",
+}
+_PROVIDER = re.compile(r"[Pp]rovider '([^']+)'")
+
+
+def lab_terms(text: str) -> str:
+    """An error of the Lab's calls said in ``qualspec lab``'s terms: the Lab has no suite,
+    so what to set is a flag (``--model``, ``--judge``) or an environment variable, never
+    a suite's ``providers:`` section."""
+    found = _PROVIDER.search(text)
+    name = found.group(1) if found else "?"
+    env = _BASE_URL_ENV.get(name)
+    address = f"set {env} to its address" if env else "use a provider whose address is set"
+    text = text.replace(
+        "; or define it under providers: in the suite",
+        ": name one of them with --model or --judge, as PROVIDER/MODEL (an "
+        "OpenAI-compatible server: openai/MODEL with OPENAI_BASE_URL set to its address)",
+    )
+    text = text.replace(
+        "set api_key_env for this provider in the suite's providers section",
+        f"provider '{name}' sends no API key: {address} of a server that needs none, or "
+        "choose with --model/--judge a provider with a key variable (openai: "
+        "OPENAI_API_KEY, anthropic: ANTHROPIC_API_KEY)",
+    )
+    text = text.replace(
+        "check that the server is running and its base_url",
+        f"check that the server is running, or {address}",
+    )
+    return text.replace("in the suite", "in the Lab's flags (--model, --judge)")
 
 
 def _unit(text: str) -> float:
@@ -53,6 +89,7 @@ def cmd_lab(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Refine an answer until it meets the criteria; print each iteration and the best one."""
     import json
 
+    from qualspec.errors import QualspecError
     from qualspec.lab import IterationData, generate_answer
 
     def show(iteration: IterationData) -> None:
@@ -60,25 +97,30 @@ def cmd_lab(ns: argparse.Namespace, argv: Sequence[str]) -> int:
             return
         e = iteration.evaluation
         if iteration.error is not None:
-            verdict = f"error: {iteration.error}"
+            verdict = f"error: {lab_terms(iteration.error)}"
         elif e is None:
             verdict = f"unscored: {iteration.unscored_reason}"
         else:
             verdict = f"score {e.score:.2f} ({'meets' if e.meets_criteria else 'does not meet'})"
         print(f"iteration {iteration.iteration_number}: {verdict}", file=sys.stderr, flush=True)
 
-    result = generate_answer(
-        ns.instruct,
-        ns.format,
-        ns.criteria,
-        iter_max=ns.iter_max,
-        score_threshold=ns.threshold,
-        model=ns.model,
-        judge_model=ns.judge,
-        db=ns.db,
-        max_tokens=ns.max_tokens,
-        on_iteration=show,
-    )
+    try:
+        result = generate_answer(
+            ns.instruct,
+            ns.format,
+            ns.criteria,
+            iter_max=ns.iter_max,
+            score_threshold=ns.threshold,
+            model=ns.model,
+            judge_model=ns.judge,
+            db=ns.db,
+            max_tokens=ns.max_tokens,
+            on_iteration=show,
+        )
+    except QualspecError as exc:  # said in the Lab's terms (its flags), then reported
+        if exc.args and isinstance(exc.args[0], str):
+            exc.args = (lab_terms(exc.args[0]), *exc.args[1:])
+        raise
     if ns.json:
         sys.stdout.write(json.dumps(result.model_dump(), indent=2) + "\n")
         return 0 if result.success else 1

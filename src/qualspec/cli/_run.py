@@ -28,7 +28,7 @@ from qualspec.cli._args import (
 from qualspec.cli._console import plural, say
 from qualspec.cli._dry_run import dry_run
 from qualspec.cli._large_run import large_run_report
-from qualspec.cli._store_close import BackgroundClose
+from qualspec.cli._store_close import BackgroundClose, view_keeper
 from qualspec.messages import one_line
 
 if TYPE_CHECKING:
@@ -226,7 +226,9 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     if outcome.summarised or analysis is None:  # a large run: streamed from the store
         return large_run_report(ns, outcome, store, console)
     db_display = store.url_for_display
-    with BackgroundClose(store):  # the store closes while the results are written
+    with BackgroundClose(
+        store, view_keeper(store, outcome.record)
+    ):  # the store closes while the results are written
         for warning in outcome.warnings:
             if warning in plan.warnings:  # said before the run
                 continue

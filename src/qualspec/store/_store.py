@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from qualspec.errors import SchemaVersionError, StoreError
-from qualspec.store import _cache, _lock, _lookup, _references, _results, _runs
+from qualspec.store import _cache, _lock, _lookup, _parts, _references, _results, _runs
 from qualspec.store._db import Database
 from qualspec.store._migrate import current_revision, ensure_schema
 from qualspec.store._prompts import PromptRegistry
@@ -262,6 +262,54 @@ class Store:
         responses = _results.load_responses(self._db, summary.id, include_superseded)
         judgments = _results.load_judgments(self._db, summary.id, responses, include_superseded)
         return RunRecord(summary=summary, responses=responses, judgments=judgments)
+
+    def load_run_part(
+        self,
+        run_id: str,
+        *,
+        ids: Sequence[int] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+        summary: RunSummary | None = None,
+        evaluators: Sequence[str] | None = None,
+    ) -> RunRecord:
+        """Part of a run: some of its current responses, each with its current evaluation
+        records, read from SQL without loading the rest (a page of a 100,000-answer run).
+
+        Args:
+            run_id: The run (id or unique prefix; the exact id when ``summary`` is given).
+            ids: The responses' database ids (:meth:`run_response_ids`), in the order
+                wanted; unknown ids are skipped.
+            offset, limit: Without ``ids``: ``limit`` responses (all when None) from
+                ``offset``, in the order they were recorded.
+            summary: The run's summary when the caller has it (saves a query).
+            evaluators: Read only these evaluators' records (default: every one); naming
+                them lets the database seek them by index, without reading the run's
+                other records (a page of a large run).
+
+        Example:
+            >>> page = store.load_run_part(run_id, offset=100, limit=50)
+            >>> [r.key for r in page.responses], len(page.judgments)
+        """
+        found = summary if summary is not None else self.get_run(run_id)
+        part = _parts.load_run_part(self._db, found.id, ids, offset, limit, evaluators)
+        return RunRecord(summary=found, responses=part[0], judgments=part[1])
+
+    def run_response_ids(self, run_id: str) -> dict[str, int]:
+        """Response key -> database id, for the run's current responses (exact run id)."""
+        return _parts.response_ids(self._db, run_id)
+
+    def run_stamp(self, run_id: str) -> tuple[Any, ...] | None:
+        """What changes whenever a run does (exact run id; None when no run has it): its
+        status, finish time and a hash of its metadata, then (rows, highest row id) of its
+        responses and of its evaluation records, superseded ones included. Cheap (the run's
+        row and indexes): caches of a finished run check it instead of its counts."""
+        return _parts.run_stamp(self._db, run_id)
+
+    def search_run(self, run_id: str, word: str) -> set[int]:
+        """Database ids of the run's current responses whose text, error, or an evaluation
+        record's reasoning or unscored reason contains ``word`` (any case; exact run id)."""
+        return _parts.search_run(self._db, run_id, word)
 
     def supersede(
         self,

@@ -7,6 +7,7 @@ Example::
 
     from qualspec.web import create_app
     app = create_app(db="sqlite:///evals.db", token="s3cret")  # any ASGI server runs it
+    keep_run_view(store, run_id)  # a finished run's page snapshot, kept (no web extra needed)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from qualspec.lazy import lazy_exports
 if TYPE_CHECKING:
     from qualspec.web._app import create_app, serve
     from qualspec.web._security import COOKIE, DEFAULT_MAX_BODY, TOKEN_ENV, check_bind
+    from qualspec.web._view_cache import keep_run_view
 
 _EXPORTS = {
     "COOKIE": "_security",
@@ -25,10 +27,19 @@ _EXPORTS = {
     "TOKEN_ENV": "_security",
     "check_bind": "_security",
     "create_app": "_app",
+    "keep_run_view": "_view_cache",
     "serve": "_app",
 }
 
-__all__ = ["COOKIE", "DEFAULT_MAX_BODY", "TOKEN_ENV", "check_bind", "create_app", "serve"]
+__all__ = [
+    "COOKIE",
+    "DEFAULT_MAX_BODY",
+    "TOKEN_ENV",
+    "check_bind",
+    "create_app",
+    "keep_run_view",
+    "serve",
+]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

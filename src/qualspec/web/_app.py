@@ -58,6 +58,7 @@ def create_app(
     from qualspec.web._references import page_router as reference_pages
     from qualspec.web._rubrics import api_router as rubric_api
     from qualspec.web._rubrics import page_router as rubric_pages
+    from qualspec.web._view_cache import ViewCache
 
     web = WebState(db=db, providers=providers, session=session)
 
@@ -79,6 +80,7 @@ def create_app(
     app.state.web = web
     install_error_pages(app)
     app.state.pages = PageCache()  # the pages of finished runs, rendered once
+    app.state.views = ViewCache()  # the snapshots of runs last viewed
     app.include_router(api)
     app.include_router(reference_api)
     app.include_router(rubric_api)

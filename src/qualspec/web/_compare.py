@@ -234,21 +234,12 @@ def _texts(a: Sequence[ResponseRecord], b: Sequence[ResponseRecord]) -> list[tup
     ]
 
 
-def display_status(change: TupleChange) -> str:
-    """The tuple's status as the page names it: ``error`` where :func:`diff_runs` says
-    ``unscored`` because a side's every answer is an error."""
-    if change.status == "unscored" and "ERROR" in (change.label_a, change.label_b):
-        return "error"
-    return change.status
-
-
 def compare_context(
     a: RunRecord, b: RunRecord, diff: RunDiff, params: Mapping[str, str]
 ) -> dict[str, Any]:
     """What ``diff.html.j2`` shows of ``diff`` (the page of rows ``params`` asks for)."""
-    statuses = [display_status(c) for c in diff.changes]
-    order = [*STATUSES[:3], "error", *STATUSES[3:]]
-    counts = {s: statuses.count(s) for s in order}
+    statuses: list[str] = [c.status for c in diff.changes]
+    counts = {s: statuses.count(s) for s in STATUSES}
     wanted = params.get("status") or ""
     picked = [
         (c, s) for c, s in zip(diff.changes, statuses, strict=True) if not wanted or s == wanted

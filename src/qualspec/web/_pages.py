@@ -21,7 +21,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
-from qualspec.errors import QualspecError, StoreError
+from qualspec.errors import QualspecError, StoreError, UnknownRunError
 from qualspec.lab import (
     DEFAULT_ITER_MAX,
     DEFAULT_MODEL,
@@ -30,6 +30,7 @@ from qualspec.lab import (
     GenerateAnswerRequest,
     run_lab,
 )
+from qualspec.store import RunSummary
 from qualspec.web._api import load, run_row, state
 from qualspec.web._compress import page_key
 from qualspec.web._lab_requests import ClientGone, refusal, unless_disconnected
@@ -132,12 +133,24 @@ async def runs_page(request: Request) -> HTMLResponse:
     )
 
 
+async def _load_summary(request: Request, run_id: str) -> RunSummary:
+    """A run's summary, or 404."""
+    from qualspec.web._view_cache import run_summary
+
+    session = await state(request).session()
+    views = request.app.state.views
+    try:
+        found: RunSummary = await asyncio.to_thread(run_summary, session.store, run_id, views)
+    except UnknownRunError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    return found
+
+
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 async def run_page(run_id: str, request: Request) -> Response:
-    """A run: a Lab run's iterations, or any other run explored (``_run_page``)."""
-    from qualspec.web._run_page import load_index, load_summary, run_context
-
-    summary = await load_summary(request, run_id)
+    """A run: a Lab run's iterations, or any other run explored (``_run_page``) from its
+    snapshot (``_view_cache``); a finished run's page rendered once per URL."""
+    summary = await _load_summary(request, run_id)
     if summary.metadata.get("kind") == "rubric_judgments":
         return RedirectResponse(f"/rubrics/{summary.id}", status_code=303)
     lab = summary.metadata.get("lab")
@@ -156,9 +169,41 @@ async def run_page(run_id: str, request: Request) -> Response:
             result=result,
             **extra,
         )
-    index = await load_index(request, summary)
-    context = await asyncio.to_thread(run_context, index, dict(request.query_params))
-    return render("run.html.j2", **context)
+    from qualspec.web._view_cache import view_key
+
+    session = await state(request).session()
+    store, pages = session.store, request.app.state.pages
+    key = await asyncio.to_thread(view_key, store, summary)
+    url = f"{request.url.path}?{request.url.query}"
+    if key is not None:
+        kept = pages.response(f"{key}|{url}", request.headers.get("accept-encoding", ""))
+        if kept is not None:
+            return kept  # type: ignore[no-any-return]
+    views = request.app.state.views
+    params = dict(request.query_params)
+    context = await asyncio.to_thread(_explore, store, summary, params, key, views)
+    page = render("run.html.j2", **context)
+    if key is not None:
+        await asyncio.to_thread(pages.put, f"{key}|{url}", bytes(page.body).decode("utf-8"), {})
+    return page
+
+
+def _explore(
+    store: Any, summary: Any, params: dict[str, str], key: str | None, views: Any
+) -> dict[str, Any]:
+    """The run page's context from the run's snapshot (``key``: its key, None for a run in
+    progress; ``views``: the app's snapshots in memory), built again once if the run
+    changed under it."""
+    from qualspec.web._run_page import run_context
+    from qualspec.web._snapshot import StaleView
+    from qualspec.web._view_cache import load_view
+
+    view = load_view(store, summary, views, key=key)
+    try:
+        return run_context(view, summary, store, params)
+    except StaleView:
+        view = load_view(store, summary, views, fresh=True)
+        return run_context(view, summary, store, params)
 
 
 @router.get("/runs/{run_id}/report", response_class=HTMLResponse)

@@ -1,15 +1,17 @@
 """A run's page: overview, most failed criteria and checks, the matrix, and its answers
-filtered, searched, sorted and in pages (:mod:`._explore`); the runs list's pass rates.
+filtered, searched, sorted and in pages; the runs list's pass rates.
 
 Every PASS/FAIL comes from :func:`qualspec.analysis.run_verdicts` (cells, candidate rows)
-and :func:`qualspec.analysis.answer_verdict` (an answer). A finished run's index is built
-once and kept (:func:`._explore.index_for`); a run in progress is read afresh each time.
-The whole HTML report (analysis, charts, comparisons) stays at ``/runs/{id}/report``.
+and :func:`qualspec.analysis.answer_verdict` (an answer). What no query changes (the
+overview, the most failed aspects, the matrix's rows, the filters' options) is made once
+per run by :func:`page_parts` into the run's snapshot (``_snapshot``, kept by
+``_view_cache``); :func:`run_context` adds what the query asks for, reading only the
+page's answers from the store. The whole HTML report (analysis, charts, comparisons)
+stays at ``/runs/{id}/report``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import threading
 from collections import OrderedDict
@@ -17,8 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
-
-from fastapi import HTTPException, Request
 
 from qualspec.analysis import (
     CellVerdict,
@@ -28,22 +28,21 @@ from qualspec.analysis import (
     format_temperature,
     run_verdicts,
 )
-from qualspec.errors import StoreError, UnknownRunError
-from qualspec.store import RunRecord, RunSummary, Store
-from qualspec.web._api import state
-from qualspec.web._explore import NONE, SORTS, Query, RunIndex, index_for, score_text
+from qualspec.store import RunSummary, Store
+from qualspec.web._explore import NONE, SORTS, Query, RunIndex, score_text
 from qualspec.web._overview import candidate_table, failing_aspects
+from qualspec.web._snapshot import RunView
 
 __all__ = [
     "LIST_BUDGET",
     "MATRIX_ROWS",
     "MatrixCell",
+    "keep_stats",
     "list_stats",
-    "load_index",
-    "load_summary",
-    "matrix",
+    "page_parts",
     "run_context",
     "run_stats",
+    "stats_key",
     "verdict_stats",
 ]
 
@@ -60,38 +59,12 @@ class MatrixCell:
     href: str
 
 
-def _key(summary: RunSummary) -> tuple[Any, ...] | None:
+def stats_key(summary: RunSummary) -> tuple[Any, ...] | None:
+    """The key a finished run's list stats are kept under (None: a run in progress)."""
     if summary.status == "running":
         return None
     counts = (summary.n_responses, summary.n_judgments)
     return (summary.id, summary.status, summary.finished_at, *counts)
-
-
-def _build(store: Store, run_id: str) -> RunIndex:
-    record: RunRecord = store.load_run(run_id)
-    ids = {v for r in record.responses for v in r.prompt_versions.values() if isinstance(v, int)}
-    prompts: dict[int, str] = {}
-    for version_id in sorted(ids):
-        try:
-            prompts[version_id] = store.get_prompt_by_id(version_id).text
-        except StoreError:  # a version this store does not hold: no prompt shown
-            continue
-    return RunIndex(record, run_verdicts(record), prompts)
-
-
-async def load_index(request: Request, summary: RunSummary) -> RunIndex:
-    """The run's index: kept for a finished run, read afresh for one in progress."""
-    session = await state(request).session()
-    store = session.store
-
-    def build() -> RunIndex:
-        index = index_for(_key(summary), lambda: _build(store, summary.id))
-        key = _key(summary)
-        if key is not None:
-            _keep_stats(key, run_stats(index))
-        return index
-
-    return await asyncio.to_thread(build)
 
 
 _STATS: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
@@ -102,7 +75,8 @@ LIST_BUDGET = 50_000
 beyond it show theirs once opened, or on a later view)."""
 
 
-def _keep_stats(key: tuple[Any, ...], stats: dict[str, Any]) -> None:
+def keep_stats(key: tuple[Any, ...], stats: dict[str, Any]) -> None:
+    """Keep a finished run's :func:`run_stats` for the runs list."""
     with _LOCK:
         _STATS[key] = stats
         _STATS.move_to_end(key)
@@ -123,7 +97,7 @@ def list_stats(store: Store, summaries: list[RunSummary]) -> dict[str, dict[str,
     out: dict[str, dict[str, Any] | None] = {}
     budget = LIST_BUDGET
     for s in summaries:
-        key = _key(s)
+        key = stats_key(s)
         if s.metadata.get("kind") in ("lab", "rubric_judgments"):
             out[s.id] = None
             continue
@@ -139,19 +113,9 @@ def list_stats(store: Store, summaries: list[RunSummary]) -> dict[str, dict[str,
         record = store.load_run(s.id)
         stats = verdict_stats(run_verdicts(record))
         if key is not None:
-            _keep_stats(key, stats)
+            keep_stats(key, stats)
         out[s.id] = stats
     return out
-
-
-async def load_summary(request: Request, run_id: str) -> RunSummary:
-    """A run's summary, or 404."""
-    session = await state(request).session()
-    try:
-        found: RunSummary = await asyncio.to_thread(session.store.get_run, run_id)
-    except UnknownRunError as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from None
-    return found
 
 
 def _href(run_id: str, params: Mapping[str, str], anchor: str = "answers") -> str:
@@ -181,63 +145,98 @@ def _where(key: RowKey) -> dict[str, str]:
     }
 
 
-def matrix(index: RunIndex, query: Query, page: int) -> dict[str, Any]:
-    """The candidate rows (scenario, input, role, candidate) the filters keep, one cell
-    per temperature and the row's verdict, each linking to its answers; in pages."""
+def matrix_rows(index: RunIndex) -> dict[str, Any]:
+    """The matrix's candidate rows (scenario, input, role, candidate), each with one cell
+    per temperature and its verdict (JSON-ready: kept in the run's snapshot)."""
     verdicts = index.verdicts
     temps: dict[str, float | None] = {}
     for cell_key in verdicts.cells:
         temps.setdefault(format_temperature(cell_key[4]), cell_key[4])
-    if query.temperature:
-        temps = {k: v for k, v in temps.items() if k == query.temperature}
-    wanted = [
-        (i, None if value == NONE and i in (1, 2) else value)
-        for i, value in enumerate((query.scenario, query.input, query.role, query.candidate))
-        if value
-    ]
-    keep: list[tuple[RowKey, RowVerdict]] = [
-        (key, row)
-        for key, row in verdicts.rows.items()
-        if all(key[i] == value for i, value in wanted) and (not query.failed or row.passed is False)
-    ]
-    pages = max(1, math.ceil(len(keep) / MATRIX_ROWS))
-    page = min(max(1, page), pages)
-    run_id = index.run.summary.id
     rows = []
-    for key, row in keep[(page - 1) * MATRIX_ROWS : page * MATRIX_ROWS]:
-        where = _where(key)
-        cells = []
-        for label, t in temps.items():
+    for key, row in verdicts.rows.items():
+        cells: list[list[str] | None] = []
+        for t in temps.values():
             cell = verdicts.cells.get((*key, t))
             if cell is None:
-                cells.append(MatrixCell("", "empty", "", ""))
+                cells.append(None)
                 continue
             title = f"{cell.runs} run{'s' if cell.runs != 1 else ''}"
             if cell.threshold is not None:
                 title += f", passes at {cell.threshold:g}"
             if cell.reasons:
                 title += "; FAIL: " + "; ".join(cell.reasons)
-            href = _href(run_id, {**where, "temperature": label})
-            cells.append(MatrixCell(_cell_text(cell), _css(cell.passed, cell.label), title, href))
-        overall = MatrixCell(
-            _cell_text(row),
-            _css(row.passed, row.label),
-            "; ".join(row.reasons),
-            _href(run_id, where),
-        )
+            cells.append([_cell_text(cell), _css(cell.passed, cell.label), title])
+        where = _where(key)
         rows.append(
             {
                 "where": where,
-                "cells": cells,
-                "verdict": overall,
+                "q": urlencode(where),  # the query string of its answers
+                "passed": row.passed,
                 "label": row.label,
-                "reasons": row.reasons,
+                "reasons": list(row.reasons),
+                "verdict": [_cell_text(row), _css(row.passed, row.label), "; ".join(row.reasons)],
+                "cells": cells,
             }
         )
     return {
         "has_input": any(k[1] is not None for k in verdicts.rows),
         "has_role": any(k[2] is not None for k in verdicts.rows),
         "temperatures": list(temps),
+        "rows": rows,
+    }
+
+
+def matrix(parts: Mapping[str, Any], run_id: str, query: Query, page: int) -> dict[str, Any]:
+    """The candidate rows the filters keep (``parts``: :func:`matrix_rows`'), one cell per
+    temperature and the row's verdict, each linking to its answers; in pages."""
+    labels: list[str] = list(parts["temperatures"])
+    shown = [i for i, t in enumerate(labels) if not query.temperature or t == query.temperature]
+    wanted = [
+        (name, value)
+        for name, value in (
+            ("scenario", query.scenario),
+            ("input", query.input),
+            ("role", query.role),
+            ("candidate", query.candidate),
+        )
+        if value
+    ]
+    keep = parts["rows"]
+    if wanted or query.failed:
+        keep = [
+            row
+            for row in keep
+            if all(row["where"][name] == value for name, value in wanted)
+            and (not query.failed or row["passed"] is False)
+        ]
+    pages = max(1, math.ceil(len(keep) / MATRIX_ROWS))
+    page = min(max(1, page), pages)
+    rows = []
+    at = {i: urlencode({"temperature": labels[i]}) for i in shown}
+    for row in keep[(page - 1) * MATRIX_ROWS : page * MATRIX_ROWS]:
+        base = f"/runs/{run_id}?{row['q']}"
+        cells = []
+        for i in shown:
+            cell = row["cells"][i]
+            if cell is None:
+                cells.append(MatrixCell("", "empty", "", ""))
+                continue
+            href = f"{base}&{at[i]}#answers"
+            cells.append(MatrixCell(cell[0], cell[1], cell[2], href))
+        text, css, title = row["verdict"]
+        rows.append(
+            {
+                "where": row["where"],
+                "cells": cells,
+                "verdict": MatrixCell(text, css, title, f"{base}#answers"),
+                "label": row["label"],
+                "reasons": row["reasons"],
+            }
+        )
+    return {
+        "has_input": parts["has_input"],
+        "has_role": parts["has_role"],
+        "temperatures": [labels[i] for i in shown],
         "rows": rows,
         "matching": len(keep),
         "page": page,
@@ -372,30 +371,69 @@ def _aspects(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def run_context(index: RunIndex, params: Mapping[str, str]) -> dict[str, Any]:
-    """Everything ``run.html.j2`` shows for ``params`` (the request's query string)."""
+def page_parts(index: RunIndex) -> dict[str, Any]:
+    """What a run's page shows whatever the query (JSON-ready: kept in its snapshot)."""
+    run_id = index.run.summary.id
+    return {
+        "stats": run_stats(index),
+        "facts": [list(f) for f in facts(index)],
+        "aggregation": index.verdicts.aggregation,
+        "overview": _overview(index, run_id),
+        "aspects": _aspects(index, run_id),
+        "options": index.options(),
+        "matrix": matrix_rows(index),
+    }
+
+
+def run_context(
+    view: RunView, summary: RunSummary, store: Store, params: Mapping[str, str]
+) -> dict[str, Any]:
+    """Everything ``run.html.j2`` shows for ``params`` (the request's query string): the
+    run's snapshot ``view`` and the page's answers, read from ``store``.
+
+    Raises:
+        StaleView: The run changed under ``view`` (build it again).
+    """
     query = Query.from_params(params)
     try:
         mpage = int(params.get("mpage", "1") or 1)
     except ValueError:
         mpage = 1
-    run = index.run
-    run_id = run.summary.id
-    found = index.search(query)
-    grid = matrix(index, query, mpage)
-    stats = index.memo("stats", lambda: run_stats(index))
+    run_id = summary.id
+    parts = view.page_parts
+
+    def prompts(ids: set[int]) -> dict[int, str]:
+        from qualspec.errors import StoreError
+
+        out = {}
+        for version_id in sorted(ids):
+            try:
+                out[version_id] = store.get_prompt_by_id(version_id).text
+            except StoreError:  # a version this store does not hold: no prompt shown
+                continue
+        return out
+
+    found, book = view.page(
+        query,
+        lambda word: store.search_run(run_id, word),
+        lambda ids: store.load_run_part(
+            run_id, ids=ids, summary=summary, evaluators=view.evaluators
+        ),
+        prompts,
+    )
+    grid = matrix(parts["matrix"], run_id, query, mpage)
     shown = [
-        {"a": a, "prompt": index.prompt_of(a), "where": _answer_where(a.record)}
+        {"a": a, "prompt": book.sent_for(a), "where": _answer_where(a.record)}
         for a in found.answers
     ]
     return {
-        "title": run.summary.suite_name,
-        "run": run.summary,
-        "stats": stats,
-        "facts": index.memo("facts", lambda: facts(index)),
-        "aggregation": index.verdicts.aggregation,
-        "overview": index.memo("overview", lambda: _overview(index, run_id)),
-        "aspects": index.memo("aspects", lambda: _aspects(index, run_id)),
+        "title": summary.suite_name,
+        "run": summary,
+        "stats": parts["stats"],
+        "facts": parts["facts"],
+        "aggregation": parts["aggregation"],
+        "overview": parts["overview"],
+        "aspects": parts["aspects"],
         "matrix": grid,
         "mpages": _pages(run_id, query, grid["page"], grid["pages"], "mpage", {}),
         "found": found,
@@ -409,7 +447,7 @@ def run_context(index: RunIndex, params: Mapping[str, str]) -> dict[str, Any]:
             {"mpage": grid["page"] if grid["page"] > 1 else None},
         ),
         "query": query,
-        "options": index.memo("options", index.options),
+        "options": parts["options"],
         "sorts": SORTS,
         "links": {"clear": f"/runs/{run_id}#answers"},
         "none": NONE,

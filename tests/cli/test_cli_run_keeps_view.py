@@ -1,0 +1,57 @@
+"""``qualspec run`` keeps the page snapshot of a run of 1,000 answers or more at its end
+(issue 19: the web app's first view of a large run reads it instead of loading the run); a
+smaller run leaves none (its first view makes it). End to end, in process, against the
+fake server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_cli_reports import (  # the CLI report tests' helpers and fixtures
+    SIMPLE,
+    only_run_id,
+    qualspec,
+    server,
+    workdir,
+    write_suite,
+)
+
+from qualspec.store import Store
+from qualspec.testing import FakeServer
+
+__all__ = ["server", "workdir"]  # fixtures, imported to be used here
+
+
+def _kept(work: Path, run_id: str) -> tuple[bool, int]:
+    with Store.open(f"sqlite:///{work.parent / 'qualspec-home' / 'qualspec.db'}") as store:
+        found = store.cache_get_many([f"view:{run_id}"])
+        return bool(found), store.get_run(run_id).n_responses
+
+
+def test_a_large_run_leaves_its_page_snapshot(
+    server: FakeServer, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = ", ".join(f"{{n: r{i}}}" for i in range(100))
+    scenarios = (
+        f'  - name: s\n    prompt: "Say {{{{ n }}}}."\n    criteria: ["is an answer"]\n'
+        f"    inputs: [{rows}]\n"
+    )
+    suite = write_suite(
+        workdir / "big.yaml",
+        server.base_url,
+        scenarios=scenarios,
+        extra="runs_per_temperature: 5\n",
+    )
+    code, out, err = qualspec(capsys, "run", str(suite), "--quiet", "--no-judge", "--temps", "0,1")
+    assert code == 0, out + err
+    assert _kept(workdir, only_run_id(workdir)) == (True, 1000)
+
+
+def test_a_small_run_leaves_none(
+    server: FakeServer, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = write_suite(workdir / "s.yaml", server.base_url, scenarios=SIMPLE)
+    code, out, err = qualspec(capsys, "run", str(suite), "--quiet", "--no-judge")
+    assert code == 0, out + err
+    assert _kept(workdir, only_run_id(workdir)) == (False, 1)
