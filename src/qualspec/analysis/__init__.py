@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         reference_changes,
     )
     from qualspec.analysis._roles import RoleGap
+    from qualspec.analysis._live_embeddings import EmbeddingSink, live_embedding_sink
     from qualspec.analysis._run_analysis import (
         Recommendation,
         RunAnalysis,
@@ -153,6 +154,7 @@ __all__ = [
     "DIFF_SCHEMA_VERSION",
     "DiffFormat",
     "DiffStatus",
+    "EmbeddingSink",
     "FieldAnalysis",
     "FieldStats",
     "GradeGroup",
@@ -212,6 +214,7 @@ __all__ = [
     "insights_to_dict",
     "judgments_by_response",
     "lexical_similarity",
+    "live_embedding_sink",
     "mean_pairwise_similarity",
     "permutation_p_value",
     "reference_changes",
@@ -303,6 +306,8 @@ _LAZY: dict[str, str] = {
     "gap_interval": "qualspec.analysis._run_analysis",
     "stability_ranking": "qualspec.analysis._run_analysis",
     "worth_analysing": "qualspec.analysis._run_analysis",
+    "EmbeddingSink": "qualspec.analysis._live_embeddings",
+    "live_embedding_sink": "qualspec.analysis._live_embeddings",
     "embeddings_available": "qualspec.analysis._similarity",
     "lexical_similarity": "qualspec.analysis._similarity",
     "mean_pairwise_similarity": "qualspec.analysis._similarity",
