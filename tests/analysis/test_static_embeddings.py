@@ -97,3 +97,18 @@ def test_a_file_without_the_matrix_is_refused_in_one_line(tmp_path: Path) -> Non
     (tmp_path / "junk.safetensors").write_bytes(b"\xff" * 16)
     with pytest.raises(ValueError, match="not a safetensors file"):
         read_token_matrix(tmp_path / "junk.safetensors")
+
+
+def test_without_tokenizers_the_same_vectors_come_through_sentence_transformers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from qualspec.analysis import _static_embeddings
+
+    direct = load_static_embedder().encode([PARIS, UNRELATED])
+    monkeypatch.setattr(_static_embeddings, "_has_tokenizers", lambda: False)
+    load_static_embedder.cache_clear()
+    try:
+        through = load_static_embedder().encode([PARIS, UNRELATED])
+    finally:
+        load_static_embedder.cache_clear()
+    assert np.allclose(through, direct, atol=1e-5)
