@@ -176,3 +176,25 @@ def test_a_run_with_the_extra_imports_no_torch(tmp_path: Path) -> None:
         "transformers": False,
         "tokenizers": True,  # the extra was used, through tokenizers alone
     }
+
+
+def test_a_model_that_cannot_load_never_stops_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(KEY_ENV, "sk-live")
+
+    def broken() -> Any:
+        raise OSError("tokenizer.json: unreadable")
+
+    monkeypatch.setattr(_similarity, "_model", broken)
+    events = Events()
+    events.embedded.set()
+    with FakeServer(answer=events.answer) as server:
+        run_id = run_suite(capsys, write_suite(tmp_path, server.base_url))
+    assert server.calls == CALLS
+    with Store.open() as store:
+        assert len(store.load_run(run_id).responses) == CALLS
+        assert "embedding" not in store.cache_stats()["kinds"]
+    written = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["analysis"]
+    assert written["similarity_method"] == "lexical"  # the analysis fell back

@@ -20,7 +20,7 @@ from qualspec.store import CacheEntry
 if TYPE_CHECKING:
     from qualspec.store import Store
 
-__all__ = ["EMBEDDING_KIND", "embedding_key", "keep_vectors", "read_vectors"]
+__all__ = ["EMBEDDING_KIND", "embedding_key", "keep_vectors", "read_vectors", "vector_entries"]
 
 _log = logging.getLogger("qualspec.analysis")
 
@@ -54,12 +54,11 @@ def read_vectors(store: Store, keys: dict[str, str]) -> dict[str, Any]:
     return vectors
 
 
-def keep_vectors(store: Store, vectors: Iterable[tuple[str, Any]]) -> int:
-    """Keep ``(text, vector)`` pairs in ``store`` (one transaction); how many. A store
-    that cannot be written only costs embedding them again next time."""
+def vector_entries(vectors: Iterable[tuple[str, Any]]) -> list[CacheEntry]:
+    """The cache entries that keep ``(text, vector)`` pairs."""
     import numpy as np
 
-    entries = [
+    return [
         CacheEntry(
             key=embedding_key(text),
             kind=EMBEDDING_KIND,
@@ -69,6 +68,12 @@ def keep_vectors(store: Store, vectors: Iterable[tuple[str, Any]]) -> int:
         )
         for text, vector in vectors
     ]
+
+
+def keep_vectors(store: Store, vectors: Iterable[tuple[str, Any]]) -> int:
+    """Keep ``(text, vector)`` pairs in ``store`` (one transaction); how many. A store
+    that cannot be written only costs embedding them again next time."""
+    entries = vector_entries(vectors)
     if not entries:
         return 0
     try:

@@ -10,8 +10,8 @@ recorded, on one background thread, while the calls that follow are still in fli
   end, which embeds what it does not find);
 * one worker thread takes what has arrived in small batches, skips the texts it has seen,
   looks the rest up among the embeddings kept in the store (by the text's SHA-256: see
-  :mod:`qualspec.analysis._kept_vectors`), embeds only the texts not kept, and keeps
-  their vectors in the store;
+  :mod:`qualspec.analysis._kept_vectors`), embeds only the texts not kept, and hands their
+  vectors to the recorder, which keeps them in the store with the answers;
 * leaving the sink waits for the queue to drain, then flushes the recorder: when the run
   ends, the analysis finds every vector in the store, and a rerun whose answers come from
   the cache embeds nothing.
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from qualspec.analysis._similarity import EMBEDDINGS, embed, similarity_method
-from qualspec.analysis._kept_vectors import embedding_key, keep_vectors, read_vectors
+from qualspec.analysis._kept_vectors import embedding_key, read_vectors, vector_entries
 
 if TYPE_CHECKING:
     from qualspec.engine import Sink, SinkFactory
@@ -188,7 +188,9 @@ class EmbeddingSink:
             self.left += len(new)
             _log.warning("could not embed answers during the run (%s): left to the end", exc)
             return
-        keep_vectors(self._store, zip(new, vectors, strict=True))
+        # written by the recorder, in the transactions of the answers
+        for entry in vector_entries(zip(new, vectors, strict=True)):
+            self._inner.cache(entry)
         self.embedded += len(new)
 
 

@@ -214,6 +214,10 @@ def _has_tokenizers() -> bool:
 def _word_pieces(path: Path) -> tuple[Ids, list[int]]:
     """The word pieces of ``tokenizer.json`` (whole texts: no truncation, no padding)
     and the ids of its special tokens."""
+    # one thread (the embedder's): tokenizers' thread pool would cost more CPU than it
+    # saves on a run's few texts at a time, and once used it makes every later fork of
+    # this process (a subprocess started) print a warning
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(path))
