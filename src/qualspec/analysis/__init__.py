@@ -71,13 +71,13 @@ if TYPE_CHECKING:
         insights_to_dict,
         run_insights,
     )
+    from qualspec.analysis._live_embeddings import EmbeddingSink, live_embedding_sink
     from qualspec.analysis._reference_changes import (
         ReferenceChange,
         ReferenceChanges,
         reference_changes,
     )
     from qualspec.analysis._roles import RoleGap
-    from qualspec.analysis._live_embeddings import EmbeddingSink, live_embedding_sink
     from qualspec.analysis._run_analysis import (
         Recommendation,
         RunAnalysis,

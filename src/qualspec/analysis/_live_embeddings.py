@@ -31,10 +31,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from qualspec.analysis._similarity import EMBEDDINGS, embed, similarity_method
 from qualspec.analysis._kept_vectors import embedding_key, read_vectors, vector_entries
+from qualspec.analysis._similarity import EMBEDDINGS, embed, similarity_method
 
 if TYPE_CHECKING:
     from qualspec.engine import Sink, SinkFactory

@@ -74,9 +74,7 @@ class StaticEmbedder:
         self._keep[[i for i in set(special) if 0 <= i < len(self._keep)]] = False
         self.texts = 0  # texts embedded by this embedder
 
-    def encode(
-        self, texts: Sequence[str], normalize_embeddings: bool = True, **_: Any
-    ) -> Any:
+    def encode(self, texts: Sequence[str], normalize_embeddings: bool = True, **_: Any) -> Any:
         """One float32 row per text: the mean of its tokens' vectors (L2-normalised when
         ``normalize_embeddings``); a text without tokens gets zeros. The keyword arguments
         of ``SentenceTransformer.encode`` are accepted (and ignored)."""

@@ -23,13 +23,13 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from qualspec.analysis._kept_vectors import embedding_key, keep_vectors, read_vectors
 from qualspec.analysis._run_analysis import (
     RunAnalysis,
     _settings,
     analysis_to_dict,
     analyze_run,
 )
-from qualspec.analysis._kept_vectors import embedding_key, keep_vectors, read_vectors
 from qualspec.analysis._similarity import EMBEDDINGS, similarity_method
 from qualspec.store import CacheEntry, RunRecord
 

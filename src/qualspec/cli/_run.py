@@ -271,8 +271,7 @@ def _execute(
 
     # used after the run (the packages load their modules on first use): imported before
     # the freeze below
-    from qualspec.analysis import analyze_run, run_totals, stored_analysis  # noqa: F401
-    from qualspec.analysis import live_embedding_sink
+    from qualspec.analysis import analyze_run, live_embedding_sink, run_totals, stored_analysis  # noqa: F401
     from qualspec.engine import Session, run_sync
     from qualspec.report import (  # noqa: F401
         cache_phrase,
