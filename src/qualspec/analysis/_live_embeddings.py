@@ -162,7 +162,12 @@ class EmbeddingSink:
             if self._broken:
                 self.left += len(texts)
             elif texts:
-                self._embed(texts)
+                try:
+                    self._embed(texts)
+                except Exception as exc:  # never dies before _STOP: leaving waits for it
+                    self._broken = True
+                    self.left += len(texts)
+                    _log.warning("embedding during the run stopped (%s): left to the end", exc)
 
     def _embed(self, texts: list[str]) -> None:
         """Embed the texts of a batch that are neither seen nor kept; keep their vectors."""
@@ -196,7 +201,7 @@ class EmbeddingSink:
 
 def live_embedding_sink(repeats: bool, method: str | None = None) -> type[EmbeddingSink] | None:
     """The sink that embeds a run's answers as they come (:class:`EmbeddingSink`) when
-    its stability will be computed with embeddings: the extra is installed (or
-    ``method`` is ``embeddings``) and the plan ``repeats`` a cell (several temperatures or
-    runs, so there are answers to compare); else None (the default sink)."""
+    its stability will be computed with embeddings: the extra is installed (and
+    ``method`` is not ``lexical``) and the plan ``repeats`` a cell (several temperatures
+    or runs, so there are answers to compare); else None (the default sink)."""
     return EmbeddingSink if repeats and similarity_method(method) == EMBEDDINGS else None
