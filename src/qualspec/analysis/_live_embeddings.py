@@ -127,15 +127,15 @@ class EmbeddingSink:
         import asyncio
 
         try:
-            if self._thread is not None:  # the last texts embedded, off the event loop
-                await asyncio.to_thread(self._finish)
+            thread = self._thread
+            if thread is not None:  # the last texts embedded, off the event loop
+                await asyncio.to_thread(self._finish, thread)
         finally:
             await self._inner.__aexit__(*exc)
 
-    def _finish(self) -> None:
-        assert self._thread is not None
+    def _finish(self, thread: threading.Thread) -> None:
         self._queue.put(_STOP)
-        self._thread.join()
+        thread.join()
         if self.embedded or self.reused or self.left:
             _log.debug(
                 "embedded %d answers during the run (%d kept before, %d left to the analysis)",
