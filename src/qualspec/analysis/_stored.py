@@ -13,7 +13,6 @@ app's first view of the run reads it instead of computing it.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import functools
 import hashlib
@@ -24,13 +23,14 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from qualspec.analysis._kept_vectors import embedding_key, keep_vectors, read_vectors
 from qualspec.analysis._run_analysis import (
     RunAnalysis,
     _settings,
     analysis_to_dict,
     analyze_run,
 )
-from qualspec.analysis._similarity import EMBEDDING_MODEL, EMBEDDINGS, similarity_method
+from qualspec.analysis._similarity import EMBEDDINGS, similarity_method
 from qualspec.store import CacheEntry, RunRecord
 
 if TYPE_CHECKING:
@@ -42,9 +42,9 @@ _log = logging.getLogger("qualspec.analysis")
 
 # bump when analyze_run gives other numbers for the same records (a stored analysis of an
 # older version is then never read)
-ANALYSIS_VERSION = 1
+# 2: stability by the packaged model's static token embeddings (no longer the transformer's)
+ANALYSIS_VERSION = 2
 ANALYSIS_KIND = "analysis"
-EMBEDDING_KIND = "embedding"
 # statuses of a run that no longer changes (a resumed run is "running" again)
 _SETTLED = frozenset({"finished", "failed", "interrupted", "budget_exceeded"})
 
@@ -172,9 +172,10 @@ def stored_analysis(
 
 class _KeptEmbeddings(dict[str, Any]):
     """Answer text -> embedding, read from the store's cache (kind ``embedding``, by the
-    model and the text's sha256) for every text of ``record`` when a text is first looked
-    up (a run with nothing to compare reads nothing); :meth:`keep` stores the ones embedded
-    since. A run whose texts were all embedded before loads no model."""
+    vectors' name and the text's sha256: see :mod:`qualspec.analysis._kept_vectors`) for
+    every text of ``record`` when a text is first looked up (a run with nothing to compare
+    reads nothing); :meth:`keep` stores the ones embedded since. A run whose texts were all
+    embedded before (during the run, by the embedding sink) embeds nothing."""
 
     def __init__(self, store: Store, record: RunRecord) -> None:
         super().__init__()
@@ -185,26 +186,14 @@ class _KeptEmbeddings(dict[str, Any]):
     def _load(self) -> set[str]:
         if self._read is not None:
             return self._read
-        self._read = set()
         texts = dict.fromkeys(
             r.text
             for r in self.record.responses
             if r.kind == "candidate" and r.error is None and r.text is not None
         )
-        keys = {_embedding_key(t): t for t in texts}
-        try:
-            found = self.store.cache_get_many(list(keys))
-        except Exception as exc:  # an unreadable store: every text embedded
-            _log.warning("kept embeddings unreadable (%s): embedded again", exc)
-            found = {}
-        if found:
-            import numpy as np
-
-            for key, entry in found.items():
-                if entry.text:
-                    vector = np.frombuffer(base64.b64decode(entry.text), dtype="<f4")
-                    super().__setitem__(keys[key], vector)
-                    self._read.add(keys[key])
+        found = read_vectors(self.store, {embedding_key(t): t for t in texts})
+        self.update(found)
+        self._read = set(found)
         return self._read
 
     def __contains__(self, text: object) -> bool:
@@ -219,27 +208,5 @@ class _KeptEmbeddings(dict[str, Any]):
         """Store the texts embedded since they were read."""
         if self._read is None:  # nothing was looked up: nothing embedded
             return
-        import numpy as np
-
-        entries = [
-            CacheEntry(
-                key=_embedding_key(text),
-                kind=EMBEDDING_KIND,
-                provider="qualspec",
-                model=EMBEDDING_MODEL,
-                text=base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode(),
-            )
-            for text, vector in self.items()
-            if text not in self._read
-        ]
-        if not entries:
-            return
-        try:
-            self.store.cache_put_many(entries)
-        except Exception as exc:  # a read-only store: embedded again next time
-            _log.warning("could not keep %d embeddings (%s)", len(entries), exc)
-
-
-def _embedding_key(text: str) -> str:
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{EMBEDDING_KIND}:{EMBEDDING_MODEL}:{digest}"
+        read = self._read
+        keep_vectors(self.store, ((t, v) for t, v in self.items() if t not in read))

@@ -276,7 +276,7 @@ def _execute(
 
     # used after the run (the packages load their modules on first use): imported before
     # the freeze below
-    from qualspec.analysis import analyze_run, run_totals, stored_analysis  # noqa: F401
+    from qualspec.analysis import analyze_run, live_embedding_sink, run_totals, stored_analysis  # noqa: F401
     from qualspec.engine import Session, run_sync
     from qualspec.report import (  # noqa: F401
         cache_phrase,
@@ -287,13 +287,16 @@ def _execute(
         write_json_atomic,
     )
 
+    # with the embeddings extra, answers are embedded as they come (while calls wait)
+    sink = live_embedding_sink(len(plan.temperatures) * plan.runs > 1)
+
     async def main() -> tuple[RunOutcome, Store, PromptRefs, RunAnalysis | None]:
         # opened here, not by the session (which then leaves it open): closing a SQLite
         # store checkpoints its log to disk (tens of ms of I/O), done while the results
         # are written
         store = await asyncio.to_thread(Store.open, ns.db)
         try:
-            async with Session(db=store, options=options, prices=ns.prices) as session:
+            async with Session(db=store, options=options, prices=ns.prices, sink=sink) as session:
                 with _LazyProgress(plan, judge=not ns.no_judge, quiet=ns.quiet) as progress:
                     outcome = await session.run_plan(
                         suite, plan, resume=ns.resume, progress=progress, argv=list(argv)
