@@ -37,6 +37,9 @@ class Answered(Protocol):
     @property
     def usage(self) -> Usage: ...
 
+    @property
+    def served_by(self) -> str | None: ...
+
 
 class _Accounted:
     """A record with the call-accounting fields of :class:`Usage` (stored flat)."""
@@ -90,6 +93,9 @@ class ResponseRecord(_Accounted):
     # the call's cache key (shared across runs: a reference answer is reviewed under it);
     # None for rows recorded before it was kept
     call_key: str | None = None
+    # the replica that answered (its base URL) when the provider lists base_urls; None for
+    # one server, an answer from the cache, or rows recorded before it was kept
+    served_by: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -141,6 +147,7 @@ class ResponseRecord(_Accounted):
             created_at=created_at,
             kind=kind,
             call_key=call_key,
+            served_by=reply.served_by,
             **reply.usage.as_fields(),
         )
 

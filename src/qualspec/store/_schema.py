@@ -155,6 +155,8 @@ responses = Table(
     *usage_columns("queue_s"),
     # the call's cache key, shared across runs; NULL for rows before migration 0008
     Column("call_key", String(128), nullable=True),
+    # the replica that answered (a provider's base_urls); NULL otherwise (migration 0010)
+    Column("served_by", Text, nullable=True),
     Index("ix_responses_run", "run_id"),
     Index("ix_responses_call_key", "call_key"),
 )
