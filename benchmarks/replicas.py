@@ -61,6 +61,8 @@ def start_servers(n: int, threads: int, logs: Path) -> list[tuple[subprocess.Pop
                     "1024",
                     "--n_threads",
                     str(threads),
+                    "--n_threads_batch",
+                    str(threads),
                 ],
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -76,6 +76,8 @@ def _start(model: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
                 "512",
                 "--n_threads",
                 "1",
+                "--n_threads_batch",
+                "1",
             ],
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from qualspec.errors import ConfigError, ProviderError
+from qualspec.errors import (
+    AuthenticationError,
+    BadResponseError,
+    ConfigError,
+    ProviderError,
+    ProviderTimeoutError,
+)
 
 if TYPE_CHECKING:
     from qualspec.providers._base import ChatRequest, ChatResponse, Provider
@@ -36,8 +42,6 @@ def moves_to_another_replica(error: ProviderError) -> bool:
     or it ran past the timeout. A 4xx, a rate limit, a refused key or an unreadable 2xx
     answer are the call's own business: they go through the retry policy unchanged.
     """
-    from qualspec.errors import AuthenticationError, BadResponseError, ProviderTimeoutError
-
     if isinstance(error, ProviderTimeoutError):
         return True
     if isinstance(error, AuthenticationError | BadResponseError):
