@@ -112,6 +112,7 @@ def run_suite(urls: list[str], cells: int, max_tokens: int, workdir: Path, tag: 
             Scenario(
                 name="explain",
                 prompt="Explain in two sentences why topic number {{ i }} matters.",
+                criteria=["explains why the topic matters"],
                 inputs=[{"i": i} for i in range(cells)],
             )
         ],

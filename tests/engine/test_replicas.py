@@ -46,14 +46,21 @@ def _refused_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-def _suite(tmp_path: Path, urls: list[str], cells: int, **config: Any) -> Any:
+def _suite(tmp_path: Path, urls: list[str] | str, cells: int, **config: Any) -> Any:
+    """A suite of ``cells`` calls to ``llama``: replicas ``urls`` (a str: one base_url)."""
+    where = {"base_url": urls} if isinstance(urls, str) else {"base_urls": urls}
     evaluation = Evaluation(
         name="replicas",
         candidates=[Candidate(name="c", model="llama/model-a")],
         scenarios=[
-            Scenario(name="s", prompt="question {{ i }}", inputs=[{"i": i} for i in range(cells)])
+            Scenario(
+                name="s",
+                prompt="question {{ i }}",
+                criteria=["is an answer"],
+                inputs=[{"i": i} for i in range(cells)],
+            )
         ],
-        providers={"llama": ProviderConfig(type="openai", base_urls=urls, **config)},
+        providers={"llama": ProviderConfig(type="openai", **where, **config)},
     )
     return load_evaluation(evaluation, tmp_path)
 
@@ -233,16 +240,9 @@ def test_cache_keys_are_per_model_not_per_replica(
     # the same model behind another replica list (first replica kept), or its first
     # replica alone: every answer comes from the cache
     again = _suite(tmp_path, [a.base_url, c.base_url], cells=6, max_concurrency=1)
-    assert all(r.cached and r.served_by is None for r in _run(again, store, use_cache=True)
-               .record.responses)
-    evaluation = Evaluation(
-        name="replicas",
-        candidates=[Candidate(name="c", model="llama/model-a")],
-        scenarios=[
-            Scenario(name="s", prompt="question {{ i }}", inputs=[{"i": i} for i in range(6)])
-        ],
-        providers={"llama": ProviderConfig(type="openai", base_url=a.base_url)},
-    )
-    single = load_evaluation(evaluation, tmp_path)
-    assert all(r.cached for r in _run(single, store, use_cache=True).record.responses)
+    cached = _run(again, store, use_cache=True).record.responses
+    assert len(cached) == 6 and all(r.cached and r.served_by is None for r in cached)
+    single = _suite(tmp_path, a.base_url, cells=6)
+    alone = _run(single, store, use_cache=True).record.responses
+    assert len(alone) == 6 and all(r.cached for r in alone)
     assert a.calls + b.calls + c.calls == calls

@@ -15,7 +15,7 @@ SUITE = """\
 name: replicas
 candidates:
   - {name: a, model: llama/smollm2}
-scenarios: [{name: x, prompt: hi}]
+scenarios: [{name: x, prompt: hi, criteria: [c]}]
 providers:
   llama: PROVIDER
 """
