@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from qualspec.errors import ProviderError
     from qualspec.providers import ChatRequest, Provider
 
-__all__ = ["StructuredModes", "format_refusal", "rejects_format"]
+__all__ = ["StructuredModes", "format_refusal"]
 
 log = logging.getLogger("qualspec.engine")
 
@@ -66,10 +66,10 @@ class StructuredModes:
 def format_refusal(error: ProviderError, request: ChatRequest) -> bool:
     """Whether a request with structured output failed because of its format (see below):
     the call's own business, not the replica's (llama.cpp's server answers 500)."""
-    return request.json_schema is not None and rejects_format(error, request)
+    return request.json_schema is not None and _rejects_format(error, request)
 
 
-def rejects_format(error: ProviderError, request: ChatRequest) -> bool:
+def _rejects_format(error: ProviderError, request: ChatRequest) -> bool:
     """Whether a server refused the structured-output mode itself (not the call).
 
     llama.cpp's server answers 500 "response_format.type: Input should be 'text' or
