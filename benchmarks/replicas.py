@@ -117,9 +117,7 @@ def run_suite(urls: list[str], cells: int, max_tokens: int, workdir: Path, tag: 
             )
         ],
         temperatures=[0.0],
-        providers={
-            "llama": ProviderConfig(type="openai", timeout=600, max_concurrency=1, **where)
-        },
+        providers={"llama": ProviderConfig(type="openai", timeout=600, max_concurrency=1, **where)},
     )
     suite = load_evaluation(evaluation, workdir)
     options = ExecuteOptions(use_cache=False, judge=False, calibrate=False)
@@ -162,10 +160,12 @@ def main() -> None:
             run_suite(urls[:1], 2, args.max_tokens, workdir, "warmup")
             for repeat in range(args.repeats):
                 one.append(
-                    args.cells / run_suite(urls[:1], args.cells, args.max_tokens, workdir, f"one{repeat}")
+                    args.cells
+                    / run_suite(urls[:1], args.cells, args.max_tokens, workdir, f"one{repeat}")
                 )
                 three.append(
-                    args.cells / run_suite(urls, args.cells, args.max_tokens, workdir, f"three{repeat}")
+                    args.cells
+                    / run_suite(urls, args.cells, args.max_tokens, workdir, f"three{repeat}")
                 )
         finally:
             stop_servers(servers)

@@ -47,7 +47,6 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name == "PriceTable":
         from qualspec.providers._prices import PriceTable
-    from qualspec.providers._replicas import ReplicaSet, moves_to_another_replica, replica_label
 
         return PriceTable
     if name in ("ReplicaSet", "moves_to_another_replica", "replica_label"):
