@@ -86,7 +86,7 @@ def test_readme_commands_and_code_run(repo_root: Path, tmp_path: Path) -> None:
     results = sorted((tmp_path / "results").glob("quickstart_*.json"))
     assert len(results) == 1
     data = json.loads(results[0].read_text())
-    assert data["schema_version"] == "1.1" and len(data["responses"]) == 8
+    assert data["schema_version"] == "1.2" and len(data["responses"]) == 8
     # the quickstart's expect: checks give true results on the embedded model: at least one
     # PASS (the capital names Paris at temperature 0) and one FAIL (no paragraph in 25 words)
     checks = [j for r in data["responses"] for j in r["judgments"] if j["evaluator"] == "expect"]

@@ -150,7 +150,7 @@ def sample_run() -> RunRecord:
 
 def test_layout() -> None:
     data = run_to_dict(sample_run())
-    assert data["schema_version"] == SCHEMA_VERSION == "1.1"
+    assert data["schema_version"] == SCHEMA_VERSION == "1.2"
     assert data["qualspec_version"] == qualspec.__version__
     assert data["run"]["id"] == "run-1"
     assert data["run"]["started_at"] == "2025-12-26T09:05:00+00:00"

@@ -48,8 +48,10 @@ class CallCache:
         self._kinds_lock: asyncio.Lock | None = None
 
     def cache_key(self, call: str, provider: Provider) -> str:
-        """The cache key of a call: its call key plus the endpoint it goes to."""
-        text = f"{call}@{endpoint(provider)}"
+        """The cache key of a call: its call key plus the endpoint it goes to (for replicas,
+        the provider's ``cache_endpoint``: one key whichever replica answers)."""
+        where = getattr(provider, "cache_endpoint", None) or endpoint(provider)
+        text = f"{call}@{where}"
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def _reads_enabled(self, kind: str | None = None) -> bool:

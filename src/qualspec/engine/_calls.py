@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from qualspec.engine._call_cache import CallCache, endpoint
 from qualspec.engine._items import call_key
 from qualspec.engine._options import DEFAULT_CALL, CallOptions
+from qualspec.engine._replicas import ReplicaRouter
 from qualspec.engine._reply import Outcome, Reply
 from qualspec.engine._scrub import Scrubber
-from qualspec.engine._structured import StructuredModes
+from qualspec.engine._structured import StructuredModes, format_refusal
 from qualspec.errors import (
     AuthenticationError,
     BadResponseError,
@@ -64,11 +65,12 @@ class _Spend:
 class _Clock:
     """The seconds one logical call waited for a slot and was served, over its attempts."""
 
-    __slots__ = ("queued", "served")
+    __slots__ = ("queued", "served", "served_by")
 
     def __init__(self) -> None:
         self.queued = 0.0
         self.served = 0.0
+        self.served_by: str | None = None  # the replica that answered (replica sets only)
 
 
 class CallEngine(CallCache, StructuredModes):
@@ -95,6 +97,7 @@ class CallEngine(CallCache, StructuredModes):
         self._pools: dict[tuple[Any, ...], ProviderPool] = {}
         self._limits: dict[str, asyncio.Semaphore] = {}
         self._gates: dict[str, asyncio.Semaphore] = {}
+        self._routers: dict[str, ReplicaRouter] = {}
         self._timeouts: dict[str, float] = {}
         self._spend = _Spend(options.max_cost)
         self._stop_reason: str | None = None
@@ -147,6 +150,7 @@ class CallEngine(CallCache, StructuredModes):
         limit = self._limits.get(where)
         if limit is None:
             n = max(1, self.options.max_concurrency or provider.default_concurrency)
+            n *= len(getattr(provider, "replicas", None) or (provider,))  # a limit per replica
             limit = self._limits[where] = asyncio.Semaphore(n)
             self._gates[where] = asyncio.Semaphore(n)
         return limit, self._gates[where]
@@ -154,6 +158,17 @@ class CallEngine(CallCache, StructuredModes):
     def gate(self, provider: Provider) -> asyncio.Semaphore:
         """The semaphore a candidate call holds until its answer is committed."""
         return self._limits_for(provider)[1]
+
+    def _router(self, provider: Provider) -> ReplicaRouter | None:
+        """The router of a provider with ``replicas`` (None for one server)."""
+        if not getattr(provider, "replicas", None):
+            return None
+        where = self.endpoint(provider)
+        router = self._routers.get(where)
+        if router is None:  # each replica's limit is keyed by its own base URL
+            limit_of = lambda replica: self._limits_for(replica)[0]  # noqa: E731
+            router = self._routers[where] = ReplicaRouter(provider, limit_of)
+        return router
 
     # ------------------------------------------------------------ stopping
 
@@ -243,7 +258,7 @@ class CallEngine(CallCache, StructuredModes):
                 detail = f"HTTP {error.status}: {error}" if error.status else str(error)
                 detail = self.scrub.text(detail)
                 failed = Outcome(None, attempt, clock.served, detail, None, clock.queued)
-                if request.json_schema is not None and _rejects_format(error, request):
+                if format_refusal(error, request):
                     # not retried: ``complete`` asks again in a mode the server takes
                     failed.format_rejected = True
                     return failed
@@ -272,7 +287,9 @@ class CallEngine(CallCache, StructuredModes):
                     provider.name, request.model, response.input_tokens, response.output_tokens
                 )
                 self._charge(cost)
-                return Outcome(response, attempt, clock.served, None, cost, clock.queued)
+                outcome = Outcome(response, attempt, clock.served, None, cost, clock.queued)
+                outcome.served_by = clock.served_by
+                return outcome
 
     async def _attempt(
         self,
@@ -287,6 +304,7 @@ class CallEngine(CallCache, StructuredModes):
         ``ProviderTimeoutError``, a refused key stops the engine (see :meth:`call`)."""
         self._refuse_if_stopped()
         limit, _ = self._limits_for(provider)
+        router = self._router(provider)
         timeout = self._timeouts.get(self.endpoint(provider), self.options.timeout)
         waited = time.perf_counter()
         if gate is not None:
@@ -297,8 +315,13 @@ class CallEngine(CallCache, StructuredModes):
                 clock.queued += began - waited
                 self._refuse_if_stopped()  # it may have stopped while waiting
                 try:
-                    async with asyncio.timeout(timeout):
-                        response = await provider.complete(request)
+                    if router is None:
+                        async with asyncio.timeout(timeout):
+                            response = await provider.complete(request)
+                    else:  # to a replica; one that fails passes the call on (no retry)
+                        response, clock.served_by = await router.serve(
+                            request, timeout, lambda e: not format_refusal(e, request)
+                        )
                 finally:
                     clock.served += time.perf_counter() - began
                     self.heard.set()  # a provider answered (or refused): see ``heard``
@@ -451,15 +474,3 @@ def _has_answer(response: ChatResponse) -> bool:
     """False for an empty answer: no text (``""`` or null) and no structured output."""
     text = response.text
     return (isinstance(text, str) and bool(text.strip())) or response.structured is not None
-
-
-def _rejects_format(error: ProviderError, request: ChatRequest) -> bool:
-    """Whether a server refused the structured-output mode itself (not the call).
-
-    llama.cpp's server answers 500 "response_format.type: Input should be 'text' or
-    'json_object'"; OpenAI 400 "'response_format' of type 'json_schema' is not supported".
-    """
-    if request.structured_mode == "none" or error.status not in (400, 422, 500):
-        return False
-    text = str(error).lower()
-    return "response_format" in text or "json_schema" in text

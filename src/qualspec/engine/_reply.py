@@ -35,6 +35,9 @@ class Reply:
     structured_mode: str | None = None
     """How structured output was asked for (None: it was not)."""
     format_rejected: bool = False
+    served_by: str | None = None
+    """The replica that answered (its base URL), for a provider with ``base_urls``; None
+    for one server, or a cached answer."""
 
     @property
     def ok(self) -> bool:
@@ -125,6 +128,8 @@ class Outcome:
     """Seconds spent waiting for a concurrency slot (not part of ``latency``)."""
     format_rejected: bool = False
     """The server refused the requested structured-output mode (see ``complete``)."""
+    served_by: str | None = None
+    """The replica that answered (a provider with ``base_urls``)."""
 
     def reply(
         self,
@@ -153,4 +158,5 @@ class Outcome:
             effective_temperature=effective_temperature,
             structured_mode=structured_mode,
             format_rejected=self.format_rejected,
+            served_by=self.served_by,
         )

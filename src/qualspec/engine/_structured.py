@@ -10,9 +10,10 @@ from qualspec.engine._call_cache import endpoint
 from qualspec.providers import STRUCTURED_MODES
 
 if TYPE_CHECKING:
-    from qualspec.providers import Provider
+    from qualspec.errors import ProviderError
+    from qualspec.providers import ChatRequest, Provider
 
-__all__ = ["StructuredModes"]
+__all__ = ["StructuredModes", "format_refusal"]
 
 log = logging.getLogger("qualspec.engine")
 
@@ -60,3 +61,21 @@ class StructuredModes:
                 (error or "")[:200],
                 lower,
             )
+
+
+def format_refusal(error: ProviderError, request: ChatRequest) -> bool:
+    """Whether a request with structured output failed because of its format (see below):
+    the call's own business, not the replica's (llama.cpp's server answers 500)."""
+    return request.json_schema is not None and _rejects_format(error, request)
+
+
+def _rejects_format(error: ProviderError, request: ChatRequest) -> bool:
+    """Whether a server refused the structured-output mode itself (not the call).
+
+    llama.cpp's server answers 500 "response_format.type: Input should be 'text' or
+    'json_object'"; OpenAI 400 "'response_format' of type 'json_schema' is not supported".
+    """
+    if request.structured_mode == "none" or error.status not in (400, 422, 500):
+        return False
+    text = str(error).lower()
+    return "response_format" in text or "json_schema" in text

@@ -22,6 +22,7 @@ from qualspec.providers._registry import ProviderPool, available_providers, spli
 if TYPE_CHECKING:
     from qualspec.providers._local import bounded_strings, resolve_model_path
     from qualspec.providers._prices import PriceTable
+    from qualspec.providers._replicas import ReplicaSet, moves_to_another_replica, replica_label
 
 __all__ = [
     "ChatRequest",
@@ -30,11 +31,14 @@ __all__ = [
     "PriceTable",
     "Provider",
     "ProviderPool",
+    "ReplicaSet",
     "STRUCTURED_MODES",
     "available_providers",
     "bounded_strings",
     "clamp_temperature",
     "effective_temperature",
+    "moves_to_another_replica",
+    "replica_label",
     "resolve_model_path",
     "split_address",
 ]
@@ -45,6 +49,10 @@ def __getattr__(name: str) -> Any:
         from qualspec.providers._prices import PriceTable
 
         return PriceTable
+    if name in ("ReplicaSet", "moves_to_another_replica", "replica_label"):
+        from qualspec.providers import _replicas
+
+        return getattr(_replicas, name)
     if name in ("bounded_strings", "resolve_model_path"):
         from qualspec.providers import _local
 

@@ -146,6 +146,11 @@ def create(name: str, config: ProviderConfig | None) -> AnthropicProvider:
     """Anthropic (``ANTHROPIC_API_KEY``, base URL from ``ANTHROPIC_BASE_URL``), or a custom
     Anthropic-compatible server from a suite ``providers:`` entry of type anthropic.
     """
+    if config is not None and config.base_urls:
+        raise ConfigError(
+            f"Provider '{name}': base_urls (replicas) is for OpenAI-compatible servers "
+            "(type: openai); give an Anthropic provider one base_url"
+        )
     base_url = config.base_url if config is not None else None
     base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL", "").strip() or DEFAULT_BASE_URL
     if not base_url.startswith(("http://", "https://")):

@@ -77,6 +77,9 @@ class Provider(Protocol):
     # Optional: ``endpoint`` (a base URL) says where calls go. Providers with one endpoint
     # share one concurrency limit, and cache entries never cross endpoints. Without it the
     # provider's name stands in.
+    # Optional: ``replicas`` (a tuple of providers, one per server of the same model) and
+    # ``replica_cooldown`` (seconds): the engine routes each call to one replica (see
+    # ``ReplicaSet``); ``cache_endpoint``: what cache keys name instead of ``endpoint``.
     # Optional: ``default_temperature``, the temperature a request without one is run at,
     # when the provider knows it (the local provider: llama-cpp-python's 0.2); without it
     # (remote APIs) it is the server's own default, unknown.

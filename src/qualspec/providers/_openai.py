@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import ConfigError, MissingAPIKeyError
-from qualspec.providers._base import ChatRequest, ChatResponse
+from qualspec.providers._base import ChatRequest, ChatResponse, Provider
 from qualspec.providers._http import (
     DEFAULT_REMOTE_CONCURRENCY,
     HTTPClient,
@@ -24,6 +24,7 @@ from qualspec.providers._http import (
     parse_structured,
     split_base_url,
 )
+from qualspec.providers._replicas import DEFAULT_COOLDOWN, ReplicaSet
 
 if TYPE_CHECKING:
     from qualspec.spec import ProviderConfig
@@ -183,17 +184,23 @@ class OpenAIProvider(JSONProvider):
         )
 
 
-def _build(name: str, config: ProviderConfig | None, defaults: _Defaults) -> OpenAIProvider:
-    base_url = config.base_url if config is not None else None
-    custom = base_url is not None and name != defaults.name
-    if base_url is None and defaults.base_url_env:
-        base_url = os.environ.get(defaults.base_url_env, "").strip() or None
-    base_url = base_url or defaults.base_url
+def _check_url(name: str, base_url: str) -> None:
     if not base_url.startswith(("http://", "https://")):
         raise ConfigError(
             f"Provider '{name}': base_url {base_url!r} must start with http:// or https://, "
             "e.g. http://127.0.0.1:8000/v1"
         )
+
+
+def _build(name: str, config: ProviderConfig | None, defaults: _Defaults) -> Provider:
+    base_url = config.base_url if config is not None else None
+    replicas = [u.strip() for u in config.base_urls or ()] if config is not None else []
+    custom = (base_url is not None or bool(replicas)) and name != defaults.name
+    if base_url is None and defaults.base_url_env:
+        base_url = os.environ.get(defaults.base_url_env, "").strip() or None
+    base_url = base_url or defaults.base_url
+    for url in replicas or [base_url]:
+        _check_url(name, url)
     if config is not None and config.api_key_env:
         key_variable: str | None = config.api_key_env
         required = True
@@ -203,35 +210,43 @@ def _build(name: str, config: ProviderConfig | None, defaults: _Defaults) -> Ope
         key_variable, required = defaults.key_env, defaults.key_required
     api_key = resolve_key(name, key_variable, required=required)
     temperature_range, concurrency = connection_limits(config, (0.0, 2.0))
-    return OpenAIProvider(
-        name,
-        base_url=base_url,
-        api_key=api_key,
-        key_variable=key_variable,
-        temperature_range=temperature_range,
-        default_concurrency=concurrency,
-    )
+    servers = [
+        OpenAIProvider(
+            name,
+            base_url=url,
+            api_key=api_key,
+            key_variable=key_variable,
+            temperature_range=temperature_range,
+            default_concurrency=concurrency,
+        )
+        for url in replicas or [base_url]
+    ]
+    if not replicas:
+        return servers[0]
+    cooldown = config.replica_cooldown if config is not None else None
+    return ReplicaSet(name, servers, cooldown=cooldown or DEFAULT_COOLDOWN)
 
 
-def create_openai(name: str, config: ProviderConfig | None) -> OpenAIProvider:
+def create_openai(name: str, config: ProviderConfig | None) -> Provider:
     """OpenAI (``OPENAI_API_KEY``, base URL from ``OPENAI_BASE_URL``) or a custom server.
 
     A suite entry ``{type: openai, base_url: ..., api_key_env: ...}`` under another name
-    defines a custom OpenAI-compatible provider (no key unless ``api_key_env`` is set).
+    defines a custom OpenAI-compatible provider (no key unless ``api_key_env`` is set);
+    with ``base_urls: [...]`` instead of ``base_url``, a :class:`ReplicaSet` of its replicas.
     """
     return _build(name, config, _OPENAI)
 
 
-def create_openrouter(name: str, config: ProviderConfig | None) -> OpenAIProvider:
+def create_openrouter(name: str, config: ProviderConfig | None) -> Provider:
     """OpenRouter (``OPENROUTER_API_KEY``)."""
     return _build(name, config, _OPENROUTER)
 
 
-def create_ollama(name: str, config: ProviderConfig | None) -> OpenAIProvider:
+def create_ollama(name: str, config: ProviderConfig | None) -> Provider:
     """Ollama's OpenAI-compatible endpoint on localhost:11434 (no key)."""
     return _build(name, config, _OLLAMA)
 
 
-def create_vllm(name: str, config: ProviderConfig | None) -> OpenAIProvider:
+def create_vllm(name: str, config: ProviderConfig | None) -> Provider:
     """A vLLM server on localhost:8000 (``VLLM_API_KEY`` optional)."""
     return _build(name, config, _VLLM)

@@ -1,10 +1,12 @@
 """The JSON results file: an export of one stored run, versioned by ``schema_version``.
 
-Layout (``schema_version`` "1.1"; 1.1 added ``kind`` to responses and ``evaluator``,
-``subject``, ``scores`` and ``details`` to judgments, which 1.0 readers ignore)::
+Layout (``schema_version`` "1.2"; 1.1 added ``kind`` to responses and ``evaluator``,
+``subject``, ``scores`` and ``details`` to judgments, which 1.0 readers ignore; 1.2 added
+each response's ``served_by``, the replica that answered it: the base URL of one of its
+provider's ``base_urls``, null for one server or a cached answer)::
 
     {
-      "schema_version": "1.1",
+      "schema_version": "1.2",
       "qualspec_version": "0.1.0",
       "run": {"id", "suite_name", "suite_hash", "status", "started_at", "finished_at",
               "metadata", ...every other RunSummary field except the live lock state
@@ -97,7 +99,7 @@ __all__ = [
     "write_text_atomic",
 ]
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 """Version of the results file layout, ``major.minor``; a new major breaks readers."""
 
 _MAJOR = int(SCHEMA_VERSION.split(".")[0])

@@ -38,6 +38,9 @@ class Answered(Protocol):
     @property
     def usage(self) -> Usage: ...
 
+    @property
+    def served_by(self) -> str | None: ...
+
 
 class _Accounted:
     """A record with the call-accounting fields of :class:`Usage` (stored flat)."""
@@ -97,6 +100,9 @@ class ResponseRecord(_Accounted):
     input_values: dict[str, Any] | None = None
     # the stored row's hash (the store sets it from ``input_values``)
     input_hash: str | None = None
+    # the replica that answered (its base URL) when the provider lists base_urls; None for
+    # one server, an answer from the cache, or rows recorded before it was kept
+    served_by: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -156,6 +162,7 @@ class ResponseRecord(_Accounted):
                 if input_values is None or type(input_values) is dict
                 else dict(input_values)
             ),
+            served_by=reply.served_by,
             **reply.usage.as_fields(),
         )
 

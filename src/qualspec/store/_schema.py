@@ -158,6 +158,8 @@ responses = Table(
     Column("call_key", String(128), nullable=True),
     # the input row's hash (``input_rows.hash``); NULL: no row, or recorded before 0009
     Column("input_hash", String(64), nullable=True),
+    # the replica that answered (a provider's base_urls); NULL otherwise (migration 0010)
+    Column("served_by", Text, nullable=True),
     Index("ix_responses_run", "run_id"),
     Index("ix_responses_call_key", "call_key"),
     Index("ix_responses_input_hash", "input_hash"),
