@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import fields
 from typing import Any
 
 from sqlalchemy import func, or_, select
@@ -21,14 +20,11 @@ from sqlalchemy import func, or_, select
 from qualspec.store._db import Database
 from qualspec.store._input_rows import attach_rows
 from qualspec.store._records import JudgmentRecord, ResponseRecord
-from qualspec.store._results import CRITERIA
+from qualspec.store._results import CRITERIA, judgment_from_row, response_from_row
 from qualspec.store._schema import CURRENT_ONLY, input_rows, judgments, responses, runs
 
 __all__ = ["load_run_part", "response_ids", "run_stamp", "search_run"]
 
-# input_values is no column: the rows are attached from input_rows (attach_rows)
-_RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord) if f.name != "input_values")
-_JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
 CHUNK = 500  # ids or keys per IN (...): well under every backend's parameter limit
 
 
@@ -69,7 +65,7 @@ def load_run_part(
                 query = select(responses).where(*where, r.id.in_(chunk))
                 found.update({row["id"]: row for row in conn.execute(query).mappings()})
             rows = [found[i] for i in wanted if i in found]
-        out = [ResponseRecord(**{n: row[n] for n in _RESPONSE_FIELDS}) for row in rows]
+        out = [response_from_row(row) for row in rows]
         attach_rows(conn, out)
         keys = [rec.key for rec in out]
         j = judgments.c
@@ -81,7 +77,7 @@ def load_run_part(
             if evaluators is not None:
                 query = query.where(j.evaluator.in_(sorted(set(evaluators))))
             for row in conn.execute(query).mappings():
-                records.append(JudgmentRecord(**{n: row[n] for n in _JUDGMENT_FIELDS}))
+                records.append(judgment_from_row(row))
     position = {key: i for i, key in enumerate(keys)}
     records.sort(
         key=lambda x: (
