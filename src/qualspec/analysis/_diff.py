@@ -36,7 +36,7 @@ Each matched tuple gets exactly one status, the first that applies:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from qualspec.analysis._aggregate import cell_key, temperature_order
 from qualspec.analysis._verdicts import CellVerdict, run_verdicts
@@ -56,17 +56,7 @@ DiffStatus = Literal[
     "improved",
     "new_pass",
 ]
-STATUSES: tuple[DiffStatus, ...] = (
-    "new_fail",
-    "regressed",
-    "error",
-    "unscored",
-    "removed",
-    "added",
-    "unchanged",
-    "improved",
-    "new_pass",
-)
+STATUSES: tuple[DiffStatus, ...] = get_args(DiffStatus)
 """Every status, worst first (the sort order of :attr:`RunDiff.changes`)."""
 
 TupleKey = tuple[str, str | None, str, str | None, float | None]

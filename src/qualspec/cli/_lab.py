@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Sequence
 
@@ -11,40 +10,24 @@ from qualspec.cli._args import Commands, add_db, non_negative_int, number, posit
 
 __all__ = ["add_lab_parser", "add_serve_parser", "cmd_lab", "cmd_serve", "lab_terms"]
 
-_BASE_URL_ENV = {
-    "openai": "OPENAI_BASE_URL",
-    "openrouter": "OPENROUTER_BASE_URL",
-    "ollama": "OLLAMA_BASE_URL",
-    "vllm": "VLLM_BASE_URL",
-    "anthropic": "ANTHROPIC_BASE_URL",
-}
-_PROVIDER = re.compile(r"[Pp]rovider '([^']+)'")
-
 
 def lab_terms(text: str) -> str:
     """An error of the Lab's calls said in ``qualspec lab``'s terms: the Lab has no suite,
     so what to set is a flag (``--model``, ``--judge``) or an environment variable, never
     a suite's ``providers:`` section."""
-    found = _PROVIDER.search(text)
-    name = found.group(1) if found else "?"
-    env = _BASE_URL_ENV.get(name)
-    address = f"set {env} to its address" if env else "use a provider whose address is set"
-    text = text.replace(
-        "; or define it under providers: in the suite",
-        ": name one of them with --model or --judge, as PROVIDER/MODEL (an "
+    from qualspec.lab import BASE_URL_ENV, provider_named, reworded
+
+    name = provider_named(text) or "?"
+    env = BASE_URL_ENV.get(name)
+    return reworded(
+        text,
+        name=name,
+        choose=": name one of them with --model or --judge, as PROVIDER/MODEL (an "
         "OpenAI-compatible server: openai/MODEL with OPENAI_BASE_URL set to its address)",
+        choose_key=" with --model/--judge",
+        address_fix=f"set {env} to its address" if env else "use a provider whose address is set",
+        where="flags (--model, --judge)",
     )
-    text = text.replace(
-        "set api_key_env for this provider in the suite's providers section",
-        f"provider '{name}' sends no API key: {address} of a server that needs none, or "
-        "choose with --model/--judge a provider with a key variable (openai: "
-        "OPENAI_API_KEY, anthropic: ANTHROPIC_API_KEY)",
-    )
-    text = text.replace(
-        "check that the server is running and its base_url",
-        f"check that the server is running, or {address}",
-    )
-    return text.replace("in the suite", "in the Lab's flags (--model, --judge)")
 
 
 def _unit(text: str) -> float:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from qualspec.engine import RunOutcome
     from qualspec.store import Store
 
-__all__ = ["large_run_report"]
+__all__ = ["budget_stop", "large_run_report"]
 
 
 def large_run_report(
@@ -66,16 +66,17 @@ def large_run_report(
     if ns.html:
         say(console, "HTML report: not written for a run of this size; use qualspec serve")
     if outcome.status == "budget_exceeded":
-        say(
-            console,
-            (
-                f"Stopped at the budget of ${ns.max_cost:.2f}; "
-                f"{plural(stats.skipped_for_budget, 'call')} not made. Continue with: "
-                f"qualspec run {ns.suite} --resume {outcome.run_id} --max-cost <more>",
-                "yellow",
-            ),
-        )
+        say(console, budget_stop(ns, outcome.run_id, stats.skipped_for_budget))
     return _exit_code(counts, fail_on_errors=getattr(ns, "fail_on_errors", False))
+
+
+def budget_stop(ns: argparse.Namespace, run_id: str, skipped: int) -> tuple[str, str]:
+    """The line a run stopped by ``--max-cost`` ends with, and its colour."""
+    return (
+        f"Stopped at the budget of ${ns.max_cost:.2f}; {plural(skipped, 'call')} not made. "
+        f"Continue with: qualspec run {ns.suite} --resume {run_id} --max-cost <more>",
+        "yellow",
+    )
 
 
 def _exit_code(counts: dict[str, int], *, fail_on_errors: bool) -> int:

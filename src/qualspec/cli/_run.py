@@ -27,7 +27,7 @@ from qualspec.cli._args import (
 )
 from qualspec.cli._console import plural, say
 from qualspec.cli._dry_run import dry_run
-from qualspec.cli._large_run import large_run_report
+from qualspec.cli._large_run import budget_stop, large_run_report
 from qualspec.cli._progress import LazyProgress
 from qualspec.cli._store_close import BackgroundClose, view_keeper
 from qualspec.messages import one_line
@@ -378,15 +378,7 @@ def _print_footer(
     if ns.html:
         say(console, f"HTML report: {ns.html}")
     if outcome.status == "budget_exceeded":
-        say(
-            console,
-            (
-                f"Stopped at the budget of ${ns.max_cost:.2f}; "
-                f"{plural(stats.skipped_for_budget, 'call')} not made. Continue with: "
-                f"qualspec run {ns.suite} --resume {outcome.run_id} --max-cost <more>",
-                "yellow",
-            ),
-        )
+        say(console, budget_stop(ns, outcome.run_id, stats.skipped_for_budget))
 
 
 def _exit_code(record: RunRecord, *, fail_on_errors: bool) -> int:

@@ -36,8 +36,10 @@ from qualspec.lab._prompts import (
     generation_messages,
     read_evaluation,
 )
+from qualspec.lab._terms import BASE_URL_ENV, provider_named, reworded
 
 __all__ = [
+    "BASE_URL_ENV",
     "DEFAULT_ITER_MAX",
     "DEFAULT_MODEL",
     "DEFAULT_THRESHOLD",
@@ -55,7 +57,9 @@ __all__ = [
     "feedback_text",
     "generate_answer",
     "generation_messages",
+    "provider_named",
     "read_evaluation",
     "request_from",
+    "reworded",
     "run_lab",
 ]

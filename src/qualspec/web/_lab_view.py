@@ -33,14 +33,6 @@ __all__ = [
 
 _TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
 MAX_DIFF_TOKENS = 20_000  # past this, the diff is by line (difflib is quadratic at worst)
-_BASE_URL_ENV = {
-    "openai": "OPENAI_BASE_URL",
-    "openrouter": "OPENROUTER_BASE_URL",
-    "ollama": "OLLAMA_BASE_URL",
-    "vllm": "VLLM_BASE_URL",
-    "anthropic": "ANTHROPIC_BASE_URL",
-}
-_PROVIDER = re.compile(r"[Pp]rovider '([^']+)'")
 
 
 def word_diff(before: str, after: str) -> list[tuple[str, str]]:
@@ -140,12 +132,11 @@ def trend(
 def explain(text: str, lab: GenerateAnswerRequest) -> str:
     """``text`` (an error of the Lab's calls) said in the Lab's terms: which field named
     the provider, and what to set, never a suite's ``providers:`` section."""
-    from qualspec.lab import DEFAULT_MODEL
+    from qualspec.lab import BASE_URL_ENV, DEFAULT_MODEL, provider_named, reworded
 
     model = lab.model or DEFAULT_MODEL
     judge = lab.judge_model or model
-    found = _PROVIDER.search(text)
-    name = found.group(1) if found else None
+    name = provider_named(text)
     named = [
         (label, address)
         for label, address in (("Model", model), ("Evaluator", judge))
@@ -157,29 +148,22 @@ def explain(text: str, lab: GenerateAnswerRequest) -> str:
         where = f"Model and Evaluator fields ({model})"
     else:
         where = " and ".join(f"{label} field ({address})" for label, address in named)
-    env = _BASE_URL_ENV.get(name or "")
+    env = BASE_URL_ENV.get(name or "")
     address_fix = (
         f"set {env} to its address and restart qualspec serve"
         if env
         else f"fix the base_url of provider '{name}' given to the web app"
     )
-    text = text.replace(
-        "; or define it under providers: in the suite",
-        ": name one of them in the Model or Evaluator field, as provider/model",
-    )
-    text = text.replace(
-        "set api_key_env for this provider in the suite's providers section",
-        f"provider '{name}' sends no API key: {address_fix} of a server that needs none, "
-        "or choose a provider with a key variable (openai: OPENAI_API_KEY, anthropic: "
-        "ANTHROPIC_API_KEY)",
-    )
-    text = text.replace(
-        "check that the server is running and its base_url",
-        f"check that the server is running, or {address_fix}",
-    )
     if re.search(r"set the environment variable \w+$|check the environment variable \w+$", text):
         text += " (in the environment of qualspec serve, then restart it)"
-    text = text.replace("in the suite", "in the Lab's fields")
+    text = reworded(
+        text,
+        name=name,
+        choose=": name one of them in the Model or Evaluator field, as provider/model",
+        choose_key="",
+        address_fix=address_fix,
+        where="fields",
+    )
     if where and not text.startswith(where):
         text = f"{where}: {text}"
     return text
