@@ -104,13 +104,13 @@ class OpenGroups:
                 blocks.append(block)
                 block.pending += 1
                 touched.add(key)
-        return self._close([key for key in self._open if key not in touched])
+        return self._closed_groups([key for key in self._open if key not in touched])
 
     def rest(self) -> list[tuple[int, str, list[WorkItem], list[Block]]]:
         """Every group still open (the plan has ended)."""
-        return self._close(list(self._open))
+        return self._closed_groups(list(self._open))
 
-    def _close(
+    def _closed_groups(
         self, keys: list[tuple[int, str]]
     ) -> list[tuple[int, str, list[WorkItem], list[Block]]]:
         out = []
