@@ -64,4 +64,5 @@ def test_store_run_round_trips_through_results_file(tmp_path: Path) -> None:
     run.summary.heartbeat_at = back.summary.heartbeat_at
     assert back == run
     assert not diff_runs(run, back).has_regression
-    assert {c.status for c in diff_runs(run, back).changes} == {"unchanged", "unscored"}
+    # the answer that failed with HTTP 500 is an error on both sides (not "unscored")
+    assert {c.status for c in diff_runs(run, back).changes} == {"unchanged", "error"}
