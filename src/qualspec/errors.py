@@ -52,6 +52,10 @@ __all__ = [
 class QualspecError(Exception):
     """Base of every error qualspec raises on purpose."""
 
+    docs_page: str | None = None
+    """The page of the documentation that explains the fix (a path under ``docs/``): the
+    command line names it after the error (``see docs/reference/suite.md``)."""
+
 
 @dataclass(frozen=True)
 class SpecIssue:
@@ -71,6 +75,8 @@ class SpecIssue:
 class SpecError(QualspecError):
     """A suite file is invalid. ``issues`` lists every problem found."""
 
+    docs_page = "reference/suite.md"
+
     def __init__(self, issues: list[SpecIssue]) -> None:
         self.issues = issues
         super().__init__("\n".join(str(i) for i in issues))
@@ -79,9 +85,13 @@ class SpecError(QualspecError):
 class ConfigError(QualspecError):
     """A setting (CLI flag, environment variable, option) is wrong or missing."""
 
+    docs_page = "reference/cli.md"
+
 
 class MissingAPIKeyError(ConfigError):
     """An API key is required and its environment variable is not set."""
+
+    docs_page = "reference/environment.md"
 
     def __init__(self, provider: str, variable: str) -> None:
         self.provider = provider
@@ -93,6 +103,8 @@ class MissingAPIKeyError(ConfigError):
 
 class MissingDependencyError(ConfigError):
     """An optional package is needed; the message names the extra to install."""
+
+    docs_page = "getting-started/install.md"
 
     def __init__(self, package: str, extra: str) -> None:
         self.package = package
@@ -163,14 +175,20 @@ class SchemaVersionError(StoreError):
 class DatabaseURLError(StoreError, ConfigError):
     """The database URL cannot be read or names an unsupported database (bad input)."""
 
+    docs_page = "reference/environment.md"
+
 
 class UnknownRunError(StoreError, ConfigError):
     """No run has the given id, or an id prefix matches several runs (bad input)."""
+
+    docs_page = "guides/history.md"
 
 
 class UnknownReferenceError(StoreError, ConfigError):
     """No reference answer has the given id (or a prefix matches several), or a review
     status is not one of the known ones (bad input)."""
+
+    docs_page = "guides/reference-graded.md"
 
 
 class BudgetExceededError(QualspecError):

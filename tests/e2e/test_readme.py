@@ -1,4 +1,15 @@
-"""The README's commands and code run as written (on the embedded model, no API key)."""
+"""The README's and the docs' commands and code run as written.
+
+The README's first set-up command runs on the embedded model (no API key: that is its
+promise). Every other example, in README.md and docs/**/*.md, runs against the project's
+fake OpenAI- and Anthropic-compatible server: the tour and the guides address a provider
+through ``OPENAI_BASE_URL``/``ANTHROPIC_BASE_URL``, which is what a user with any such server
+does; the examples' ``local/smollm2`` is pointed at the same server (copied suites and the
+commands' text), since those pages are not about the embedded model. Every ```bash line
+starting with ``qualspec `` and every ```python block runs (unless the line just before the
+block is ``<!-- not-run: reason -->``), and every ```yaml block parses, a whole suite through
+the suite loader.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +21,34 @@ import signal
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
+import qualspec
 from qualspec.store import Store
+from qualspec.testing import FakeServer
 
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
+NOT_RUN = re.compile(r"<!-- not-run: [^>]+ -->\s*\Z")
+FAKE_MODEL = "openai/fake-model"
 
 
-def _blocks(readme: str, lang: str) -> list[str]:
-    return [body for kind, body in BLOCK.findall(readme) if kind == lang]
+def _blocks(text: str, lang: str) -> list[str]:
+    """The bodies of the ```lang blocks, less those marked not-run."""
+    found = []
+    for match in BLOCK.finditer(text):
+        if match.group(1) == lang and not NOT_RUN.search(text[: match.start()]):
+            found.append(match.group(2))
+    return found
+
+
+def _pages(repo_root: Path) -> Iterator[tuple[str, str]]:
+    yield "README.md", (repo_root / "README.md").read_text()
+    for page in sorted((repo_root / "docs").rglob("*.md")):
+        yield str(page.relative_to(repo_root)), page.read_text()
 
 
 def test_setup_commands_come_first_and_ci_runs_the_test_command(repo_root: Path) -> None:
@@ -38,6 +66,11 @@ def test_setup_commands_come_first_and_ci_runs_the_test_command(repo_root: Path)
     # and it ends with the ten slowest tests (pytest's addopts, so the command stays as is)
     ini = tomllib.loads((repo_root / "pyproject.toml").read_text())["tool"]["pytest"]
     assert "--durations=10" in ini["ini_options"]["addopts"].split() + lines[1].split()
+    # the site is built strictly after the tests and before the linters
+    build = "mkdocs build --strict"
+    assert build in (repo_root / ".ci" / "run").read_text()
+    text = "\n".join(ci)
+    assert text.index(lines[1]) < text.index(build) < text.index("ruff check")
 
 
 def _sh(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -67,7 +100,9 @@ def _sh(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPro
 
 
 @pytest.mark.timeout(3600)  # the embedded model on a busy 2-core machine is slow
-def test_readme_commands_and_code_run(repo_root: Path, tmp_path: Path) -> None:
+def test_the_first_setup_command_runs_the_quickstart_on_the_embedded_model(
+    repo_root: Path, tmp_path: Path
+) -> None:
     readme = (repo_root / "README.md").read_text()
     shutil.copytree(repo_root / "examples", tmp_path / "examples")
     env = dict(os.environ)
@@ -82,7 +117,7 @@ def test_readme_commands_and_code_run(repo_root: Path, tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / '.qualspec' / 'qualspec.db'}"
     with Store.open(db) as store:
         # the quickstart's run (its judge calibration is recorded in a session run of its own)
-        (quick,) = [r for r in store.list_runs() if r.suite_name == "Quickstart"]
+        assert [r for r in store.list_runs() if r.suite_name == "Quickstart"]
     results = sorted((tmp_path / "results").glob("quickstart_*.json"))
     assert len(results) == 1
     data = json.loads(results[0].read_text())
@@ -97,8 +132,19 @@ def test_readme_commands_and_code_run(repo_root: Path, tmp_path: Path) -> None:
     assert "Judge check: judge local/smollm2" in " ".join(result.stdout.split())
     assert data["run"]["metadata"]["judge_calibration"]["criteria"]["n_pairs"] == 4
 
-    # A second version of one scenario prompt, for the history examples.
+
+def _on_fake_server(text: str) -> str:
+    return text.replace("local/smollm2", FAKE_MODEL)
+
+
+def _seed_runs(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
+    """Two runs of the quickstart (the second with one prompt edited) for RUN_ID, RUN_A and
+    RUN_B, and their results files as results/a.json and results/b.json."""
     suite = tmp_path / "examples" / "quickstart.yaml"
+    result = _sh(
+        "qualspec run examples/quickstart.yaml --quiet --output results/a.json", tmp_path, env
+    )
+    assert result.returncode == 0, result.stderr
     suite.write_text(
         suite.read_text().replace(
             "What is the capital of France?", "Name the capital city of France."
@@ -111,40 +157,91 @@ def test_readme_commands_and_code_run(repo_root: Path, tmp_path: Path) -> None:
         env,
     )
     assert result.returncode == 0, result.stderr
-    shutil.copy(results[0], tmp_path / "results" / "a.json")
+    db = f"sqlite:///{tmp_path / '.qualspec' / 'qualspec.db'}"
     with Store.open(db) as store:
-        latest = store.list_runs(limit=1)[0].id
+        first, latest = (
+            [r for r in store.list_runs() if r.suite_name == "Quickstart"][-1].id,
+            store.list_runs(limit=1)[0].id,
+        )
+    return {"RUN_ID": first, "RUN_A": first, "RUN_B": latest}
 
-    substitutions = {"RUN_ID": quick.id, "RUN_A": quick.id, "RUN_B": latest}
-    commands = [
-        line.strip()
-        for body in _blocks(readme, "bash")[1:]
-        for line in body.splitlines()
-        if line.strip().startswith("qualspec ")
-    ]
-    assert len(commands) >= 12
-    for command in commands:
-        for name, value in substitutions.items():
-            command = re.sub(rf"\b{name}\b", value, command)
-        result = _sh(command, tmp_path, env)
-        # exit 1 is --fail-on-regression's answer when the embedded judge scored the edited
-        # prompt lower: a result of the model, not an error of the command
-        ok = (0, 1) if "--fail-on-regression" in command else (0,)
-        assert result.returncode in ok, f"{command}\n{result.stdout}\n{result.stderr}"
-        assert "Traceback" not in result.stderr
 
-    assert json.loads((tmp_path / "qualspec-suite.schema.json").read_text())["properties"]
-    csv_lines = (tmp_path / "run.csv").read_text().splitlines()
+def _run_commands(
+    page: str, text: str, tmp_path: Path, env: dict[str, str], seeds: dict[str, str]
+) -> int:
+    bodies = _blocks(text, "bash")
+    if page == "README.md":
+        bodies = bodies[1:]  # the set-up commands: the test above
+    ran = 0
+    for body in bodies:
+        for line in body.splitlines():
+            if not line.strip().startswith("qualspec "):
+                continue
+            command = _on_fake_server(line.strip())
+            for name, value in seeds.items():
+                command = re.sub(rf"\b{name}\b", value, command)
+            result = _sh(command, tmp_path, env)
+            # exit 1 is --fail-on-regression's answer when the edited prompt scored lower:
+            # a result, not an error of the command
+            ok = (0, 1) if "--fail-on-regression" in command else (0,)
+            where = f"{page}: {line.strip()}"
+            assert result.returncode in ok, f"{where}\n{result.stdout}\n{result.stderr}"
+            assert "Traceback" not in result.stderr, where
+            ran += 1
+    return ran
+
+
+def _check_yaml(page: str, text: str, tmp_path: Path) -> int:
+    suites = 0
+    for number, body in enumerate(_blocks(text, "yaml")):
+        try:
+            data = yaml.safe_load(body)
+        except yaml.YAMLError as exc:
+            raise AssertionError(f"{page}: yaml block {number + 1} does not parse: {exc}") from exc
+        if isinstance(data, dict) and "scenarios" in data and "name" in data:
+            path = tmp_path / f"block_{suites}.yaml"
+            path.write_text(_on_fake_server(body))
+            qualspec.load_suite(str(path))  # raises SpecError with path:line:col
+            suites += 1
+    return suites
+
+
+@pytest.mark.timeout(1800)
+def test_the_docs_commands_and_code_run_on_an_openai_compatible_server(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    shutil.copytree(repo_root / "examples", work / "examples")
+    for example in (work / "examples").iterdir():
+        if example.suffix in (".yaml", ".py"):
+            example.write_text(_on_fake_server(example.read_text()))
+    with FakeServer() as server:
+        settings = {
+            "QUALSPEC_HOME": str(work / ".qualspec"),
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "sk-docs-test",
+            "ANTHROPIC_BASE_URL": server.base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-docs-test",
+        }
+        for name, value in settings.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("QUALSPEC_DATABASE_URL", raising=False)
+        env = dict(os.environ)
+        seeds = _seed_runs(work, env)
+
+        commands = codes = suites = 0
+        pages = list(_pages(repo_root))
+        for page, text in pages:
+            commands += _run_commands(page, text, work, env, seeds)
+        # Python blocks run in the same folder, with the runs and the server above
+        monkeypatch.chdir(work)
+        for page, text in pages:
+            for code in _blocks(text, "python"):
+                exec(compile(_on_fake_server(code), page, "exec"), {"__name__": "docs"})
+                codes += 1
+            suites += _check_yaml(page, text, tmp_path)
+    assert commands >= 30 and codes >= 10 and suites >= 3
+    assert json.loads((work / "qualspec-suite.schema.json").read_text())["properties"]
+    csv_lines = (work / "run.csv").read_text().splitlines()
     assert len(csv_lines) > 8  # a header and one row per answer and criterion
-
-    # Python code blocks run too (the library example uses the cache from the runs above).
-    os.chdir(tmp_path)
-    for code in _blocks(readme, "python"):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
-
-
-@pytest.fixture(autouse=True)
-def _restore_cwd() -> object:
-    cwd = os.getcwd()
-    yield
-    os.chdir(cwd)
+    assert (work / "report.html").read_text().startswith("<!")

@@ -34,7 +34,7 @@ from qualspec.errors import (
     SpecError,
 )
 
-__all__ = ["build_parser", "dispatch"]
+__all__ = ["build_parser", "dispatch", "with_docs_page"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -141,13 +141,15 @@ def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     except SpecError as exc:
         if ns.debug:
             _print_traceback()
-        for issue in exc.issues:
-            _error(str(issue))
+        lines = [str(issue) for issue in exc.issues] or [str(exc)]
+        for line in lines[:-1]:
+            _error(line)
+        _error(with_docs_page(lines[-1], exc))
         return EXIT_USAGE
     except ConfigError as exc:
         if ns.debug:
             _print_traceback()
-        _error(f"qualspec: error: {exc}")
+        _error(with_docs_page(f"qualspec: error: {exc}", exc))
         return EXIT_USAGE
     except AuthenticationError as exc:
         if ns.debug:
@@ -167,6 +169,11 @@ def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:
             "the traceback)"
         )
         return EXIT_FAILURE
+
+
+def with_docs_page(line: str, exc: QualspecError) -> str:
+    """The error line, ending with the documentation page that explains the fix."""
+    return f"{line} (see docs/{exc.docs_page})" if exc.docs_page else line
 
 
 def _print_traceback() -> None:
