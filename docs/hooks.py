@@ -36,7 +36,11 @@ def _expand(kind: str, name: str) -> str:
         text = (ROOT / name).read_text()
         # the included file's own title is the page's
         return re.sub(r"\A# .*\n", "", text)
-    generators = {"cli": cli_reference, "suite-schema": suite_reference, "python-api": api_reference}
+    generators = {
+        "cli": cli_reference,
+        "suite-schema": suite_reference,
+        "python-api": api_reference,
+    }
     return generators[name]()
 
 
