@@ -1,4 +1,4 @@
-"""The README's `qualspec run` flag table and its exit codes match the parser."""
+"""The docs' `qualspec run` flag table (guides/running.md) and exit codes match the parser."""
 
 from __future__ import annotations
 
@@ -12,13 +12,11 @@ from qualspec.cli._app import build_parser
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 
 
-def _run_section(readme: str) -> str:
-    start = readme.index("\n## Running")
-    return readme[start : readme.index("\n## ", start + 1)]
+def _run_section(repo_root: Path) -> str:
+    return (repo_root / "docs" / "guides" / "running.md").read_text()
 
 
-def _table_flags(readme: str) -> set[str]:
-    section = _run_section(readme)
+def _table_flags(section: str) -> set[str]:
     table = section[section.index("| flag | meaning |") :]
     rows = []
     for line in table.splitlines():
@@ -41,17 +39,18 @@ def _parser_flags() -> set[str]:
 
 
 def test_run_flag_table_matches_the_parser(repo_root: Path) -> None:
-    readme = (repo_root / "README.md").read_text()
-    table, parser = _table_flags(readme), _parser_flags()
-    assert table - parser == set(), "flags in the README's run table that the parser lacks"
-    assert parser - table == set(), "run flags missing from the README's run table"
+    table, parser = _table_flags(_run_section(repo_root)), _parser_flags()
+    assert table - parser == set(), "flags in the docs' run table that the parser lacks"
+    assert parser - table == set(), "run flags missing from the docs' run table"
 
 
 def test_exit_codes_match_the_cli(repo_root: Path) -> None:
-    readme = (repo_root / "README.md").read_text()
-    section = _run_section(readme)
+    section = _run_section(repo_root)
     paragraph = section[section.index("Exit codes:") :].split("\n\n")[0]
     listed = {int(code) for code in re.findall(r"(?:: |, |\n)(\d{1,3}) (?=[a-z])", paragraph)}
     defined = {v for k, v in vars(_app).items() if k.startswith("EXIT_") and isinstance(v, int)}
     assert {0, 1, 2, 130} <= listed
     assert listed == defined
+    # and the exit codes reference lists the same, one row each
+    reference = (repo_root / "docs" / "reference" / "exit-codes.md").read_text()
+    assert {int(code) for code in re.findall(r"^\| (\d+) \|", reference, re.M)} == defined

@@ -24,6 +24,8 @@ from qualspec.testing import FakeServer
 KEY_ENV = "FAKE_REFERENCE_KEY"
 COMPANIES = {"acme": "SaaS", "globex": "Hardware"}
 
+DOCS = " (see docs/reference/cli.md)"  # the page an error line names
+
 
 def _answer(body: dict[str, Any]) -> str:
     """The reference model answers JSON; the candidate model prose."""
@@ -213,7 +215,8 @@ def test_an_override_must_fit_the_output_schema_the_run_recorded(
     assert code == 2 and out == ""
     assert err.splitlines() == [
         f"qualspec: error: {partial}: does not match the output_schema of scenario 'profile': "
-        "field 'industry' is missing: add it (null when there is no value)"
+        "field 'industry' is missing: add it (null when there is no value) "
+        "(see docs/reference/cli.md)"
     ]
     with Store.open(db) as store:
         store.update_run_metadata(
@@ -233,7 +236,7 @@ def test_an_override_must_fit_the_output_schema_the_run_recorded(
         capsys, "reference", "override", acme, "--file", str(partial), "--db", db
     )
     assert code == 2
-    assert err.strip().endswith("field 'founded' must be integer, not string")
+    assert err.strip().endswith("field 'founded' must be integer, not string" + DOCS)
     partial.write_text('{"name": "Acme", "founded": 1990}', encoding="utf-8")
     code, _, err = qualspec(
         capsys, "reference", "override", acme, "--file", str(partial), "--db", db

@@ -168,7 +168,7 @@ def test_on_a_terminal_three_wrong_answers_are_one_error_line(
     assert code == 2
     assert err.strip().splitlines() == [
         "qualspec: error: no providers chosen: choose from openai, anthropic, openrouter, "
-        "local (or pass --provider)"
+        "local (or pass --provider) (see docs/reference/cli.md)"
     ]
     assert not Path("qualspec.yaml").exists()
 
@@ -183,7 +183,7 @@ def test_an_existing_file_is_kept_without_force(
     assert code == 2
     assert err.strip().splitlines() == [
         "qualspec: error: qualspec.yaml exists: pass --force to overwrite it, or --path to "
-        "write another file"
+        "write another file (see docs/reference/cli.md)"
     ]
     assert "Traceback" not in err and "Which providers" not in out
     assert Path("qualspec.yaml").read_text() == "name: mine\n"

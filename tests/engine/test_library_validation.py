@@ -162,7 +162,7 @@ def test_a_malformed_judge_is_refused_even_where_no_judge_would_be_called(
     assert _runs(db) == []
     code, err = _cli(["run", str(suite), "--dry-run", "--judge", "nojudge"], capsys)
     assert code == 2
-    assert err.strip() == f"qualspec: error: {ADDRESS_ERROR}"
+    assert err.strip() == f"qualspec: error: {ADDRESS_ERROR} (see docs/reference/cli.md)"
 
 
 # ---------------------------------------------------------------- nothing to judge
@@ -184,7 +184,7 @@ def test_a_scenario_with_nothing_to_judge_is_refused_by_the_library_as_by_the_cl
     for extra in (["--dry-run"], ["-q", "--db", db]):
         code, err = _cli(["run", str(suite), *extra], capsys)
         assert code == 2
-        assert err.strip() == line
+        assert err.strip() == f"{line} (see docs/reference/suite.md)"
     assert server.calls == 0
     # filtered out, or not judged, it is fine
     qualspec.run(str(suite), db=db, scenarios=["judged"], options=ExecuteOptions(calibrate=False))

@@ -194,7 +194,8 @@ def test_bad_input_is_one_line_and_exit_2(
     assert code == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1] == (
         f"qualspec: error: {bad}: rubric 2: field 'scoring_criteria' is missing or empty: "
-        "give it a text (rubrics need name, description, scoring_criteria)"
+        "give it a text (rubrics need name, description, scoring_criteria) "
+        "(see docs/reference/cli.md)"
     )
     code, _, err = run_cli(capsys, "rubrics", "extract", str(tmp_path / "nowhere"))
     assert code == 2 and "no such file or directory" in err

@@ -129,7 +129,8 @@ def test_test_run_dry_run_lists_the_prompts_and_calls_nothing(
 
 
 def test_multiple_choice_reports_accuracy_as_the_readme_says() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    guide = Path(__file__).parents[2] / "docs" / "guides" / "test-api.md"
+    readme = guide.read_text(encoding="utf-8")
     assert (
         "`multiple_choice` (the correct letter kept in each\nitem's context: `accuracy`)" in readme
     )
