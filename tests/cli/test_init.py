@@ -207,7 +207,7 @@ def test_path_names_a_file_or_a_folder(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 2
     assert err.strip().splitlines() == [
         "qualspec: error: --path suite.txt: a suite file ends in .yaml or .yml "
-        "(e.g. --path evals/qualspec.yaml)"
+        "(e.g. --path evals/qualspec.yaml) (see docs/reference/cli.md)"
     ]
 
 
