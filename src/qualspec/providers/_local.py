@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from qualspec.errors import ConfigError, MissingDependencyError, ProviderError
 from qualspec.providers import ChatRequest, ChatResponse
 from qualspec.providers._http import parse_structured
+from qualspec.providers._logprobs import read_logprobs
 
 if TYPE_CHECKING:
     from qualspec.spec import ProviderConfig
@@ -64,6 +65,8 @@ _PASSTHROUGH = frozenset(
         "repeat_penalty",
         "presence_penalty",
         "frequency_penalty",
+        "logprobs",
+        "top_logprobs",
     }
 )
 
@@ -98,10 +101,11 @@ def resolve_model_path(model: str) -> Path:
 class _LoadedModel:
     """One GGUF model and the single thread that is allowed to touch it."""
 
-    def __init__(self, path: Path, n_ctx: int, n_threads: int) -> None:
+    def __init__(self, path: Path, n_ctx: int, n_threads: int, logits_all: bool = False) -> None:
         self.path = path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.logits_all = logits_all
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qualspec-local")
         self._llama: Any = None
         self._cancel = threading.Event()  # the cancel flag of the call running now
@@ -114,7 +118,7 @@ class _LoadedModel:
         if cancel.is_set():  # given up while it waited for the thread
             raise _cancelled()
         if self._llama is None:
-            self._llama = _load(self.path, self.n_ctx, self.n_threads)
+            self._llama = _load(self.path, self.n_ctx, self.n_threads, self.logits_all)
             _add_cancel_check(self._llama, self)
             _reuse_whole_blocks_only(self._llama)
         self._cancel = cancel
@@ -206,11 +210,13 @@ def _reuse_whole_blocks_only(llama: Any) -> None:
     llama.generate = reuse_whole_blocks
 
 
-_MODELS: dict[tuple[Path, int], _LoadedModel] = {}
+# (path, n_ctx, logits_all): a model asked for log-probabilities keeps every position's
+# logits (llama-cpp-python needs logits_all=True for them), so it is loaded apart
+_MODELS: dict[tuple[Path, int, bool], _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
+def _load(path: Path, n_ctx: int, n_threads: int, logits_all: bool = False) -> Any:
     try:
         import llama_cpp
     except ImportError as exc:
@@ -222,6 +228,7 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
             n_threads=n_threads,
             n_batch=PROMPT_BLOCK,
             seed=DEFAULT_SEED,
+            logits_all=logits_all,
             verbose=False,
         )
     except (ValueError, RuntimeError) as exc:
@@ -231,11 +238,12 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
         ) from exc
 
 
-def _get_model(path: Path, n_ctx: int, n_threads: int) -> _LoadedModel:
+def _get_model(path: Path, n_ctx: int, n_threads: int, logits_all: bool = False) -> _LoadedModel:
     with _MODELS_LOCK:
-        loaded = _MODELS.get((path, n_ctx))
+        key = (path, n_ctx, logits_all)
+        loaded = _MODELS.get(key)
         if loaded is None:
-            loaded = _MODELS[(path, n_ctx)] = _LoadedModel(path, n_ctx, n_threads)
+            loaded = _MODELS[key] = _LoadedModel(path, n_ctx, n_threads, logits_all)
         return loaded
 
 
@@ -311,8 +319,9 @@ class LocalProvider:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Run one chat completion on the model's worker thread."""
         path = resolve_model_path(request.model)
-        model = _get_model(path, self.n_ctx, self.n_threads)
         kwargs = self.build_kwargs(request)
+        logprobs = bool(kwargs.get("logprobs"))
+        model = _get_model(path, self.n_ctx, self.n_threads, logits_all=logprobs)
         loop = asyncio.get_running_loop()
         cancel = threading.Event()
         try:
@@ -351,6 +360,7 @@ class LocalProvider:
             input_tokens=usage.get("prompt_tokens"),
             output_tokens=usage.get("completion_tokens"),
             structured=parse_structured(text) if request.json_schema is not None else None,
+            logprobs=read_logprobs(choice.get("logprobs")),
         )
 
     async def aclose(self) -> None:

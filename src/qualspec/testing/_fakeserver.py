@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from qualspec.testing._fake_replies import (
     DEFAULT_JUDGE_REPLY,
     JudgeReply,
+    LogprobsReply,
     _error_body,
     _last_user_text,
     judge_text,
@@ -73,6 +74,7 @@ class FakeServer:
         response_formats: tuple[str, ...] | None = None,
         answer: Callable[[dict[str, Any]], str] | None = None,
         answer_reply: Callable[[dict[str, Any]], str] | None = None,
+        logprobs: LogprobsReply | None = None,
     ) -> None:
         self.latency = latency
         # the answer to a call that is not a judge's, from its request body (temperature,
@@ -81,6 +83,9 @@ class FakeServer:
         self.answer = answer if answer is not None else answer_reply
         # the response_format types accepted (None: any); others get llama.cpp's 500
         self.response_formats = response_formats
+        # choices[0].logprobs of an OpenAI answer to a request with logprobs: true, from
+        # (body, text); None: none are sent (an endpoint that ignores the parameter)
+        self.logprobs = logprobs
         self.require_key = require_key
         self.judge_reply: JudgeReply = judge_reply
         self.log_requests = log_requests
@@ -391,7 +396,9 @@ class FakeServer:
             text = self.answer(body)
         else:
             text = f"Answer to: {last[:200]}"
-        return reply_payload(body, text, anthropic=anthropic, structured=structured)
+        return reply_payload(
+            body, text, anthropic=anthropic, structured=structured, logprobs=self.logprobs
+        )
 
     async def _stats(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
