@@ -270,3 +270,11 @@ def test_tokens_that_do_not_spell_the_answer_fall_back() -> None:
     logprobs = [TokenLogprob('{"score": 8}', 0.0)]
     found = expected_score('{"score": 7}', logprobs, 7)
     assert isinstance(found, str) and "do not spell" in found
+
+
+def test_a_verdict_cut_off_after_its_score_still_has_its_score_position() -> None:
+    text = '{"score": 6, "reasoning": "The answer names Par'
+    start, end = score_span(text) or (0, 0)
+    assert text[start:end] == "6"
+    assert score_span('{"reasoning": "cut before the sco') is None
+    assert score_span('{"score": 6} and then {"score": 9}') is None

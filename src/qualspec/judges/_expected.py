@@ -91,8 +91,9 @@ def _skip(text: str, at: int) -> int:
 
 def score_span(text: str) -> tuple[int, int] | None:
     """Where the value of the top-level ``score`` key is written in a verdict that is one
-    JSON object (whitespace around it allowed), or None: not such an object, no ``score``
-    key, or that key given twice.
+    JSON object (whitespace around it allowed; cut off after its score, as an answer out of
+    tokens is, it still counts), or None: not such an object, text after it, no ``score``
+    key before a cut, or that key given twice.
 
     Example:
         >>> text = '{"reasoning": "said \\\\"score\\\\": 10", "score": 7}'
@@ -122,10 +123,12 @@ def score_span(text: str) -> tuple[int, int] | None:
             at = _skip(text, end)
             if at < len(text) and text[at] == ",":
                 at = _skip(text, at + 1)
-        if at >= len(text) or _skip(text, at + 1) != len(text):
-            return None  # not closed, or text after the object
-    except ValueError:
-        return None
+        if at >= len(text):  # cut off (out of tokens) after its last whole value
+            return found
+        if _skip(text, at + 1) != len(text):
+            return None  # text after the object
+    except ValueError:  # cut off inside a key or value: the keys before it stand
+        return found
     return found
 
 

@@ -4,6 +4,7 @@ server, llama-cpp-python's ``create_chat_completion``): ``choices[0].logprobs.co
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from qualspec.providers._base import TokenLogprob
@@ -12,7 +13,8 @@ __all__ = ["read_logprobs"]
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    # llama-cpp-python sends numpy floats (registered as numbers.Real)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     number = float(value)
     return number if not math.isnan(number) else None
