@@ -278,3 +278,27 @@ def test_a_verdict_cut_off_after_its_score_still_has_its_score_position() -> Non
     assert text[start:end] == "6"
     assert score_span('{"reasoning": "cut before the sco') is None
     assert score_span('{"score": 6} and then {"score": 9}') is None
+
+
+def test_an_endpoint_that_refuses_logprobs_is_asked_again_without_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    suite = SUITE.replace('criteria: ["Names the capital"]', 'criteria: ["Names it", "Is brief"]')
+    judge = "judge: {model: fake/judge, scoring: expected}"
+    with (
+        FakeServer(judge_reply=VERDICT, refuse_logprobs=True) as server,
+        caplog.at_level(logging.WARNING),
+    ):
+        data = _run_text(tmp_path, server, suite, judge)
+        asked = [("logprobs" in b) for _, _, b in server.request_log if b.get("response_format")]
+    judged = _judgments(data)
+    assert [j["score"] for j in judged] == [7, 7]
+    for judgment in judged:
+        assert judgment["error"] is None
+        assert judgment["details"]["scoring_fallback"] == (
+            "the endpoint refused token log-probabilities"
+        )
+    assert asked.count(True) <= 2 and asked[-1] is False  # refused once (per call in flight)
+    lines = [r.getMessage() for r in caplog.records if "falls back" in r.getMessage()]
+    assert len(lines) == 1 and "logprobs is not supported" in lines[0]

@@ -191,17 +191,18 @@ class CriteriaJudge:
         temperature, max_tokens, params = self._call_params()
         expected = self._expected
         while True:
+            sent = params if expected is None else expected.params(params)
             reply = await ctx.complete(
                 model,
                 messages,
                 temperature=temperature,
                 max_tokens=max_tokens * tokens_factor,
-                params=params if expected is None else expected.params(params),
+                params=sent,
                 json_schema=schema,
                 attempt=attempt,
                 structured_mode=self.structured_output,
             )
-            if expected is None or not expected.refused_by(reply.error):
+            if expected is None or sent is params or not expected.refused_by(reply.error):
                 return reply
 
     async def _per_criterion(

@@ -252,12 +252,14 @@ class ExpectedScoring:
         return params if self.refused else {**LOGPROB_PARAMS, **params}
 
     def refused_by(self, error: str | None) -> bool:
-        """True (once) when ``error`` is the endpoint refusing the logprobs parameters:
-        the call is made again without them, and the judge keeps to sampled scores."""
-        if self.refused or error is None or "logprob" not in error.lower():
+        """True when ``error`` is the endpoint refusing the logprobs parameters: the call
+        is made again without them, and the judge keeps to sampled scores from now on
+        (one warning, however many calls were in flight)."""
+        if error is None or "logprob" not in error.lower():
             return False
-        self.refused = True
-        self._warn(f"the endpoint refused token log-probabilities ({error[:160]})")
+        if not self.refused:
+            self.refused = True
+            self._warn(f"the endpoint refused token log-probabilities ({error[:160]})")
         return True
 
     def score(

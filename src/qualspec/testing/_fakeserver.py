@@ -75,6 +75,7 @@ class FakeServer:
         answer: Callable[[dict[str, Any]], str] | None = None,
         answer_reply: Callable[[dict[str, Any]], str] | None = None,
         logprobs: LogprobsReply | None = None,
+        refuse_logprobs: bool = False,
     ) -> None:
         self.latency = latency
         # the answer to a call that is not a judge's, from its request body (temperature,
@@ -86,6 +87,8 @@ class FakeServer:
         # choices[0].logprobs of an OpenAI answer to a request with logprobs: true, from
         # (body, text); None: none are sent (an endpoint that ignores the parameter)
         self.logprobs = logprobs
+        # a request with logprobs/top_logprobs gets HTTP 400 (as OpenAI's o1 models answer)
+        self.refuse_logprobs = refuse_logprobs
         self.require_key = require_key
         self.judge_reply: JudgeReply = judge_reply
         self.log_requests = log_requests
@@ -366,6 +369,13 @@ class FakeServer:
             return web.Response(
                 status=500,
                 body=json.dumps({"error": {"message": refused, "type": "internal_server_error"}}),
+                content_type="application/json",
+            )
+        if self.refuse_logprobs and ("logprobs" in body or "top_logprobs" in body):
+            message = "logprobs is not supported with this model."  # OpenAI's o1 answer
+            return web.Response(
+                status=400,
+                body=json.dumps({"error": {"message": message, "type": "invalid_request_error"}}),
                 content_type="application/json",
             )
         anthropic = request.path.endswith("/messages")
