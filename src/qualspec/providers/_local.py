@@ -278,6 +278,9 @@ class LocalProvider:
     reproducible on its own); otherwise the sampler seeded at load moves on call to call.
     A request without a temperature runs at :data:`DEFAULT_TEMPERATURE` (0.2,
     llama-cpp-python's own default), recorded as its effective temperature.
+    ``params`` ``logprobs: true, top_logprobs: N`` return the answer's token
+    log-probabilities; such calls run on a second copy of the model loaded with
+    ``logits_all`` (llama-cpp-python needs it), so the other calls stay as they were.
     """
 
     default_temperature = DEFAULT_TEMPERATURE
