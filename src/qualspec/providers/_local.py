@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from qualspec.errors import ConfigError, MissingDependencyError, ProviderError
 from qualspec.providers import ChatRequest, ChatResponse
 from qualspec.providers._http import parse_structured
-from qualspec.providers._logprobs import read_logprobs
+from qualspec.providers._local_logprobs import answer_logprobs
 
 if TYPE_CHECKING:
     from qualspec.spec import ProviderConfig
@@ -122,8 +122,12 @@ class _LoadedModel:
             _add_cancel_check(self._llama, self)
             _reuse_whole_blocks_only(self._llama)
         self._cancel = cancel
+        top, wanted = kwargs.pop("top_logprobs", None), kwargs.pop("logprobs", False)
+        top = int(top or 0) if wanted else None
         try:
             result = self._llama.create_chat_completion(**kwargs)
+            if top is not None:  # read now: the next call overwrites the logits
+                result["qualspec_logprobs"] = _read_logprobs(self._llama, result, top)
         finally:
             self._cancel = threading.Event()
         if cancel.is_set():
@@ -138,6 +142,18 @@ class _LoadedModel:
         self._cancel.set()
         self.executor.shutdown(wait=True)
         self._llama = None
+
+
+def _read_logprobs(llama: Any, result: Any, top: int) -> Any:
+    """The answer's token log-probabilities (see :mod:`._local_logprobs`), or None."""
+    try:
+        usage = result["usage"]
+        text = result["choices"][0]["message"]["content"] or ""
+        return answer_logprobs(
+            llama, int(usage["prompt_tokens"]), int(usage["completion_tokens"]), text, top
+        )
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
 
 
 def _cancelled() -> ProviderError:
@@ -363,7 +379,7 @@ class LocalProvider:
             input_tokens=usage.get("prompt_tokens"),
             output_tokens=usage.get("completion_tokens"),
             structured=parse_structured(text) if request.json_schema is not None else None,
-            logprobs=read_logprobs(choice.get("logprobs")),
+            logprobs=result.get("qualspec_logprobs"),
         )
 
     async def aclose(self) -> None:
