@@ -104,3 +104,39 @@ def test_a_suite_runs_against_llama_cpp_server_as_candidate_and_judge(
         assert j["score"] is not None or (j["unscored_reason"] or j["error"])
     # the server refused json_schema; the judge stepped down to json_object and says so
     assert data["run"]["metadata"]["structured_output"] == {"llama": "json_object"}
+
+
+EXPECTED_SUITE = """
+name: llama-server-expected
+providers:
+  llama: {type: openai, base_url: "%(url)s", timeout: 240, max_concurrency: 1}
+candidates:
+  - {name: smol, model: llama/smollm2, params: {max_tokens: 24}}
+judge: {model: llama/smollm2, scoring: expected, structured_output: json_object}
+scenarios:
+  - name: capital
+    prompt: "What is the capital of France? Answer in one sentence."
+    criteria: ["names Paris as the capital"]
+"""
+
+
+@pytest.mark.timeout(600)
+def test_expected_scores_from_llama_cpp_server_log_probabilities(
+    llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scoring: expected against the real server (issue 21): it returns token
+    log-probabilities, and the expected score and its mass are recorded."""
+    from helpers_expected import assert_expected_consistent
+
+    monkeypatch.chdir(tmp_path)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(EXPECTED_SUITE % {"url": llama_server})
+    out = tmp_path / "out.json"
+    with pytest.raises(SystemExit) as exc:
+        main(["run", str(suite), "--quiet", "--output", str(out), "--no-calibration"])
+    assert exc.value.code in (0, 1, None)  # 1: the answer failed its criterion
+    data = json.loads(out.read_text())
+    (response,) = data["responses"]
+    (judgment,) = response["judgments"]
+    assert judgment["error"] is None
+    assert_expected_consistent(judgment["score"], judgment["details"])

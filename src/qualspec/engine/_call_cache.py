@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from qualspec.engine._reply import cached_structured
 from qualspec.store import CacheEntry
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class CallCache:
             input_tokens=response.input_tokens,
             output_tokens=response.output_tokens,
             effective_temperature=effective,
-            structured=response.structured,
+            structured=cached_structured(response),
             created_at=now,
             expires_at=None if ttl is None else now + timedelta(seconds=ttl),
         )

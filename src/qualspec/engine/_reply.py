@@ -7,10 +7,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from qualspec.providers import ChatResponse
+from qualspec.providers import ChatResponse, TokenLogprob
 from qualspec.store import CacheEntry, Usage
 
-__all__ = ["NO_CALL", "Outcome", "Reply", "Usage"]
+__all__ = ["NO_CALL", "Outcome", "Reply", "Usage", "cached_structured"]
+
+_WITH_LOGPROBS = "__qualspec_logprobs__"
+"""The cache keeps an answer's token log-probabilities beside its structured output, in
+the same JSON column: ``{_WITH_LOGPROBS: [[token, logprob, [[alt, logprob], ...]], ...],
+"structured": ...}`` (only for calls that asked for them, whose keys say so)."""
+
+
+def cached_structured(response: ChatResponse) -> Any:
+    """What the cache stores as ``structured`` for ``response`` (with its logprobs)."""
+    if response.logprobs is None:
+        return response.structured
+    tokens = [[t.token, t.logprob, [list(alt) for alt in t.top]] for t in response.logprobs]
+    return {_WITH_LOGPROBS: tokens, "structured": response.structured}
+
+
+def _from_cached(value: Any) -> tuple[Any, tuple[TokenLogprob, ...] | None]:
+    """The structured output and logprobs a cache entry's ``structured`` holds."""
+    if not isinstance(value, dict) or set(value) != {_WITH_LOGPROBS, "structured"}:
+        return value, None
+    tokens = tuple(
+        TokenLogprob(str(token), float(logprob), tuple((str(a), float(p)) for a, p in top))
+        for token, logprob, top in value[_WITH_LOGPROBS]
+    )
+    return value["structured"], tokens
+
 
 NO_CALL = Usage(attempts=0, latency_s=0.0, queue_s=0.0)
 """The usage of a reply no call was made for (the default of :class:`Reply`)."""
@@ -38,6 +63,9 @@ class Reply:
     served_by: str | None = None
     """The replica that answered (its base URL), for a provider with ``base_urls``; None
     for one server, or a cached answer."""
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    """The answer's tokens with their log-probabilities, when the call asked for them
+    (``params`` ``logprobs``/``top_logprobs``) and the server sent them."""
 
     @property
     def ok(self) -> bool:
@@ -103,9 +131,11 @@ class Reply:
             attempts=0,
             cached=True,
         )
+        structured, logprobs = _from_cached(entry.structured)
         return cls(
             text=entry.text,
-            structured=entry.structured,
+            structured=structured,
+            logprobs=logprobs,
             finish_reason=entry.finish_reason,
             usage=usage,
             key=key,
@@ -159,4 +189,5 @@ class Outcome:
             structured_mode=structured_mode,
             format_rejected=self.format_rejected,
             served_by=self.served_by,
+            logprobs=None if resp is None else resp.logprobs,
         )

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     )
     from qualspec.judges._criteria_judge import CriteriaJudge, candidate_view, verdict_object
     from qualspec.judges._expect import json_of, looks_like_refusal, run_check
+    from qualspec.judges._expected import Expected, expected_score, score_span
     from qualspec.judges._field_grader import (
         FIELD_GRADE_PROMPT_NAME,
         FIELD_GRADER,
@@ -106,6 +107,7 @@ __all__ = [
     "DEFAULT_FIELD_PAIRS",
     "DEFAULT_MAX_RESPONSE_CHARS",
     "DEFAULT_PAIRS",
+    "Expected",
     "FIELD_GRADER",
     "FIELD_GRADE_PROMPT_NAME",
     "FIELD_MATCHES",
@@ -147,6 +149,7 @@ __all__ = [
     "comparison_summary",
     "could_not_read",
     "dimension_rank",
+    "expected_score",
     "field_calibration_pairs",
     "field_grade_schema",
     "field_pass_rate",
@@ -165,6 +168,7 @@ __all__ = [
     "read_structured",
     "reference_for_grading",
     "rule_grade",
+    "score_span",
     "score_text",
     "simple_mean",
     "run_check",
@@ -219,6 +223,9 @@ _LAZY: dict[str, str] = {
     "json_of": "qualspec.judges._expect",
     "looks_like_refusal": "qualspec.judges._expect",
     "run_check": "qualspec.judges._expect",
+    "Expected": "qualspec.judges._expected",
+    "expected_score": "qualspec.judges._expected",
+    "score_span": "qualspec.judges._expected",
     "FIELD_GRADE_PROMPT_NAME": "qualspec.judges._field_grader",
     "FIELD_GRADER": "qualspec.judges._field_grader",
     "FieldGrader": "qualspec.judges._field_grader",

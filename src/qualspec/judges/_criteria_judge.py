@@ -23,6 +23,7 @@ from qualspec.judges._criteria import (
     build_judge_messages,
     judge_prompt_text,
 )
+from qualspec.judges._expected import ExpectedScoring
 from qualspec.judges._parsing import ParsedJudgment, is_placeholder, parse_judgment
 
 if TYPE_CHECKING:
@@ -56,8 +57,11 @@ class CriteriaJudge:
     ``mode="all_criteria"`` one call per answer that scores every criterion, with the same
     parsing guarantees per criterion (a criterion whose score cannot be read is unscored
     and asked again). ``structured_output`` is ``auto`` (negotiated per endpoint) or a
-    fixed mode. The judge sees what the candidate saw (system prompt, persona, input row),
-    marked as data apart from the answer.
+    fixed mode. ``scoring="expected"`` (per_criterion only) makes each score the
+    probability-weighted mean over the score tokens (see :mod:`qualspec.judges._expected`)
+    where the endpoint returns token log-probabilities, else the sampled score. The judge
+    sees what the candidate saw (system prompt, persona, input row), marked as data apart
+    from the answer.
 
     Example::
 
@@ -82,7 +86,17 @@ class CriteriaJudge:
         max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
         mode: str = "per_criterion",
         structured_output: str = "auto",
+        scoring: str = "sampled",
     ) -> None:
+        from qualspec.errors import ConfigError
+
+        if scoring not in ("sampled", "expected"):
+            raise ConfigError(f"judge {name!r}: scoring must be sampled or expected")
+        if scoring == "expected" and mode != "per_criterion":
+            raise ConfigError(
+                f"judge {name!r}: scoring: expected needs mode: per_criterion (one score "
+                "per call); remove mode: all_criteria or scoring: expected"
+            )
         self.name = name
         self.model: str | None = model
         self.threshold: float | None = threshold
@@ -91,6 +105,8 @@ class CriteriaJudge:
         self.max_response_chars = max_response_chars
         self.mode = mode
         self.structured_output = structured_output
+        self.scoring = scoring
+        self._expected = ExpectedScoring(name) if scoring == "expected" else None
         # all_criteria: one shared verdict per subject while its aspects are recorded
         self._shared: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._waiting: dict[str, int] = {}
@@ -169,18 +185,25 @@ class CriteriaJudge:
         attempt: int,
         tokens_factor: int = 1,
     ) -> Reply:
-        """One judge call with the judge's settings (``tokens_factor`` x its max_tokens)."""
+        """One judge call with the judge's settings (``tokens_factor`` x its max_tokens);
+        with expected scoring, asking for token log-probabilities (again without them
+        when the endpoint refuses them)."""
         temperature, max_tokens, params = self._call_params()
-        return await ctx.complete(
-            model,
-            messages,
-            temperature=temperature,
-            max_tokens=max_tokens * tokens_factor,
-            params=params,
-            json_schema=schema,
-            attempt=attempt,
-            structured_mode=self.structured_output,
-        )
+        expected = self._expected
+        while True:
+            sent = params if expected is None else expected.params(params)
+            reply = await ctx.complete(
+                model,
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens * tokens_factor,
+                params=sent,
+                json_schema=schema,
+                attempt=attempt,
+                structured_mode=self.structured_output,
+            )
+            if expected is None or sent is params or not expected.refused_by(reply.error):
+                return reply
 
     async def _per_criterion(
         self, model: str, subject: Subject, aspect: str, ctx: EvalContext
@@ -206,11 +229,16 @@ class CriteriaJudge:
         parsed = asked.value
         if asked.error is not None or parsed is None:  # parsed: read at least once
             return Verdict(error=asked.error or "the judge was not asked", raw_text=asked.text)
+        score, details = parsed.score, None
+        if self._expected is not None and score is not None:
+            reply = asked.replies[-1]  # the answer read: a failed call ends the loop
+            score, details = self._expected.score(reply.text or "", reply.logprobs, score)
         return Verdict(
-            score=parsed.score,
+            score=score,
             reasoning=parsed.reasoning,
             unscored_reason=parsed.unscored_reason if parsed.score is None else None,
             raw_text=asked.text,
+            details=details,
         )
 
     async def _one_of_all(
@@ -440,6 +468,7 @@ def create(config: EvaluatorConfig) -> CriteriaJudge:
         max_response_chars=int(max_chars),
         mode=config.mode,
         structured_output=config.structured_output,
+        scoring=config.scoring,
     )
     judge.calibrate_pairs = config.calibrate
     return judge

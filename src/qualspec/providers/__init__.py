@@ -14,9 +14,11 @@ from qualspec.providers._base import (
     ChatResponse,
     Message,
     Provider,
+    TokenLogprob,
     clamp_temperature,
     effective_temperature,
 )
+from qualspec.providers._logprobs import read_logprobs
 from qualspec.providers._registry import ProviderPool, available_providers, split_address
 
 if TYPE_CHECKING:
@@ -33,6 +35,7 @@ __all__ = [
     "ProviderPool",
     "ReplicaSet",
     "STRUCTURED_MODES",
+    "TokenLogprob",
     "available_providers",
     "bounded_strings",
     "clamp_temperature",
@@ -40,6 +43,7 @@ __all__ = [
     "moves_to_another_replica",
     "replica_label",
     "resolve_model_path",
+    "read_logprobs",
     "split_address",
 ]
 

@@ -78,6 +78,9 @@ class AnthropicProvider(JSONProvider):
     def build_payload(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (system messages become the ``system`` field)."""
         body: dict[str, Any] = dict(request.params)
+        # the Messages API has no token log-probabilities: asked for, none come back
+        body.pop("logprobs", None)
+        body.pop("top_logprobs", None)
         system = [m.content for m in request.messages if m.role == "system"]
         body["model"] = request.model
         body["messages"] = [

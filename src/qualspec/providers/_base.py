@@ -11,6 +11,7 @@ __all__ = [
     "ChatResponse",
     "Message",
     "Provider",
+    "TokenLogprob",
     "clamp_temperature",
     "effective_temperature",
 ]
@@ -53,15 +54,36 @@ class ChatRequest:
     an explicit ``params["seed"]`` wins. HTTP providers ignore it."""
 
 
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """One answer token with its log-probability and the most likely alternatives there.
+
+    ``top`` holds ``(token, logprob)`` pairs, most likely first, as the server sent them
+    (the token itself may be among them).
+
+    Example: ``TokenLogprob("7", -0.1, (("7", -0.1), ("8", -2.4)))``.
+    """
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
 @dataclass(slots=True)
 class ChatResponse:
-    """A provider's answer. ``structured`` holds parsed JSON when json_schema was used."""
+    """A provider's answer. ``structured`` holds parsed JSON when json_schema was used.
+
+    ``logprobs``: the answer's tokens with their log-probabilities, when the request asked
+    for them (``params`` ``logprobs: true``, ``top_logprobs: N``) and the server sent them;
+    None otherwise (a server that ignores the request, Anthropic).
+    """
 
     text: str
     finish_reason: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
     structured: Any = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 @runtime_checkable

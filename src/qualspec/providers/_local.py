@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from qualspec.errors import ConfigError, MissingDependencyError, ProviderError
 from qualspec.providers import ChatRequest, ChatResponse
 from qualspec.providers._http import parse_structured
+from qualspec.providers._local_logprobs import answer_logprobs
 
 if TYPE_CHECKING:
     from qualspec.spec import ProviderConfig
@@ -64,6 +65,8 @@ _PASSTHROUGH = frozenset(
         "repeat_penalty",
         "presence_penalty",
         "frequency_penalty",
+        "logprobs",
+        "top_logprobs",
     }
 )
 
@@ -98,10 +101,11 @@ def resolve_model_path(model: str) -> Path:
 class _LoadedModel:
     """One GGUF model and the single thread that is allowed to touch it."""
 
-    def __init__(self, path: Path, n_ctx: int, n_threads: int) -> None:
+    def __init__(self, path: Path, n_ctx: int, n_threads: int, logits_all: bool = False) -> None:
         self.path = path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.logits_all = logits_all
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qualspec-local")
         self._llama: Any = None
         self._cancel = threading.Event()  # the cancel flag of the call running now
@@ -114,12 +118,16 @@ class _LoadedModel:
         if cancel.is_set():  # given up while it waited for the thread
             raise _cancelled()
         if self._llama is None:
-            self._llama = _load(self.path, self.n_ctx, self.n_threads)
+            self._llama = _load(self.path, self.n_ctx, self.n_threads, self.logits_all)
             _add_cancel_check(self._llama, self)
             _reuse_whole_blocks_only(self._llama)
         self._cancel = cancel
+        top, wanted = kwargs.pop("top_logprobs", None), kwargs.pop("logprobs", False)
+        top = int(top or 0) if wanted else None
         try:
             result = self._llama.create_chat_completion(**kwargs)
+            if top is not None:  # read now: the next call overwrites the logits
+                result["qualspec_logprobs"] = _read_logprobs(self._llama, result, top)
         finally:
             self._cancel = threading.Event()
         if cancel.is_set():
@@ -134,6 +142,18 @@ class _LoadedModel:
         self._cancel.set()
         self.executor.shutdown(wait=True)
         self._llama = None
+
+
+def _read_logprobs(llama: Any, result: Any, top: int) -> Any:
+    """The answer's token log-probabilities (see :mod:`._local_logprobs`), or None."""
+    try:
+        usage = result["usage"]
+        text = result["choices"][0]["message"]["content"] or ""
+        return answer_logprobs(
+            llama, int(usage["prompt_tokens"]), int(usage["completion_tokens"]), text, top
+        )
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
 
 
 def _cancelled() -> ProviderError:
@@ -206,11 +226,13 @@ def _reuse_whole_blocks_only(llama: Any) -> None:
     llama.generate = reuse_whole_blocks
 
 
-_MODELS: dict[tuple[Path, int], _LoadedModel] = {}
+# (path, n_ctx, logits_all): a model asked for log-probabilities keeps every position's
+# logits (llama-cpp-python needs logits_all=True for them), so it is loaded apart
+_MODELS: dict[tuple[Path, int, bool], _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
+def _load(path: Path, n_ctx: int, n_threads: int, logits_all: bool = False) -> Any:
     try:
         import llama_cpp
     except ImportError as exc:
@@ -222,6 +244,7 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
             n_threads=n_threads,
             n_batch=PROMPT_BLOCK,
             seed=DEFAULT_SEED,
+            logits_all=logits_all,
             verbose=False,
         )
     except (ValueError, RuntimeError) as exc:
@@ -231,11 +254,12 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
         ) from exc
 
 
-def _get_model(path: Path, n_ctx: int, n_threads: int) -> _LoadedModel:
+def _get_model(path: Path, n_ctx: int, n_threads: int, logits_all: bool = False) -> _LoadedModel:
     with _MODELS_LOCK:
-        loaded = _MODELS.get((path, n_ctx))
+        key = (path, n_ctx, logits_all)
+        loaded = _MODELS.get(key)
         if loaded is None:
-            loaded = _MODELS[(path, n_ctx)] = _LoadedModel(path, n_ctx, n_threads)
+            loaded = _MODELS[key] = _LoadedModel(path, n_ctx, n_threads, logits_all)
         return loaded
 
 
@@ -270,6 +294,9 @@ class LocalProvider:
     reproducible on its own); otherwise the sampler seeded at load moves on call to call.
     A request without a temperature runs at :data:`DEFAULT_TEMPERATURE` (0.2,
     llama-cpp-python's own default), recorded as its effective temperature.
+    ``params`` ``logprobs: true, top_logprobs: N`` return the answer's token
+    log-probabilities; such calls run on a second copy of the model loaded with
+    ``logits_all`` (llama-cpp-python needs it), so the other calls stay as they were.
     """
 
     default_temperature = DEFAULT_TEMPERATURE
@@ -311,8 +338,9 @@ class LocalProvider:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Run one chat completion on the model's worker thread."""
         path = resolve_model_path(request.model)
-        model = _get_model(path, self.n_ctx, self.n_threads)
         kwargs = self.build_kwargs(request)
+        logprobs = bool(kwargs.get("logprobs"))
+        model = _get_model(path, self.n_ctx, self.n_threads, logits_all=logprobs)
         loop = asyncio.get_running_loop()
         cancel = threading.Event()
         try:
@@ -351,6 +379,7 @@ class LocalProvider:
             input_tokens=usage.get("prompt_tokens"),
             output_tokens=usage.get("completion_tokens"),
             structured=parse_structured(text) if request.json_schema is not None else None,
+            logprobs=result.get("qualspec_logprobs"),
         )
 
     async def aclose(self) -> None:

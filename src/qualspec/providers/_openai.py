@@ -24,6 +24,7 @@ from qualspec.providers._http import (
     parse_structured,
     split_base_url,
 )
+from qualspec.providers._logprobs import read_logprobs
 from qualspec.providers._replicas import DEFAULT_COOLDOWN, ReplicaSet
 
 if TYPE_CHECKING:
@@ -181,6 +182,7 @@ class OpenAIProvider(JSONProvider):
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             structured=structured,
+            logprobs=read_logprobs(choice.get("logprobs")) if isinstance(choice, dict) else None,
         )
 
 

@@ -153,6 +153,20 @@ class JudgeConfig(_Model):
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
     mode: Literal["per_criterion", "all_criteria"] = "per_criterion"
     calibrate: int | None = Field(default=None, ge=0)
+    scoring: Literal["sampled", "expected"] = "sampled"
+
+    @model_validator(mode="after")
+    def _expected_per_criterion(self) -> JudgeConfig:
+        _check_scoring(self.scoring, self.mode)
+        return self
+
+
+def _check_scoring(scoring: str, mode: str) -> None:
+    if scoring == "expected" and mode != "per_criterion":
+        raise ValueError(
+            "scoring: expected needs mode: per_criterion (one score per call); remove "
+            "mode: all_criteria or scoring: expected"
+        )
 
 
 class EvaluatorConfig(_Model):
@@ -202,9 +216,15 @@ class EvaluatorConfig(_Model):
         "good/bad pairs, once per judge and prompt (default 8; 0: only report a measurement "
         "cached by qualspec judge-check).",
     )
+    scoring: Literal["sampled", "expected"] = Field(
+        default="sampled",
+        description="sampled: the score the judge wrote; expected: the probability-weighted "
+        "mean over the score tokens, where the endpoint returns token log-probabilities.",
+    )
 
     @model_validator(mode="after")
     def _expect_name(self) -> EvaluatorConfig:
+        _check_scoring(self.scoring, self.mode)
         # records named expect are read as expect: checks (pass/fail, no score)
         if self.type == "expect" and self.label != "expect":
             raise ValueError(
@@ -416,6 +436,7 @@ class Evaluation(_Model):
                     structured_output=judge.structured_output,
                     mode=judge.mode,
                     calibrate=judge.calibrate,
+                    scoring=judge.scoring,
                 )
             ]
             judge_model, structured = judge.model, judge.structured_output

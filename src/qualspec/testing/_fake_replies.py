@@ -8,7 +8,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DEFAULT_JUDGE_REPLY", "JudgeReply", "judge_text", "refused_format", "reply_payload"]
+__all__ = [
+    "DEFAULT_JUDGE_REPLY",
+    "JudgeReply",
+    "LogprobsReply",
+    "judge_text",
+    "refused_format",
+    "reply_payload",
+]
 
 DEFAULT_JUDGE_REPLY = '{"score": 8, "reasoning": "The answer meets the criterion."}'
 
@@ -82,11 +89,21 @@ def judge_text(reply: JudgeReply, body: dict[str, Any]) -> str:
     return reply
 
 
+LogprobsReply = Callable[[dict[str, Any], str], Any]
+"""The ``choices[0].logprobs`` of an answer, from its request body and text (None: none)."""
+
+
 def reply_payload(
-    body: dict[str, Any], text: str, *, anthropic: bool, structured: bool
+    body: dict[str, Any],
+    text: str,
+    *,
+    anthropic: bool,
+    structured: bool,
+    logprobs: LogprobsReply | None = None,
 ) -> dict[str, Any]:
     """The response body carrying ``text``: an Anthropic message or an OpenAI completion
-    (a structured Anthropic answer as a tool call)."""
+    (a structured Anthropic answer as a tool call). ``logprobs`` gives an OpenAI answer
+    its ``logprobs`` when the request asked for them (``logprobs: true``)."""
 
     model = str(body.get("model", "fake"))
     prompt_tokens = max(_prompt_chars(body) // 4, 1)
@@ -114,17 +131,18 @@ def reply_payload(
             "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
             "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
         }
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": text},
+        "finish_reason": "stop",
+    }
+    if logprobs is not None and body.get("logprobs"):
+        choice["logprobs"] = logprobs(body, text)
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
-            }
-        ],
+        "choices": [choice],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,

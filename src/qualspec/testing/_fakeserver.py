@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from qualspec.testing._fake_replies import (
     DEFAULT_JUDGE_REPLY,
     JudgeReply,
+    LogprobsReply,
     _error_body,
     _last_user_text,
     judge_text,
@@ -73,6 +74,8 @@ class FakeServer:
         response_formats: tuple[str, ...] | None = None,
         answer: Callable[[dict[str, Any]], str] | None = None,
         answer_reply: Callable[[dict[str, Any]], str] | None = None,
+        logprobs: LogprobsReply | None = None,
+        refuse_logprobs: bool = False,
     ) -> None:
         self.latency = latency
         # the answer to a call that is not a judge's, from its request body (temperature,
@@ -81,6 +84,11 @@ class FakeServer:
         self.answer = answer if answer is not None else answer_reply
         # the response_format types accepted (None: any); others get llama.cpp's 500
         self.response_formats = response_formats
+        # choices[0].logprobs of an OpenAI answer to a request with logprobs: true, from
+        # (body, text); None: none are sent (an endpoint that ignores the parameter)
+        self.logprobs = logprobs
+        # a request with logprobs/top_logprobs gets HTTP 400 (as OpenAI's o1 models answer)
+        self.refuse_logprobs = refuse_logprobs
         self.require_key = require_key
         self.judge_reply: JudgeReply = judge_reply
         self.log_requests = log_requests
@@ -363,6 +371,13 @@ class FakeServer:
                 body=json.dumps({"error": {"message": refused, "type": "internal_server_error"}}),
                 content_type="application/json",
             )
+        if self.refuse_logprobs and ("logprobs" in body or "top_logprobs" in body):
+            message = "logprobs is not supported with this model."  # OpenAI's o1 answer
+            return web.Response(
+                status=400,
+                body=json.dumps({"error": {"message": message, "type": "invalid_request_error"}}),
+                content_type="application/json",
+            )
         anthropic = request.path.endswith("/messages")
         payload = self._answer(body, anthropic)
         return web.Response(body=json.dumps(payload).encode(), content_type="application/json")
@@ -391,7 +406,9 @@ class FakeServer:
             text = self.answer(body)
         else:
             text = f"Answer to: {last[:200]}"
-        return reply_payload(body, text, anthropic=anthropic, structured=structured)
+        return reply_payload(
+            body, text, anthropic=anthropic, structured=structured, logprobs=self.logprobs
+        )
 
     async def _stats(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
