@@ -431,15 +431,28 @@ def create(config: EvaluatorConfig) -> CriteriaJudge:
             f"judge {config.name or config.type!r}: unknown option(s) {', '.join(sorted(options))}"
             "; the criteria judge takes parse_retries and max_response_chars"
         )
-    judge = CriteriaJudge(
-        name=config.name or config.type,
-        model=config.model or DEFAULT_JUDGE_MODEL,
-        threshold=config.threshold,
-        params=config.params,
-        parse_retries=int(retries),
-        max_response_chars=int(max_chars),
-        mode=config.mode,
-        structured_output=config.structured_output,
-    )
-    judge.calibrate_pairs = config.calibrate
-    return judge
+
+    def build(name: str, model: str, params: Mapping[str, Any]) -> CriteriaJudge:
+        judge = CriteriaJudge(
+            name=name,
+            model=model,
+            threshold=config.threshold,
+            params=params,
+            parse_retries=int(retries),
+            max_response_chars=int(max_chars),
+            mode=config.mode,
+            structured_output=config.structured_output,
+        )
+        judge.calibrate_pairs = config.calibrate
+        return judge
+
+    if config.panel:  # several judges, combined
+        from qualspec.judges._panel import PanelJudge, panel_members
+
+        members = panel_members(config.panel, build, config.params)
+        panel = PanelJudge(
+            name=config.label, members=members, combine=config.combine, threshold=config.threshold
+        )
+        panel.calibrate_pairs = config.calibrate
+        return panel
+    return build(config.label, config.model or DEFAULT_JUDGE_MODEL, config.params)
