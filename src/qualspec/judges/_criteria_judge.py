@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         Verdict,
         WorkItem,
     )
+    from qualspec.judges import PanelJudge  # the package's name: no file cycle
     from qualspec.providers import Message
     from qualspec.spec import EvaluatorConfig
 
@@ -97,8 +98,12 @@ class CriteriaJudge:
 
     @classmethod
     def from_config(cls, config: EvaluatorConfig) -> CriteriaJudge:
-        """The judge a ``judges:`` entry (or ``judge:``) describes."""
-        return create(config)
+        """The judge a ``judges:`` entry (or ``judge:``) describes (one judge: a panel's
+        entry is made by :func:`create`)."""
+        made = create(config.model_copy(update={"panel": None}))
+        if not isinstance(made, CriteriaJudge):  # never: without a panel, one judge
+            raise TypeError(f"expected a criteria judge, got {type(made).__name__}")
+        return made
 
     def prompt(self) -> tuple[str, str]:
         """The judge template, versioned by content."""
@@ -418,8 +423,9 @@ def _user_prompt(item: WorkItem) -> str:
     return ""
 
 
-def create(config: EvaluatorConfig) -> CriteriaJudge:
-    """The factory behind the ``criteria`` entry point."""
+def create(config: EvaluatorConfig) -> CriteriaJudge | PanelJudge:
+    """The factory behind the ``criteria`` entry point (a ``panel:``: a
+    :class:`~qualspec.judges.PanelJudge` of criteria judges)."""
     from qualspec.errors import ConfigError
     from qualspec.spec import DEFAULT_JUDGE_MODEL
 

@@ -12,12 +12,10 @@ judgment is unscored (an error when a call failed, so that resume asks again).
 from __future__ import annotations
 
 import asyncio
-import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qualspec.judges._criteria_judge import CriteriaJudge
+from qualspec.judges._panel_scores import MemberScore, combine_scores
 
 if TYPE_CHECKING:
     from qualspec.engine import (
@@ -26,65 +24,15 @@ if TYPE_CHECKING:
         PlannedCalls,
         PrepareContext,
         Reply,
+        Scope,
         Subject,
         Verdict,
+        WorkItem,
     )
+    from qualspec.judges import CriteriaJudge  # the package's name: no file cycle
     from qualspec.providers import Message
 
-__all__ = ["MemberScore", "PanelJudge", "combine_scores", "panel_members"]
-
-
-@dataclass(frozen=True, slots=True)
-class MemberScore:
-    """One member's verdict on one (answer, criterion), as the judgment keeps it."""
-
-    judge: str
-    model: str
-    score: float | None
-    passed: bool | None
-    reasoning: str | None
-    unscored_reason: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The stored shape (``details["panel"]`` entries)."""
-        return {
-            "judge": self.judge,
-            "model": self.model,
-            "score": self.score,
-            "passed": self.passed,
-            "reasoning": self.reasoning,
-            "unscored_reason": self.unscored_reason,
-        }
-
-
-def combine_scores(
-    method: str, scores: Sequence[float], threshold: float
-) -> tuple[float | None, bool | None]:
-    """The panel's (score, passed) from its members' scores (the unscored left out).
-
-    ``median``, ``mean`` and ``min`` combine the scores (passed: the combined score
-    reaches ``threshold``); ``majority`` passes when more members pass than fail (a tie
-    fails: a panel split in two has not agreed that the answer passes), its score the
-    median. No scores: ``(None, None)``.
-
-    Example:
-        >>> combine_scores("median", [6, 8, 7], 7)
-        (7, True)
-        >>> combine_scores("majority", [8, 3], 7)
-        (5.5, False)
-    """
-    if not scores:
-        return None, None
-    if method == "mean":
-        score = statistics.fmean(scores)
-    elif method == "min":
-        score = min(scores)
-    else:
-        score = statistics.median(scores)
-    if method == "majority":
-        votes = sum(1 if s >= threshold else -1 for s in scores)
-        return score, votes > 0
-    return score, score >= threshold
+__all__ = ["PanelJudge", "panel_members"]
 
 
 class _MemberContext:
@@ -110,7 +58,7 @@ class _MemberContext:
         return reply
 
 
-class PanelJudge(CriteriaJudge):
+class PanelJudge:
     """Several criteria judges whose scores combine (see the module docstring).
 
     ``model`` is the first member's (what the run checks and records as the judge's
@@ -119,6 +67,11 @@ class PanelJudge(CriteriaJudge):
         PanelJudge(name="criteria", members=[("a", judge_a), ("b", judge_b)],
                    combine="median", threshold=7)
     """
+
+    scope: Scope = "response"
+    kinds: Sequence[str] = ("candidate",)
+    uses_dependencies = False  # judges the answer alone, as its members do
+    scores_criteria = True  # its aspects are each answer's criteria
 
     def __init__(
         self,
@@ -129,16 +82,13 @@ class PanelJudge(CriteriaJudge):
         threshold: float,
     ) -> None:
         first = members[0][1]
-        super().__init__(
-            name=name,
-            model=first.model or "",
-            threshold=threshold,
-            params={},
-            parse_retries=first.parse_retries,
-            max_response_chars=first.max_response_chars,
-            mode=first.mode,
-            structured_output=first.structured_output,
-        )
+        self.name = name
+        self.model: str | None = first.model
+        self.threshold: float | None = threshold
+        self.params: dict[str, Any] = {}
+        self.parse_retries = first.parse_retries
+        self.mode = first.mode
+        self.calibrate_pairs = first.calibrate_pairs
         self.members = tuple(members)
         self.combine = combine
         self.models = tuple(dict.fromkeys(j.model for _, j in members if j.model))
@@ -148,6 +98,14 @@ class PanelJudge(CriteriaJudge):
         """``panel median of a, b, c``: how reports name the combined panel."""
         return f"panel {self.combine} of {', '.join(n for n, _ in self.members)}"
 
+    def group_of(self, item: WorkItem) -> str | None:
+        """Not a group evaluator."""
+        return None
+
+    def aspects(self, items: Sequence[WorkItem]) -> tuple[str, ...]:
+        """The criteria that apply to the answer (every member's)."""
+        return self.members[0][1].aspects(items)
+
     def prompt(self) -> tuple[str, str]:
         """The members' template, with the panel (members, models, combination) appended:
         a changed panel is a new prompt version (its old judgments are not reused)."""
@@ -155,7 +113,7 @@ class PanelJudge(CriteriaJudge):
         who = "; ".join(f"{n}={j.model} {sorted(j.params.items())}" for n, j in self.members)
         return name, f"{text}\n\n[panel] combine={self.combine}; {who}\n"
 
-    def planned_calls(self, items: Sequence[Any]) -> Sequence[PlannedCalls]:
+    def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
         """Every member's calls."""
         return [p for _, judge in self.members for p in judge.planned_calls(items)]
 

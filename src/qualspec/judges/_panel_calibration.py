@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from qualspec.judges._calibration import measured_calibration
 from qualspec.judges._calibration_result import Calibration, PairScores, calibration_of
-from qualspec.judges._panel import PanelJudge, combine_scores
+from qualspec.judges._panel_scores import combine_scores
 
 if TYPE_CHECKING:
     from qualspec.engine import PrepareContext
+    from qualspec.judges import PanelJudge  # the package's name: no file cycle
 
 __all__ = ["combined_calibration", "prepare_panel_calibration"]
 

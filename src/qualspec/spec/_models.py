@@ -24,6 +24,7 @@ __all__ = [
     "CHECK_NAMES",
     "COMBINE_METHODS",
     "COMPARISON_DIMENSIONS",
+    "DEFAULT_JUDGE_MODEL",
     "Candidate",
     "Comparison",
     "Evaluation",
