@@ -78,6 +78,9 @@ class PanelAgreement:
     judges: tuple[str, ...]
     criteria: tuple[CriterionAgreement, ...]
     overall: CriterionAgreement
+    scored: tuple[tuple[str, int], ...] = ()
+    """Per judge: the items it scored (of :attr:`items`); a judge that never scores has 0."""
+    items: int = 0
 
     @property
     def flagged(self) -> list[str]:
@@ -94,6 +97,8 @@ class PanelAgreement:
             "criteria": [c.as_dict() for c in self.criteria],
             "overall": self.overall.as_dict(),
             "flagged": self.flagged,
+            "items": self.items,
+            "scored": dict(self.scored),
         }
 
 
@@ -198,7 +203,13 @@ def judge_agreement(
             samples=samples,
             seed_names=(evaluator, None),
         )
-        out.append(PanelAgreement(evaluator, method, tuple(names), per, overall))
+        scored = tuple(
+            (n, sum(isinstance(m.get(n, {}).get("score"), int | float) for m in by_unit.values()))
+            for n in names
+        )
+        out.append(
+            PanelAgreement(evaluator, method, tuple(names), per, overall, scored, len(by_unit))
+        )
     return out
 
 
