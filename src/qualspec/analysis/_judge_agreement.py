@@ -122,9 +122,8 @@ def _table(
     for judge in judges:
         row: list[float | None] = []
         for unit in units:
-            value = by_unit[unit].get(judge, {}).get(field)
-            ok = isinstance(value, int | float) and not (field == "score" and value is None)
-            row.append(float(value) if ok else None)
+            value = by_unit[unit].get(judge, {}).get(field)  # bool: True is 1.0
+            row.append(float(value) if isinstance(value, int | float) else None)
         rows.append(row)
     return rows
 
