@@ -71,7 +71,7 @@ class CriterionAgreement:
 
 @dataclass(frozen=True, slots=True)
 class PanelAgreement:
-    """One panel's agreement: per criterion (in the run's order) and overall."""
+    """One panel's agreement: per criterion (sorted by name) and overall."""
 
     evaluator: str
     combine: str
@@ -160,7 +160,7 @@ def judge_agreement(
     samples: int = AGREEMENT_SAMPLES,
 ) -> list[PanelAgreement]:
     """The agreement of every panel among ``judgments`` (a run's), one per evaluator with
-    a panel, per criterion in the order first seen and overall. ``combine``: each panel's
+    a panel, per criterion (sorted by name) and overall. ``combine``: each panel's
     combination by evaluator name (else read from its judgments' ``details``)."""
     panels: dict[str, dict[tuple[str, str], dict[str, Mapping[str, Any]]]] = {}
     judges: dict[str, dict[str, None]] = {}
@@ -180,7 +180,7 @@ def judge_agreement(
         names = list(judges[evaluator])
         method = how.get(evaluator, "median")
         basis = "verdicts" if method == "majority" else "scores"
-        criteria = list(dict.fromkeys(c for _, c in by_unit))
+        criteria = sorted({c for _, c in by_unit})  # the same order in every report
         per = tuple(
             _criterion(
                 c,
