@@ -63,7 +63,8 @@ class PanelFields(_Model):
     @model_validator(mode="after")
     def _panel_form(self) -> PanelFields:
         if self.panel is None:
-            if "combine" in self.model_fields_set:
+            # a dump's default (combine: median beside panel: null) reloads
+            if "combine" in self.model_fields_set and self.combine != "median":
                 raise ValueError("combine: needs a panel: (a list of judges, {model: ...} each)")
             return self
         if len(self.panel) < 2:
