@@ -240,3 +240,19 @@ def test_a_panel_is_written_one_way(tmp_path: Path, capsys: pytest.CaptureFixtur
         code, out, err = run_cli(capsys, "run", str(path), "--dry-run")
         assert code == 2, out + err
         assert "suite.yaml:4:" in err and expected in err and "Traceback" not in err
+
+
+def test_the_dry_run_counts_every_members_calls_at_its_own_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "suite.yaml"
+    inputs = json.dumps([{"id": q, "q": q} for q in QUESTIONS])
+    url = "http://127.0.0.1:9/v1"  # nothing is called
+    suite.write_text(SUITE % {"url": url, "inputs": inputs, "combine": "mean"})
+    code, out, err = run_cli(capsys, "run", str(suite), "--dry-run", "--no-calibration")
+    assert code == 0, out + err
+    flat = " ".join(out.split())
+    assert "judge panel mean of fake/j1, fake/j2, silent (pass at 7/10)" in flat
+    assert "Judge calls: 36 (before parse retries)" in flat  # 6 answers x 2 criteria x 3
+    for model in ("fake/j1", "fake/j2", "fake/j3"):
+        assert f"judge {model} 12 calls" in flat

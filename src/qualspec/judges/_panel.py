@@ -114,8 +114,14 @@ class PanelJudge:
         return name, f"{text}\n\n[panel] combine={self.combine}; {who}\n"
 
     def planned_calls(self, items: Sequence[WorkItem]) -> Sequence[PlannedCalls]:
-        """Every member's calls."""
-        return [p for _, judge in self.members for p in judge.planned_calls(items)]
+        """Every member's calls, each priced as its own model's."""
+        import dataclasses
+
+        return [
+            dataclasses.replace(p, model=p.model or judge.model)
+            for _, judge in self.members
+            for p in judge.planned_calls(items)
+        ]
 
     def planned_preparation(
         self, *, calibrate: bool, calibrated: Calibrated | None
