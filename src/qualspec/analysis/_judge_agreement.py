@@ -23,10 +23,10 @@ from qualspec.analysis._agreement import (
     alpha_with_interval,
     pairwise_agreement,
 )
-from qualspec.analysis._insight_rules import Insight
 from qualspec.analysis._stats import stat_seed
 
 if TYPE_CHECKING:
+    from qualspec.analysis._insight_rules import Insight
     from qualspec.store import JudgmentRecord, RunRecord
 
 __all__ = [
@@ -214,6 +214,9 @@ def judge_agreement(
 
 def agreement_insights(run: RunRecord) -> list[Insight]:
     """``judges_disagree``: per panel, its criteria whose alpha is below 0.667."""
+    # here, not at the top: the results file reads the agreement without the insights
+    from qualspec.analysis._insight_rules import Insight
+
     out: list[Insight] = []
     for panel in judge_agreement(run.judgments):
         flagged = [c for c in panel.criteria if c.flagged]
