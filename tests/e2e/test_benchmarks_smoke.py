@@ -46,3 +46,16 @@ def test_yaml_limits_quick_runs_and_refuses_every_bomb(repo_root: Path) -> None:
     assert len(rows) == 6, done.stdout
     assert all(row.split()[-4] == "yes" for row in rows), done.stdout  # every bomb refused
     assert any(line.startswith("normal suite") for line in done.stdout.splitlines())
+
+
+def test_panel_cost_runs_and_counts_three_judges_calls(repo_root: Path) -> None:
+    script = repo_root / "benchmarks" / "panel_cost.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--inputs", "4", "--repeats", "1"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Panel / single: judge calls 3.00x, all calls 2.00x, wall " in done.stdout

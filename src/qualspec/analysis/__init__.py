@@ -22,6 +22,15 @@ if TYPE_CHECKING:
         temperature_label,
         temperature_order,
     )
+    from qualspec.analysis._agreement import (
+        AGREEMENT_SAMPLES,
+        TENTATIVE_ALPHA,
+        AlphaResult,
+        PairAgreement,
+        alpha_with_interval,
+        krippendorff_alpha,
+        pairwise_agreement,
+    )
     from qualspec.analysis._compare import (
         CompareSource,
         RunComparison,
@@ -72,6 +81,12 @@ if TYPE_CHECKING:
         format_insights,
         insights_to_dict,
         run_insights,
+    )
+    from qualspec.analysis._judge_agreement import (
+        CriterionAgreement,
+        PanelAgreement,
+        judge_agreement,
+        panel_members_of,
     )
     from qualspec.analysis._live_embeddings import EmbeddingSink, live_embedding_sink
     from qualspec.analysis._reference_changes import (
@@ -135,6 +150,17 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "panel_members_of",
+    "judge_agreement",
+    "PanelAgreement",
+    "CriterionAgreement",
+    "pairwise_agreement",
+    "krippendorff_alpha",
+    "alpha_with_interval",
+    "PairAgreement",
+    "AlphaResult",
+    "TENTATIVE_ALPHA",
+    "AGREEMENT_SAMPLES",
     "ANALYSIS_VERSION",
     "AGGREGATIONS",
     "ALPHA",
@@ -314,6 +340,17 @@ _LAZY: dict[str, str] = {
     "lexical_similarity": "qualspec.analysis._similarity",
     "mean_pairwise_similarity": "qualspec.analysis._similarity",
     "ALPHA": "qualspec.analysis._stats",
+    "AGREEMENT_SAMPLES": "qualspec.analysis._agreement",
+    "TENTATIVE_ALPHA": "qualspec.analysis._agreement",
+    "AlphaResult": "qualspec.analysis._agreement",
+    "PairAgreement": "qualspec.analysis._agreement",
+    "alpha_with_interval": "qualspec.analysis._agreement",
+    "krippendorff_alpha": "qualspec.analysis._agreement",
+    "pairwise_agreement": "qualspec.analysis._agreement",
+    "CriterionAgreement": "qualspec.analysis._judge_agreement",
+    "PanelAgreement": "qualspec.analysis._judge_agreement",
+    "judge_agreement": "qualspec.analysis._judge_agreement",
+    "panel_members_of": "qualspec.analysis._judge_agreement",
     "PairedComparison": "qualspec.analysis._stats",
     "StatVerdict": "qualspec.analysis._stats",
     "compare_paired": "qualspec.analysis._stats",

@@ -20,6 +20,7 @@ InsightKind = Literal[
     "output_format",
     "inconsistent_grading",
     "reference_changed",
+    "judges_disagree",
 ]
 GAP_POINTS = 10.0
 """How far (points of 100) a candidate or input must be below the others to be cited."""

@@ -29,6 +29,9 @@ the run's own scale; "points" below are of 100 (field grades) and scale to 10 (c
     suite), the inputs the two runs graded against different references
     (:func:`~qualspec.analysis.reference_changes`): "reference changed for N inputs", and
     how many of them lost a person's review to a prompt change.
+``judges_disagree``
+    a judge panel's criteria whose Krippendorff's alpha is below 0.667 (too little
+    agreement between the judges for even tentative conclusions).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from qualspec.analysis._insight_rules import (
     _reference_changed,
     _thresholds,
 )
+from qualspec.analysis._judge_agreement import agreement_insights
 from qualspec.store import RunRecord
 
 __all__ = [
@@ -98,6 +102,7 @@ def run_insights(run: RunRecord, baseline: RunRecord | None = None) -> RunInsigh
     found += _hard_inputs(units, scale, noun)
     found += _inconsistent(run)
     found += _reference_changed(run, baseline)
+    found += agreement_insights(run)
     found.sort(key=lambda i: 0 if i.severity == "high" else 1)  # stable: pattern order kept
     return RunInsights(
         run_id=run.summary.id,

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from qualspec.cli import (
+    _agreement,
     _grader_check,
     _history,
     _init,
@@ -92,6 +93,7 @@ _COMMANDS: tuple[Callable[[Commands], None], ...] = (
     _history.add_diff_parser,
     _quality.add_compare_parser,
     _quality.add_insights_parser,
+    _agreement.add_parser,
     _grader_check.add_parser,
     _history.add_report_parser,
     _misc.add_prompts_parser,

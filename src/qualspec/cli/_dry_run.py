@@ -101,6 +101,13 @@ def _print_matrix(plan: Plan, console: Console) -> None:
     say(console, f"  runs         {plan.runs} per temperature")
 
 
+def _who(config: Any, plan: Plan) -> str:
+    """A judge's model, or its panel: ``panel median of a, b, c``."""
+    if getattr(config, "panel", None):
+        return f"panel {config.combine} of {', '.join(m.label for m in config.panel)}"
+    return str(config.model or plan.judge_model)
+
+
 def _print_evaluators(plan: Plan, console: Console, *, judge: bool) -> None:
     """The judges, the field grader and the comparisons the run would use."""
     used = plan.run_evaluators()
@@ -110,8 +117,7 @@ def _print_evaluators(plan: Plan, console: Console, *, judge: bool) -> None:
         say(console, "  judge        none (--no-judge)")
     elif len(judges) > 1:
         names = ", ".join(
-            f"{j.label} ({j.type}, {j.model or plan.judge_model}, pass at {_pass_mark(j)})"
-            for j in judges
+            f"{j.label} ({j.type}, {_who(j, plan)}, pass at {_pass_mark(j)})" for j in judges
         )
         say(console, f"  judges       {len(judges)}: {names}")
     elif judges and judges[0].type == "field_grader":
@@ -119,7 +125,8 @@ def _print_evaluators(plan: Plan, console: Console, *, judge: bool) -> None:
         mark = _pass_mark(grader)
         say(console, f"  grader       {grader.model or plan.judge_model} (pass at {mark})")
     else:
-        say(console, f"  judge        {plan.judge_model} (pass at {plan.threshold:g}/10)")
+        who = _who(judges[0], plan) if judges else plan.judge_model
+        say(console, f"  judge        {who} (pass at {plan.threshold:g}/10)")
     if judge and compared:
         names = ", ".join(
             f"{c.label} ({c.options.get('compare')} within {c.options.get('within')}, "

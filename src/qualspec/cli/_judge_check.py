@@ -31,7 +31,12 @@ def add_parser(commands: Commands) -> None:
     )
     who = jc.add_mutually_exclusive_group()
     who.add_argument(
-        "--judge", default=None, metavar="PROVIDER/MODEL", help="the judge (default local/smollm2)"
+        "--judge",
+        action="append",
+        default=None,
+        metavar="PROVIDER/MODEL",
+        help="the judge (default local/smollm2); give it 2+ times for a panel: each judge is "
+        "checked, then the combined panel (--combine)",
     )
     who.add_argument(
         "--grader",
@@ -52,6 +57,12 @@ def add_parser(commands: Commands) -> None:
         default="per_criterion",
         help="the judge's mode (as judge.mode in a suite)",
     )
+    jc.add_argument(
+        "--combine",
+        choices=("median", "mean", "majority", "min"),
+        default="median",
+        help="how a panel's scores combine (as judge.combine in a suite; default median)",
+    )
     jc.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db(jc)
     jc.set_defaults(handler=cmd_judge_check)
@@ -65,7 +76,12 @@ def cmd_judge_check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
     if getattr(ns, "grader", None):
         return _grader_check(ns)
-    model = ns.judge or DEFAULT_JUDGE_MODEL
+    judges = list(dict.fromkeys(ns.judge or ()))
+    if len(judges) > 1:
+        from qualspec.cli._panel_check import panel_check
+
+        return panel_check(ns, judges)
+    model = judges[0] if judges else DEFAULT_JUDGE_MODEL
     split_address(model)  # a malformed address is one line, exit 2
     judge = CriteriaJudge.from_config(EvaluatorConfig(type="criteria", model=model, mode=ns.mode))
 

@@ -67,6 +67,7 @@ def metadata(
                 "params": dict(config.params),
                 "options": dict(config.options),
                 "prompt_version_id": b.prompt_version,
+                **_panel(config),
             }
             for b, config in zip(evaluators, plan.judges, strict=False)
         ],
@@ -120,3 +121,11 @@ def _input_order(plan: Plan) -> dict[str, list[str]]:
         if item.input_id is not None:
             order.setdefault(item.scenario, {})[item.input_id] = None
     return {scenario: list(ids) for scenario, ids in order.items()}
+
+
+def _panel(config: Any) -> dict[str, Any]:
+    """A judge panel's members and how they combine (nothing for one judge)."""
+    if not getattr(config, "panel", None):
+        return {}
+    members = [m.model_dump(exclude_none=True) for m in config.panel]
+    return {"panel": members, "combine": config.combine}

@@ -166,6 +166,7 @@ class Plan:
         if model is not None:
             split_model(model)  # a malformed address: one line saying how to write it
             changes["model"] = model
+            changes["panel"] = None  # one judge instead of a panel
         if threshold is not None:
             threshold = changes["threshold"] = check_threshold(threshold)
         if not changes:
@@ -323,7 +324,6 @@ def expand(
         criteria=per_row > 0 and any(criteria_at(suite, s, t) for s in chosen for t in temps),
         checks=per_row > 0 and any(s.expect for s in chosen),
     )
-    from qualspec.spec import DEFAULT_JUDGE_MODEL
 
     judges = tuple(evaluation.evaluator_configs())
     judge = judges[0]
@@ -335,7 +335,7 @@ def expand(
         scenarios=tuple(chosen_scenarios),
         temperatures=temps,
         runs=n_runs,
-        judge_model=judge.model or DEFAULT_JUDGE_MODEL,
+        judge_model=judge.main_model,
         threshold=judge.threshold,
         n_inputs=n_inputs,
         judge_max_tokens=int(judge_max) if isinstance(judge_max, int | float) else None,

@@ -122,8 +122,17 @@ def _check_judges(suite: LoadedSuite, plan: Plan, pool: Any) -> list[Any]:
         compared = i >= first_compared
         if compared:  # an entry of comparisons:
             field = ("comparisons", i - first_compared)
-        model = create_evaluator(config).model  # an unknown type: ConfigError
+        evaluator = create_evaluator(config)  # an unknown type: ConfigError
+        model = evaluator.model
         if model is None:
+            continue
+        if config.panel:  # a panel: each member's model, an issue at its line
+            for k, member in enumerate(config.panel):
+                try:
+                    pool.check(member.model)
+                except ConfigError as exc:
+                    message = f"the judge {member.model} cannot run: {_sentence(exc)}"
+                    issues.append(suite.issue((*field, "panel", k, "model"), message))
             continue
         try:
             pool.check(model)

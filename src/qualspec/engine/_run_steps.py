@@ -71,6 +71,8 @@ def open_providers(
     names = {split_address(a)[0] for a in plan.survey.others}
     names |= {split_address(a)[0] for _, a in plan.survey.candidates}
     names |= {split_address(e.model)[0] for e in evaluators if e.model}
+    # a judge panel calls every member's model (``models``: not part of the protocol)
+    names |= {split_address(m)[0] for e in evaluators for m in getattr(e, "models", ()) or ()}
     return dict(calls.providers(sorted(names), configs))
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         calibrate,
         calibration_calls,
         calibration_pairs,
+        measured_calibration,
     )
     from qualspec.judges._comparative import ComparativeJudge, comparison_order, comparison_seed
     from qualspec.judges._compare_prompt import (
@@ -90,11 +91,19 @@ if TYPE_CHECKING:
         grader_check_items,
         score_text,
     )
+    from qualspec.judges._panel import PanelJudge
+    from qualspec.judges._panel_calibration import combined_calibration
+    from qualspec.judges._panel_scores import MemberScore, combine_scores
     from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
     from qualspec.judges._session_context import SessionContext
     from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
 __all__ = [
+    "measured_calibration",
+    "combined_calibration",
+    "combine_scores",
+    "PanelJudge",
+    "MemberScore",
     "ALL_CRITERIA_PROMPT_NAME",
     "AskResult",
     "BANDS",
@@ -255,6 +264,11 @@ _LAZY: dict[str, str] = {
     "grader_check": "qualspec.judges._grader_check",
     "grader_check_items": "qualspec.judges._grader_check",
     "score_text": "qualspec.judges._grader_check",
+    "MemberScore": "qualspec.judges._panel_scores",
+    "PanelJudge": "qualspec.judges._panel",
+    "combine_scores": "qualspec.judges._panel_scores",
+    "combined_calibration": "qualspec.judges._panel_calibration",
+    "measured_calibration": "qualspec.judges._calibration",
     "MAX_REASONING_CHARS": "qualspec.judges._parsing",
     "ParsedJudgment": "qualspec.judges._parsing",
     "parse_judgment": "qualspec.judges._parsing",

@@ -48,6 +48,7 @@ __all__ = [
     "calibrate",
     "calibration_calls",
     "calibration_pairs",
+    "measured_calibration",
 ]
 
 
@@ -287,6 +288,13 @@ async def prepare_calibration(judge: CriteriaJudge, ctx: PrepareContext) -> dict
     cached; its calls are a run of their own, ``calibration MODEL``. A spent budget or a
     measurement that is not meaningful is a warning. Nothing without ``ctx.calibrate``.
     """
+    return _summary(await measured_calibration(judge, ctx), ctx)
+
+
+async def measured_calibration(judge: CriteriaJudge, ctx: PrepareContext) -> Calibration | None:
+    """What :func:`prepare_calibration` summarizes: the judge's measurement (cached, or
+    made now, once per judge alike); None without ``ctx.calibrate``, or when the budget
+    stopped it (a warning says so)."""
     if not ctx.calibrate or judge.model is None:
         return None
     pairs = DEFAULT_PAIRS if judge.calibrate_pairs is None else judge.calibrate_pairs
@@ -295,7 +303,7 @@ async def prepare_calibration(judge: CriteriaJudge, ctx: PrepareContext) -> dict
     if isinstance(found, Exception):
         ctx.warn(f"judge {judge.model}: not calibrated: {found}")
         return None
-    return _summary(found, ctx)
+    return found
 
 
 def _summary(found: Calibration | None, ctx: PrepareContext) -> dict[str, Any] | None:

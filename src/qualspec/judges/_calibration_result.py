@@ -21,6 +21,7 @@ __all__ = [
     "Calibration",
     "PairScores",
     "Scored",
+    "calibration_of",
     "record_calibration",
 ]
 
@@ -182,28 +183,7 @@ async def record_calibration(
 
     from qualspec.store import CacheEntry
 
-    gaps = [g for g in (p.gap for p in results) if g is not None]
-    spreads = [
-        statistics.pstdev(s)
-        for p in results
-        for scores in (p.good, p.bad)
-        if len(s := [v for v in scores if v is not None]) > 1
-    ]
-    result = Calibration(
-        judge=model,
-        prompt_hash=hashlib.sha256(prompt.encode()).hexdigest()[:16],
-        n_pairs=len(results),
-        repeats=repeats,
-        separation=sum(p.separated for p in results) / len(results) if results else 0.0,
-        mean_gap=sum(gaps) / len(gaps) if gaps else None,
-        spread=(sum(spreads) / len(spreads)) if spreads else (0.0 if repeats > 1 else None),
-        n_unscored=sum(v is None for p in results for v in (*p.good, *p.bad)),
-        pairs=list(results),
-        measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        n_errors=len(errors),
-        first_error=errors[0] if errors else None,
-        role=role,
-    )
+    result = calibration_of(model, prompt, results, repeats=repeats, errors=errors, role=role)
     if not errors:
         cached = CacheEntry(
             key=key,
@@ -221,3 +201,37 @@ async def record_calibration(
         )
         await asyncio.to_thread(store.cache_put_many, [cached])
     return result
+
+
+def calibration_of(
+    model: str,
+    prompt: str,
+    results: Sequence[PairScores],
+    *,
+    repeats: int,
+    errors: Sequence[str] = (),
+    role: str = "judge",
+) -> Calibration:
+    """The measurement of ``model`` on scored known pairs (separation, gap, spread)."""
+    gaps = [g for g in (p.gap for p in results) if g is not None]
+    spreads = [
+        statistics.pstdev(s)
+        for p in results
+        for scores in (p.good, p.bad)
+        if len(s := [v for v in scores if v is not None]) > 1
+    ]
+    return Calibration(
+        judge=model,
+        prompt_hash=hashlib.sha256(prompt.encode()).hexdigest()[:16],
+        n_pairs=len(results),
+        repeats=repeats,
+        separation=sum(p.separated for p in results) / len(results) if results else 0.0,
+        mean_gap=sum(gaps) / len(gaps) if gaps else None,
+        spread=(sum(spreads) / len(spreads)) if spreads else (0.0 if repeats > 1 else None),
+        n_unscored=sum(v is None for p in results for v in (*p.good, *p.bad)),
+        pairs=list(results),
+        measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        n_errors=len(errors),
+        first_error=errors[0] if errors else None,
+        role=role,
+    )

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         Verdict,
         WorkItem,
     )
+    from qualspec.judges import PanelJudge  # the package's name: no file cycle
     from qualspec.providers import Message
     from qualspec.spec import EvaluatorConfig
 
@@ -113,8 +114,12 @@ class CriteriaJudge:
 
     @classmethod
     def from_config(cls, config: EvaluatorConfig) -> CriteriaJudge:
-        """The judge a ``judges:`` entry (or ``judge:``) describes."""
-        return create(config)
+        """The judge a ``judges:`` entry (or ``judge:``) describes (one judge: a panel's
+        entry is made by :func:`create`)."""
+        made = create(config.model_copy(update={"panel": None}))
+        if not isinstance(made, CriteriaJudge):  # never: without a panel, one judge
+            raise TypeError(f"expected a criteria judge, got {type(made).__name__}")
+        return made
 
     def prompt(self) -> tuple[str, str]:
         """The judge template, versioned by content."""
@@ -446,8 +451,9 @@ def _user_prompt(item: WorkItem) -> str:
     return ""
 
 
-def create(config: EvaluatorConfig) -> CriteriaJudge:
-    """The factory behind the ``criteria`` entry point."""
+def create(config: EvaluatorConfig) -> CriteriaJudge | PanelJudge:
+    """The factory behind the ``criteria`` entry point (a ``panel:``: a
+    :class:`~qualspec.judges.PanelJudge` of criteria judges)."""
     from qualspec.errors import ConfigError
     from qualspec.spec import DEFAULT_JUDGE_MODEL
 
@@ -459,16 +465,29 @@ def create(config: EvaluatorConfig) -> CriteriaJudge:
             f"judge {config.name or config.type!r}: unknown option(s) {', '.join(sorted(options))}"
             "; the criteria judge takes parse_retries and max_response_chars"
         )
-    judge = CriteriaJudge(
-        name=config.name or config.type,
-        model=config.model or DEFAULT_JUDGE_MODEL,
-        threshold=config.threshold,
-        params=config.params,
-        parse_retries=int(retries),
-        max_response_chars=int(max_chars),
-        mode=config.mode,
-        structured_output=config.structured_output,
-        scoring=config.scoring,
-    )
-    judge.calibrate_pairs = config.calibrate
-    return judge
+
+    def build(name: str, model: str, params: Mapping[str, Any]) -> CriteriaJudge:
+        judge = CriteriaJudge(
+            name=name,
+            model=model,
+            threshold=config.threshold,
+            params=params,
+            parse_retries=int(retries),
+            max_response_chars=int(max_chars),
+            mode=config.mode,
+            structured_output=config.structured_output,
+            scoring=config.scoring,
+        )
+        judge.calibrate_pairs = config.calibrate
+        return judge
+
+    if config.panel:  # several judges, combined
+        from qualspec.judges._panel import PanelJudge, panel_members
+
+        members = panel_members(config.panel, build, config.params)
+        panel = PanelJudge(
+            name=config.label, members=members, combine=config.combine, threshold=config.threshold
+        )
+        panel.calibrate_pairs = config.calibrate
+        return panel
+    return build(config.label, config.model or DEFAULT_JUDGE_MODEL, config.params)

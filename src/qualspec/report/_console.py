@@ -105,6 +105,9 @@ def render_run(
     from qualspec.report._console_fields import render_field_grades
 
     render_field_grades(run, console, prompts=prompts)
+    from qualspec.report._console_panel import render_agreement
+
+    render_agreement(run, console)
     _render_totals(run, console, verdicts)
 
 
@@ -124,6 +127,7 @@ class _RunView:
     labels: dict[float | None, str]  # a column's header, per requested temperature
     by_cell: dict[CellKey, list[ResponseRecord]]  # the responses shown, by run index
     checks: dict[tuple[Any, ...], dict[str, tuple[int, int, str]]]
+    spreads: dict[Any, str]  # a panel's spread per candidate line: "6-8, 3 judges"
 
 
 def _view(
@@ -135,6 +139,7 @@ def _view(
     show_responses: bool,
 ) -> _RunView:
     from qualspec.analysis import cell_key, temperature_label, temperature_order
+    from qualspec.report._console_panel import panel_spreads
 
     points: _Points = {}
     for metrics in analysis.cells if analysis is not None else ():
@@ -175,6 +180,7 @@ def _view(
         labels=labels,
         by_cell=by_cell,
         checks=_checks_by_row(run),
+        spreads=panel_spreads(run),
     )
 
 
@@ -256,10 +262,10 @@ def _render_row(
     if n_errors:
         notes.append(f"{n_errors} of {_plural(n_runs, 'answer')} failed")
     candidate = row[3]
-    view.out.line(
-        f"{row_indent}- {candidate + ':':<{width + 1}} ",
-        *_row_parts(row_verdict, view.verdicts.aggregation, notes),
-    )
+    parts = _row_parts(row_verdict, view.verdicts.aggregation, notes)
+    if row in view.spreads:  # a panel: the judges' spread after the score
+        parts.insert(2, f" ({view.spreads[row]})")
+    view.out.line(f"{row_indent}- {candidate + ':':<{width + 1}} ", *parts)
     for label, (n_ok, n_all, why) in view.checks.get(row, {}).items():
         verdict = ("PASS", "green") if n_ok == n_all else ("FAIL", "red")
         detail = f" ({why})" if why and n_ok < n_all else ""

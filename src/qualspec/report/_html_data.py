@@ -44,6 +44,8 @@ class JudgmentView:
     css: str
     reasoning: str
     note: str  # unscored reason, error, judge model
+    # a judge panel's members: (judge, score, its reasoning or why it gave no score)
+    panel: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -131,3 +133,5 @@ class ReportView:
     analysis: AnalysisView | None = None
     fields: FieldsView | None = None
     aggregation: str = ""
+    # the agreement between a judge panel's judges: (line, flagged)
+    agreement: list[tuple[str, bool]] = field(default_factory=list)

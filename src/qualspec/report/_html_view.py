@@ -22,6 +22,7 @@ from qualspec.analysis import (
     format_temperature,
     format_verdict_score,
     judgments_by_response,
+    panel_members_of,
     run_totals,
     run_verdicts,
 )
@@ -178,6 +179,14 @@ def _judgment_view(j: JudgmentRecord) -> JudgmentView:
         css=css,
         reasoning=j.reasoning or "",
         note="; ".join(notes),
+        panel=[
+            (
+                str(m["judge"]),
+                fmt_score(m["score"]) if isinstance(m.get("score"), int | float) else "-",
+                str(m.get("reasoning") or f"unscored: {m.get('unscored_reason') or '?'}"),
+            )
+            for m in panel_members_of(j)
+        ],
     )
 
 
@@ -386,7 +395,8 @@ def build_view(
     """
     builder = _Builder(run, analysis)
     scenarios, charts = builder.scenarios()
-    from qualspec.analysis import field_analysis
+    from qualspec.analysis import field_analysis, judge_agreement
+    from qualspec.report._console_panel import agreement_lines
 
     found = field_analysis(run)
     s = run.summary
@@ -406,6 +416,7 @@ def build_view(
         analysis=analysis_view(analysis) if analysis is not None else None,
         fields=fields_view(found, run) if found is not None else None,
         aggregation=builder.verdicts.aggregation,
+        agreement=agreement_lines(judge_agreement(run.judgments)),
     )
 
 

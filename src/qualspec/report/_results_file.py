@@ -18,8 +18,18 @@ provider's ``base_urls``, null for one server or a cached answer)::
       "responses": [{...every ResponseRecord field..., "prompts": {...},
                      "judgments": [{..., "prompt": {...}}, ...]}, ...],
       "unattached_judgments": [...],     # only when a judgment's response is missing
-      "field_grades": {...}              # only for a run with field grades (see below)
+      "field_grades": {...},             # only for a run with field grades (see below)
+      "judge_agreement": [...]           # only for a run judged by a panel (see below)
     }
+
+``judge_agreement`` (derived, ignored on import): per judge panel
+(:func:`qualspec.analysis.judge_agreement`), Krippendorff's alpha of the members' scores
+(interval) and pass/fail verdicts (nominal) with a bootstrap 95% interval and the items,
+each pair of members' exact and within-1 agreement, per criterion and ``overall``, and the
+criteria ``flagged`` (alpha below 0.667). Each panel judgment keeps the combined score as
+its ``score``/``passed`` and every member in ``details.panel``
+(``{"judge", "model", "score", "passed", "reasoning", "unscored_reason"}``), with
+``details.panel_unscored`` members that gave no score.
 
 ``field_grades`` (derived, ignored on import) aggregates the field grader's records
 (``details.type == "field_grade"``, each under its candidate answer):
@@ -74,6 +84,7 @@ from qualspec.analysis import (
     analyze_run,
     field_analysis,
     field_analysis_to_dict,
+    judge_agreement,
     judgments_by_response,
     run_totals,
     run_verdicts,
@@ -264,6 +275,9 @@ def run_to_dict(
     fields = field_analysis(run)
     if fields is not None:
         data["field_grades"] = field_analysis_to_dict(fields, run, prompts)
+    agreement = judge_agreement(run.judgments)
+    if agreement:
+        data["judge_agreement"] = [panel.as_dict() for panel in agreement]
     return data
 
 

@@ -14,6 +14,7 @@ from qualspec.spec._inputs import InputRow, render_prompt
 from qualspec.spec._load import LoadedSuite, json_schema, load_evaluation, load_suite
 from qualspec.spec._models import (
     CHECK_NAMES,
+    COMBINE_METHODS,
     COMPARISON_DIMENSIONS,
     DEFAULT_JUDGE_MODEL,
     DEFAULT_THRESHOLD,
@@ -27,6 +28,7 @@ from qualspec.spec._models import (
     EvaluatorConfig,
     ExpectCheck,
     JudgeConfig,
+    PanelMember,
     ProviderConfig,
     Role,
     Rubric,
@@ -46,6 +48,7 @@ __all__ = [
     "BUILTIN_RUBRICS",
     "Behavior",
     "CHECK_NAMES",
+    "COMBINE_METHODS",
     "COMPARISON_DIMENSIONS",
     "Candidate",
     "Comparison",
@@ -62,6 +65,7 @@ __all__ = [
     "JudgeConfig",
     "LoadedSuite",
     "OutputSchema",
+    "PanelMember",
     "ProviderConfig",
     "ReferenceConfig",
     "Role",

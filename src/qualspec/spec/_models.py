@@ -9,6 +9,12 @@ from pydantic import Field, field_validator, model_validator
 from qualspec.spec._base import _Model
 from qualspec.spec._checks import CHECK_NAMES, JSON_SCHEMA_KEYWORDS, ExpectCheck
 from qualspec.spec._comparison import COMPARISON_DIMENSIONS, Comparison
+from qualspec.spec._panel import (
+    COMBINE_METHODS,
+    DEFAULT_JUDGE_MODEL,
+    PanelFields,
+    PanelMember,
+)
 from qualspec.spec._presets import TEMPERATURE_PRESETS
 from qualspec.spec._structured import GraderConfig, OutputSchema, ReferenceConfig
 
@@ -16,7 +22,9 @@ __all__ = [
     "AtTemperature",
     "Behavior",
     "CHECK_NAMES",
+    "COMBINE_METHODS",
     "COMPARISON_DIMENSIONS",
+    "DEFAULT_JUDGE_MODEL",
     "Candidate",
     "Comparison",
     "Evaluation",
@@ -25,6 +33,7 @@ __all__ = [
     "GraderConfig",
     "JSON_SCHEMA_KEYWORDS",
     "OutputSchema",
+    "PanelMember",
     "ReferenceConfig",
     "JudgeConfig",
     "ProviderConfig",
@@ -35,7 +44,6 @@ __all__ = [
 ]
 
 
-DEFAULT_JUDGE_MODEL = "local/smollm2"
 DEFAULT_THRESHOLD = 7.0
 
 
@@ -144,8 +152,8 @@ class Behavior(_Model):
     scenarios: list[Scenario] = Field(min_length=1)
 
 
-class JudgeConfig(_Model):
-    """The judge model and pass threshold (scores are 0-10)."""
+class JudgeConfig(PanelFields):
+    """The judge model (or a panel of judges) and pass threshold (scores are 0-10)."""
 
     model: str = DEFAULT_JUDGE_MODEL
     threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=10)
@@ -169,7 +177,7 @@ def _check_scoring(scoring: str, mode: str) -> None:
         )
 
 
-class EvaluatorConfig(_Model):
+class EvaluatorConfig(PanelFields):
     """One evaluator of a run: an entry of ``judges:``.
 
     Example (YAML)::
@@ -424,22 +432,25 @@ class Evaluation(_Model):
         if self.judges:
             configs = list(self.judges)
             first = next((j for j in self.judges if j.type == "criteria"), self.judges[0])
-            judge_model, structured = first.model or DEFAULT_JUDGE_MODEL, first.structured_output
+            judge_model, structured = first.main_model, first.structured_output
         else:
             judge = self.judge
+            form: dict[str, Any] = {"model": judge.model}
+            if judge.panel is not None:  # a panel instead of one model
+                form = {"panel": judge.panel, "combine": judge.combine}
             configs = [
                 EvaluatorConfig(
                     type="criteria",
-                    model=judge.model,
                     threshold=judge.threshold,
                     params=judge.params,
                     structured_output=judge.structured_output,
                     mode=judge.mode,
                     calibrate=judge.calibrate,
                     scoring=judge.scoring,
+                    **form,
                 )
             ]
-            judge_model, structured = judge.model, judge.structured_output
+            judge_model, structured = judge.main_model, judge.structured_output
         graded = {s.name: s.output_schema for s in self.scenarios if s.reference is not None}
         if graded:
             grader = self.grader
