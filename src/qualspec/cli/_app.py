@@ -13,11 +13,13 @@ import sys
 from collections.abc import Callable, Sequence
 
 from qualspec.cli import (
+    _agreement,
     _grader_check,
     _history,
     _init,
     _judge_check,
     _lab,
+    _labels,
     _misc,
     _quality,
     _reference,
@@ -98,6 +100,8 @@ _COMMANDS: tuple[Callable[[Commands], None], ...] = (
     _misc.add_cache_parser,
     _reference.add_parser,
     _judge_check.add_parser,
+    _labels.add_parser,
+    _agreement.add_parser,
     _test.add_parser,
     _lab.add_lab_parser,
     _lab.add_serve_parser,
