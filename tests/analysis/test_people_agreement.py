@@ -100,7 +100,7 @@ def test_panel_members_each_judge_and_the_best_is_trusted() -> None:
     assert rows["criteria: m0"].model == "openai/m0"
     assert rows["criteria: m1"].rho == pytest.approx(-1.0)
     assert (rows["criteria: m2"].n, rows["criteria: m2"].unscored) == (0, n)
-    assert report.trust["polite"].startswith("trust criteria: m0 (openai/m0): alpha 1.00")
+    assert report.trust["polite"].startswith("trust criteria: m0 (openai/m0): alpha 1.000")
 
 
 def test_people_value_is_their_mean_and_their_own_alpha_is_reported() -> None:

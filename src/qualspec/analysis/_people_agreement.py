@@ -265,8 +265,8 @@ def _trust(criterion: str, rows: Sequence[JudgeAgreement]) -> str:
         )
     best = max(ready, key=lambda r: (r.alpha or 0.0, r.within_1 or 0.0))
     name = best.judge + (f" ({best.model})" if best.model else "")
-    ci = f" [{best.alpha_ci[0]:.2f}, {best.alpha_ci[1]:.2f}]" if best.alpha_ci else ""
-    shown = f"alpha {best.alpha:.2f}{ci}, n {best.n}"
+    ci = f" [{best.alpha_ci[0]:.3f}, {best.alpha_ci[1]:.3f}]" if best.alpha_ci else ""
+    shown = f"alpha {best.alpha:.3f}{ci}, n {best.n}"
     if best.alpha is not None and best.alpha >= RELIABLE_ALPHA:
         return f"trust {name}: {shown}"
     if best.alpha is not None and best.alpha >= TENTATIVE_ALPHA:
@@ -299,7 +299,9 @@ def people_agreement(run: RunRecord, labels: Sequence[LabelRecord]) -> PeopleAgr
         labellers=sorted({x.labeller or "(unnamed)" for x in labels}),
         unmatched=sum(len(ls) for i, ls in by_item.items() if i not in judged_items),
     )
-    for criterion in dict.fromkeys(c for _, c in people):
+    labelled = {c for _, c in people}
+    order = dict.fromkeys(c for per in said.values() for _, c in per if c in labelled)
+    for criterion in order:
         rows = [
             _agreement(criterion, judge, per, people)
             for judge, per in said.items()

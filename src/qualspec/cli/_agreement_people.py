@@ -33,16 +33,16 @@ def _pct(x: float | None) -> str:
 
 def _row(r: JudgeAgreement) -> str:
     judge = r.judge + (f" ({r.model})" if r.model else "")
-    ci = f" [{r.alpha_ci[0]:.2f}, {r.alpha_ci[1]:.2f}]" if r.alpha_ci else ""
+    ci = f" [{r.alpha_ci[0]:.3f}, {r.alpha_ci[1]:.3f}]" if r.alpha_ci else ""
     c = r.confusion
     verdicts = (
-        f"pass/fail alpha {_num(r.alpha_pass)} n {r.n_verdicts}: both pass {c['both_pass']}, "
+        f"pass/fail alpha {_num(r.alpha_pass, 3)} n {r.n_verdicts}: both pass {c['both_pass']}, "
         f"judge only {c['judge_only']}, people only {c['people_only']}, "
         f"both fail {c['both_fail']}"
     )
     unscored = f"; {r.unscored} unscored by the judge" if r.unscored else ""
     return (
-        f"  {judge}: n {r.n}, alpha {_num(r.alpha)}{ci}, rho {_num(r.rho)}, "
+        f"  {judge}: n {r.n}, alpha {_num(r.alpha, 3)}{ci}, rho {_num(r.rho)}, "
         f"exact {_pct(r.exact)}, within 1 {_pct(r.within_1)}{unscored}\n    {verdicts}"
     )
 
@@ -68,7 +68,7 @@ def people_lines(report: PeopleAgreement | None, run_id: str) -> list[str]:
         ceiling = report.people_alpha.get(criterion)
         lines.append(
             f"criterion {criterion}"
-            + ("" if ceiling is None else f" (people among themselves: alpha {ceiling:.2f})")
+            + ("" if ceiling is None else f" (people among themselves: alpha {ceiling:.3f})")
         )
         lines.extend(_row(r) for r in report.judges if r.criterion == criterion)
         lines.append(f"  -> {trust}")

@@ -28,6 +28,7 @@ def add_parser(commands: Commands) -> None:
         "export",
         help="the answers to label: CSV (or .jsonl) with their ids and empty score/passed",
     )
+    export.add_argument("run", metavar="RUN", help="run id or unique prefix")
     add_output(
         export,
         "--output",
@@ -46,13 +47,14 @@ def add_parser(commands: Commands) -> None:
         "import",
         help="read labels (CSV or JSONL) into the store: all rows or none; again: no change",
     )
+    imp.add_argument("run", metavar="RUN", help="run id or unique prefix")
     imp.add_argument("file", metavar="FILE", help="the labels: .csv (, ; or tab) or .jsonl")
     imp.add_argument("--by", metavar="NAME", help="who imports (default: $QUALSPEC_USER or you)")
     imp.set_defaults(handler=cmd_labels_import)
     show = actions.add_parser("list", help="the run's stored labels")
+    show.add_argument("run", metavar="RUN", help="run id or unique prefix")
     show.set_defaults(handler=cmd_labels_list)
     for command in (export, imp, show):
-        command.add_argument("run", metavar="RUN", help="run id or unique prefix")
         add_db(command)
 
 
