@@ -51,7 +51,9 @@ def _run(judge: list[float], panel: list[list[float | None]] | None = None) -> R
 
 
 def _labels(scores: list[float], labeller: str = "ann") -> list[LabelRecord]:
-    return [LabelRecord(f"r{i}", "polite", score=s, labeller=labeller) for i, s in enumerate(scores)]
+    return [
+        LabelRecord(f"r{i}", "polite", score=s, labeller=labeller) for i, s in enumerate(scores)
+    ]
 
 
 def test_alpha_rho_and_agreement_match_the_hand_computation() -> None:

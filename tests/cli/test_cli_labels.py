@@ -195,7 +195,9 @@ def _hand_alpha(a: list[float], b: list[float]) -> float:
     values = a + b
     n = len(values)
     observed = sum(2 * (x - y) ** 2 for x, y in zip(a, b, strict=True)) / n
-    expected = sum((x - y) ** 2 for i, x in enumerate(values) for j, y in enumerate(values) if i != j)
+    expected = sum(
+        (x - y) ** 2 for i, x in enumerate(values) for j, y in enumerate(values) if i != j
+    )
     return 1 - observed / (expected / (n * (n - 1)))
 
 

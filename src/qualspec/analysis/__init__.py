@@ -80,6 +80,7 @@ if TYPE_CHECKING:
         labelled_criteria,
         read_labels,
     )
+    from qualspec.analysis._live_embeddings import EmbeddingSink, live_embedding_sink
     from qualspec.analysis._people_agreement import (
         MIN_LABELLED,
         RELIABLE_ALPHA,
@@ -90,7 +91,6 @@ if TYPE_CHECKING:
         people_agreement,
         spearman_rho,
     )
-    from qualspec.analysis._live_embeddings import EmbeddingSink, live_embedding_sink
     from qualspec.analysis._reference_changes import (
         ReferenceChange,
         ReferenceChanges,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from qualspec.analysis._label_file import judged_records
 from qualspec.analysis._stats import stat_seed
@@ -85,7 +85,7 @@ class PeopleAgreement:
 
 
 def krippendorff_alpha(
-    data: Sequence[Sequence[float | None]], level: str = "interval"
+    data: Sequence[Sequence[float | None]], level: Literal["interval", "nominal"] = "interval"
 ) -> float | None:
     """Krippendorff's alpha (the ``krippendorff`` package) of raters x units, None (or
     NaN) for a missing value; None when the data cannot give one (one value in all)."""
@@ -216,15 +216,17 @@ def _agreement(
 ) -> JudgeAgreement:
     items = [i for i in people if i[1] == criterion]
     scored = [
-        i
-        for i in items
-        if people[i].score is not None and i in said and said[i].score is not None
+        i for i in items if people[i].score is not None and i in said and said[i].score is not None
     ]
     a = [float(said[i].score) for i in scored]  # type: ignore[arg-type]
     b = [float(people[i].score) for i in scored]  # type: ignore[arg-type]
     diffs = [abs(x - y) for x, y in zip(a, b, strict=True)]
     judged = [i for i in items if i in said and said[i].passed is not None]
-    pairs = [(said[i].passed, people[i].passed) for i in judged if people[i].passed is not None]
+    pairs = [
+        (bool(said[i].passed), bool(people[i].passed))
+        for i in judged
+        if people[i].passed is not None
+    ]
     confusion = {
         "both_pass": sum(1 for x, y in pairs if x and y),
         "judge_only": sum(1 for x, y in pairs if x and not y),
@@ -245,7 +247,9 @@ def _agreement(
         within_1=sum(d <= 1 + _EPS for d in diffs) / len(diffs) if diffs else None,
         n_verdicts=len(pairs),
         alpha_pass=(
-            krippendorff_alpha([[float(x) for x, _ in pairs], [float(y) for _, y in pairs]], "nominal")
+            krippendorff_alpha(
+                [[float(x) for x, _ in pairs], [float(y) for _, y in pairs]], "nominal"
+            )
             if pairs
             else None
         ),
@@ -321,7 +325,6 @@ def _among_people(criterion: str, by_item: Mapping[Item, Sequence[LabelRecord]])
         return None
     items = [ls for (_, c), ls in by_item.items() if c == criterion]
     data = [
-        [next((x.score for x in ls if x.labeller == name), None) for ls in items]
-        for name in names
+        [next((x.score for x in ls if x.labeller == name), None) for ls in items] for name in names
     ]
     return krippendorff_alpha(data)

@@ -73,8 +73,7 @@ def cmd_labels_export(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     rows = label_sheet(run, labeller=ns.labeller, sample=ns.sample, seed=ns.seed)
     if not rows:
         print(
-            f"run {run.summary.id} has no judged answers to label (errors and checks are left "
-            "out)",
+            f"run {run.summary.id} has no judged answers to label (errors and checks are left out)",
             file=sys.stderr,
         )
         return 1

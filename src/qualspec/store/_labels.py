@@ -63,8 +63,8 @@ def record_labels(
         for label in records:
             key = _key(label.response_key, label.criterion, label.labeller)
             values = {"score": label.score, "passed": label.passed, "notes": label.notes}
-            row = existing.get(key)
-            if row is None:
+            found = existing.get(key)
+            if found is None:
                 new.append(
                     {
                         "run_id": run_id,
@@ -77,10 +77,10 @@ def record_labels(
                     }
                 )
                 added += 1
-            elif _same(row, label):
+            elif _same(found, label):
                 unchanged += 1
             else:
-                conn.execute(update(labels).where(c.id == row.id).values(**values, **stamp))
+                conn.execute(update(labels).where(c.id == found.id).values(**values, **stamp))
                 changed += 1
         if new:
             conn.execute(labels.insert(), new)
