@@ -204,7 +204,7 @@ def _hand_alpha(a: list[float], b: list[float]) -> float:
 def _agreement(capsys: pytest.CaptureFixture[str], run_id: str) -> dict[str, Any]:
     code, out, err = run_cli(capsys, "agreement", run_id, "--format", "json")
     assert code == 0, out + err
-    return json.loads(out)["people"]  # type: ignore[no-any-return]
+    return json.loads(out)["judge_vs_people"]  # type: ignore[no-any-return]
 
 
 def test_200_labels_import_once_and_agreement_matches_the_hand_computation(

@@ -8,19 +8,22 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from qualspec.analysis import JudgeAgreement, PeopleAgreement
-    from qualspec.store import RunRecord, Store
+    from qualspec.store import RunRecord
 
-__all__ = ["people_dict", "people_lines", "people_report"]
+__all__ = ["judge_vs_people", "people_lines"]
 
 
-def people_report(store: Store, run: RunRecord) -> PeopleAgreement | None:
-    """The run's agreement with people (None: nobody labelled it)."""
+def judge_vs_people(run: RunRecord, db: str | None) -> tuple[list[str], dict[str, Any]]:
+    """The judge-vs-people section: its text lines and its JSON part (``judge_vs_people``:
+    None when nobody labelled the run). The labels are read from the store ``db``."""
     from qualspec.analysis import people_agreement
+    from qualspec.store import Store
 
-    labels = store.labels(run.summary.id)
-    if not labels:
-        return None
-    return people_agreement(run, labels)
+    with Store.open(db) as store:
+        labels = store.labels(run.summary.id)
+    report = people_agreement(run, labels) if labels else None
+    data = None if report is None else dataclasses.asdict(report)
+    return people_lines(report, run.summary.id), {"judge_vs_people": data}
 
 
 def _num(x: float | None, digits: int = 2) -> str:
@@ -51,12 +54,12 @@ def people_lines(report: PeopleAgreement | None, run_id: str) -> list[str]:
     """The section as text lines."""
     if report is None:
         return [
-            "Agreement with people: no labels for this run. Export the answers "
+            "Judge vs people: no labels for this run. Export the answers "
             f"(`qualspec labels export {run_id} -o labels.csv`), fill in score and/or "
             f"passed, then `qualspec labels import {run_id} labels.csv`."
         ]
     lines = [
-        f"Agreement with people: {report.labels} labels of {report.answers} answers by "
+        f"Judge vs people: {report.labels} labels of {report.answers} answers by "
         f"{', '.join(report.labellers)}",
         "  people's value: the mean of their scores; pass/fail as given, else score >= the "
         "judge's threshold (majority); alpha: Krippendorff's (interval; 95% CI by bootstrap)",
@@ -73,8 +76,3 @@ def people_lines(report: PeopleAgreement | None, run_id: str) -> list[str]:
         lines.extend(_row(r) for r in report.judges if r.criterion == criterion)
         lines.append(f"  -> {trust}")
     return lines
-
-
-def people_dict(report: PeopleAgreement | None) -> dict[str, Any] | None:
-    """The section as JSON-ready data (None: no labels)."""
-    return None if report is None else dataclasses.asdict(report)
