@@ -272,17 +272,31 @@ def test_export_fill_in_import_round_trip(capsys: pytest.CaptureFixture[str]) ->
         row["score"] = str(int(scores[row["response_key"], row["criterion"]][1]))
         row["passed"] = "pass" if float(row["score"]) >= THRESHOLD else "fail"
         row["labeller"] = "ann"
-    out_text = io.StringIO()
-    writer = csv.DictWriter(out_text, fieldnames=list(rows[0]), lineterminator="\r\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    Path("filled.csv").write_text("\ufeff" + out_text.getvalue(), encoding="utf-8")
+    good = rows[3]["score"]
+    rows[3]["score"] = "eleven"  # a slip: the file says where, by line and by row
+    _write_sheet(rows)
+    code, out, err = run_cli(capsys, "labels", "import", run_id, "filled.csv")
+    assert code == 2
+    # each answer spans two lines: the 4th data row starts on line 8, a spreadsheet's row 5
+    assert err.startswith("filled.csv:8:1: error: score: 'eleven' is not a number")
+    assert "(spreadsheet row 5)" in err.splitlines()[0]
+    rows[3]["score"] = good
+    _write_sheet(rows)
     code, out, err = run_cli(capsys, "labels", "import", run_id, "filled.csv")
     assert code == 0, out + err
     assert "150 labels added" in out and "50 rows without a score or passed left out" in out
     code, out, _ = run_cli(capsys, "labels", "list", run_id)
     assert code == 0 and len(out.strip().splitlines()) == 150
     assert "imported by carol" in out and "from filled.csv" in out
+
+
+def _write_sheet(rows: list[dict[str, str]]) -> None:
+    """Save the sheet as a spreadsheet does: CSV UTF-8 with a byte-order mark, CRLF."""
+    out_text = io.StringIO()
+    writer = csv.DictWriter(out_text, fieldnames=list(rows[0]), lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    Path("filled.csv").write_text("\ufeff" + out_text.getvalue(), encoding="utf-8")
 
 
 def test_agreement_without_labels_says_how_to_get_them(

@@ -145,8 +145,12 @@ class _Problems:
     def __init__(self, path: str) -> None:
         self.path = path
         self.issues: list[SpecIssue] = []
+        self.rows: dict[int, int] = {}  # CSV: a record's first line -> its spreadsheet row
 
     def add(self, line: int, field: str, message: str) -> None:
+        row = self.rows.get(line, line)
+        if row != line:  # an answer of several lines: say where a spreadsheet shows it
+            message += f" (spreadsheet row {row})"
         self.issues.append(SpecIssue(self.path, line, 1, field, message))
 
     def raise_any(self) -> None:
@@ -192,7 +196,8 @@ def _rows(text: str, name: str, problems: _Problems) -> Iterator[tuple[int, dict
         problems.add(1, "criterion", "no 'criterion' column: the header row needs one")
         return
     start = reader.line_num + 1
-    for row in reader:
+    for number, row in enumerate(reader, 2):
+        problems.rows[start] = number
         if any(cell.strip() for cell in row):
             yield start, dict(zip(header, row, strict=False))
         start = reader.line_num + 1
