@@ -301,7 +301,12 @@ class _Index:
                 )
                 return None
             return given
-        missing = [n for n in _COORDINATES if not _text(fields.get(n))]
+        # a temperature of JSON null is the provider's default, as ``default`` is
+        missing = [
+            n
+            for n in _COORDINATES
+            if not _text(fields.get(n)) and (n != "temperature" or fields.get(n, "") == "")
+        ]
         if not _text(fields.get("run")) and not _text(fields.get("run_index")):
             missing.append("run")
         if missing:
