@@ -1,9 +1,12 @@
-"""``qualspec agreement RUN``: how far the run's judges agree, per criterion.
+"""``qualspec agreement RUN``: how far a run's judges agree with each other and with
+people, per criterion.
 
 One function per section, each giving its text lines and its JSON part: judge vs judge
 (the members of each judge panel: Krippendorff's alpha of the scores and of the pass/fail
 verdicts with a 95% interval and the items, and each pair's exact and within-1
-agreement). A criterion whose alpha is below 0.667 is flagged.
+agreement; a criterion whose alpha is below 0.667 is flagged), and judge vs people
+(``_agreement_people``: each judge's and the panel's agreement with the run's human
+labels, and which judge to trust for which criterion).
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ def add_parser(commands: Commands) -> None:
     """``qualspec agreement RUN [--format text|json]``."""
     agreement = commands.add_parser(
         "agreement",
-        help="how far a run's judges agree per criterion (a judge panel: Krippendorff's "
-        "alpha, exact and within-1 agreement)",
+        help="per criterion: how far a run's judges agree with each other (a judge panel) "
+        "and with people's labels (Krippendorff's alpha, rho, exact/within-1, pass/fail), "
+        "and which judge to trust",
     )
     agreement.add_argument(
         "run_id", metavar="RUN", help="run id, unique id prefix, or results .json"
@@ -41,8 +45,12 @@ def add_parser(commands: Commands) -> None:
 
 def cmd_agreement(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     """Print each section of the run's agreement."""
+    from qualspec.cli._agreement_people import judge_vs_people
+
     run = _load(ns.run_id, ns.db)
     lines, data = judge_vs_judge(run)
+    people_lines, people_data = judge_vs_people(run, ns.db)
+    lines, data = [*lines, *people_lines], {**data, **people_data}
     if ns.format == "json":
         out = {"run_id": run.summary.id, "suite": run.summary.suite_name, **data}
         sys.stdout.write(json.dumps(out, indent=2) + "\n")

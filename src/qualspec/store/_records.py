@@ -13,6 +13,8 @@ __all__ = [
     "Answered",
     "CacheEntry",
     "JudgmentRecord",
+    "LabelCounts",
+    "LabelRecord",
     "PromptVersion",
     "ReferenceAnswer",
     "ReferenceAuditEntry",
@@ -212,6 +214,35 @@ class JudgmentRecord(_Accounted):
     details: dict[str, Any] | None = None
     # a resumed run's current plan no longer asks for it (kept, but not counted)
     superseded: bool = False
+
+
+@dataclass(slots=True)
+class LabelRecord:
+    """A person's label of one answer on one criterion (``Store.record_labels``).
+
+    ``score`` (0-10) and ``passed`` are what the person gave (either may be None, not
+    both); ``labeller`` who they are ('' when the file does not say). The store fills
+    ``imported_by``, ``imported_at``, ``source_name`` and ``source_sha256`` (the file's).
+    """
+
+    response_key: str
+    criterion: str
+    score: float | None = None
+    passed: bool | None = None
+    labeller: str = ""
+    notes: str | None = None
+    imported_by: str | None = None
+    imported_at: datetime | None = None
+    source_name: str | None = None
+    source_sha256: str | None = None
+
+
+class LabelCounts(NamedTuple):
+    """What an import of labels did: rows added, changed (another value) and unchanged."""
+
+    added: int
+    changed: int
+    unchanged: int
 
 
 @dataclass(slots=True)

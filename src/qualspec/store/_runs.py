@@ -17,7 +17,7 @@ from qualspec.store._liveness import abandoned_reason
 from qualspec.store._prefix import only_match
 from qualspec.store._records import RunSummary, suite_matches
 from qualspec.store._redact import redact
-from qualspec.store._schema import judgments, responses, runs
+from qualspec.store._schema import judgments, labels, responses, runs
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, RowMapping
@@ -164,7 +164,7 @@ def latest_unfinished_run(
 
 
 def delete_run(db: Database, run_id: str) -> None:
-    """Delete a run with its responses and judgments, and the input rows no other run's
+    """Delete a run with its responses, judgments and labels, and the input rows no other run's
     responses name."""
     full = resolve_run_id(db, run_id)
     with db.write() as conn:
@@ -173,6 +173,7 @@ def delete_run(db: Database, run_id: str) -> None:
             # this waits for writers under way, so no row they still need is dropped
             conn.execute(text("LOCK TABLE input_rows IN SHARE ROW EXCLUSIVE MODE"))
         hashes = run_row_hashes(conn, full)
+        conn.execute(delete(labels).where(labels.c.run_id == full))
         conn.execute(delete(judgments).where(judgments.c.run_id == full))
         conn.execute(delete(responses).where(responses.c.run_id == full))
         conn.execute(delete(runs).where(runs.c.id == full))

@@ -40,6 +40,7 @@ __all__ = [
     "cache_entries",
     "input_rows",
     "judgments",
+    "labels",
     "metadata",
     "prompt_versions",
     "reference_audit",
@@ -307,3 +308,33 @@ reference_audit = Table(
     Index("ix_reference_audit_call_key", "call_key"),
 )
 """Every review change, append-only: who, when, what, the value before and after, notes."""
+
+labels = Table(
+    "labels",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("response_key", String(128), nullable=False),
+    Column("criterion", Text, nullable=False),
+    # sha256(criterion) in hex: the unique key's stand-in for the criterion (as judgments')
+    Column("criterion_hash", String(64), nullable=False),
+    # who labelled, as the file names them ('' when it does not)
+    Column("labeller", String(255), nullable=False, server_default=""),
+    Column("score", Float, nullable=True),
+    Column("passed", Boolean, nullable=True),
+    Column("notes", Text, nullable=True),
+    Column("imported_by", Text, nullable=False),
+    Column("imported_at", UTCDateTime(), nullable=False),
+    Column("source_name", Text, nullable=False),
+    Column("source_sha256", String(64), nullable=False),
+    UniqueConstraint(
+        "run_id",
+        "response_key",
+        "criterion_hash",
+        "labeller",
+        name="uq_labels_run_key_criterion_labeller",
+    ),
+)
+"""People's labels of a run's answers (migration 0011): a score (0-10) and/or pass/fail
+per (answer, criterion, labeller), with who imported them, when, and from which file
+(its name and SHA-256)."""

@@ -12,13 +12,24 @@ from datetime import datetime
 from typing import Any
 
 from qualspec.errors import SchemaVersionError, StoreError
-from qualspec.store import _cache, _lock, _lookup, _parts, _references, _results, _runs
+from qualspec.store import (
+    _cache,
+    _labels,
+    _lock,
+    _lookup,
+    _parts,
+    _references,
+    _results,
+    _runs,
+)
 from qualspec.store._db import Database
 from qualspec.store._migrate import current_revision, ensure_schema
 from qualspec.store._prompts import PromptRegistry
 from qualspec.store._records import (
     CacheEntry,
     JudgmentRecord,
+    LabelCounts,
+    LabelRecord,
     PromptVersion,
     ReferenceAnswer,
     ReferenceReview,
@@ -443,3 +454,30 @@ class Store:
             UnknownReferenceError: No reference answer with this call key.
         """
         return _references.override_reference(self._db, call_key, text, notes, who)
+
+    # ------------------------------------------------------------------ human labels
+
+    def record_labels(
+        self,
+        run_id: str,
+        labels: Sequence[LabelRecord],
+        *,
+        source_name: str,
+        source_sha256: str,
+        who: str,
+    ) -> LabelCounts:
+        """Store people's labels of a run's answers (exact run id), all in one transaction.
+
+        Keyed by (answer, criterion, labeller): a label already stored with the same score,
+        pass/fail and notes is left as it is (importing a file twice changes nothing); one
+        with other values is updated. ``who`` imported them from the file ``source_name``
+        (SHA-256 ``source_sha256``).
+        """
+        return _labels.record_labels(
+            self._db, run_id, labels, source_name=source_name, source_sha256=source_sha256, who=who
+        )
+
+    def labels(self, run_id: str, response_keys: Iterable[str] | None = None) -> list[LabelRecord]:
+        """A run's labels (exact run id; of ``response_keys`` when given), ordered by
+        answer, criterion and labeller."""
+        return _labels.labels_of(self._db, run_id, response_keys)

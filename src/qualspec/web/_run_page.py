@@ -30,6 +30,7 @@ from qualspec.analysis import (
 )
 from qualspec.store import RunSummary, Store
 from qualspec.web._explore import NONE, SORTS, Query, RunIndex, score_text
+from qualspec.web._labels import people_labels
 from qualspec.web._overview import candidate_table, failing_aspects
 from qualspec.web._snapshot import RunView
 
@@ -422,8 +423,14 @@ def run_context(
         prompts,
     )
     grid = matrix(parts["matrix"], run_id, query, mpage)
+    labels = people_labels(store, run_id, [a.record.key for a in found.answers])
     shown = [
-        {"a": a, "prompt": book.sent_for(a), "where": _answer_where(a.record)}
+        {
+            "a": a,
+            "prompt": book.sent_for(a),
+            "where": _answer_where(a.record),
+            "labels": labels.get(a.record.key, {}),
+        }
         for a in found.answers
     ]
     return {
