@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from qualspec.analysis._agreement import TENTATIVE_ALPHA, alpha_with_interval, krippendorff_alpha
 from qualspec.analysis._label_file import judged_records
