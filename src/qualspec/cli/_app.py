@@ -102,7 +102,6 @@ _COMMANDS: tuple[Callable[[Commands], None], ...] = (
     _reference.add_parser,
     _judge_check.add_parser,
     _labels.add_parser,
-    _agreement.add_parser,
     _test.add_parser,
     _lab.add_lab_parser,
     _lab.add_serve_parser,
