@@ -14,6 +14,7 @@ from qualspec.spec._panel import (
     DEFAULT_JUDGE_MODEL,
     PanelFields,
     PanelMember,
+    check_scoring,
 )
 from qualspec.spec._presets import TEMPERATURE_PRESETS
 from qualspec.spec._structured import GraderConfig, OutputSchema, ReferenceConfig
@@ -165,16 +166,8 @@ class JudgeConfig(PanelFields):
 
     @model_validator(mode="after")
     def _expected_per_criterion(self) -> JudgeConfig:
-        _check_scoring(self.scoring, self.mode)
+        check_scoring(self.scoring, self.mode)
         return self
-
-
-def _check_scoring(scoring: str, mode: str) -> None:
-    if scoring == "expected" and mode != "per_criterion":
-        raise ValueError(
-            "scoring: expected needs mode: per_criterion (one score per call); remove "
-            "mode: all_criteria or scoring: expected"
-        )
 
 
 class EvaluatorConfig(PanelFields):
@@ -232,7 +225,7 @@ class EvaluatorConfig(PanelFields):
 
     @model_validator(mode="after")
     def _expect_name(self) -> EvaluatorConfig:
-        _check_scoring(self.scoring, self.mode)
+        check_scoring(self.scoring, self.mode)
         # records named expect are read as expect: checks (pass/fail, no score)
         if self.type == "expect" and self.label != "expect":
             raise ValueError(

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from qualspec.spec._base import _Model
 
-__all__ = ["COMBINE_METHODS", "DEFAULT_JUDGE_MODEL", "PanelFields", "PanelMember"]
+__all__ = ["COMBINE_METHODS", "DEFAULT_JUDGE_MODEL", "PanelFields", "PanelMember", "check_scoring"]
 
 DEFAULT_JUDGE_MODEL = "local/smollm2"
 
@@ -82,3 +82,12 @@ class PanelFields(_Model):
                     "(e.g. {model: ..., name: second})"
                 )
         return self
+
+
+def check_scoring(scoring: str, mode: str) -> None:
+    """Refuse ``scoring: expected`` beside ``mode: all_criteria`` (one score per call)."""
+    if scoring == "expected" and mode != "per_criterion":
+        raise ValueError(
+            "scoring: expected needs mode: per_criterion (one score per call); remove "
+            "mode: all_criteria or scoring: expected"
+        )
