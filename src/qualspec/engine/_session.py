@@ -15,10 +15,10 @@ import logging
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qualspec.engine._adhoc import adhoc_messages, adhoc_record
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._execute import Executor
 from qualspec.engine._options import CallOptions, ExecuteOptions, ExecuteStats
@@ -98,6 +98,8 @@ class Session:
         prices: A JSON price table overriding the built-in one.
         sink: What makes each run's :class:`~qualspec.engine.Sink` (where results go
             as they complete); default :class:`~qualspec.engine.Recorder`, the store.
+        executor: ``"ray"``: embedded models run as Ray actors over a cluster (overrides
+            ``options.executor``; the ``ray`` extra); ``ray_address``: the cluster.
     """
 
     def __init__(
@@ -109,10 +111,15 @@ class Session:
         providers: Mapping[str, ProviderConfig] | None = None,
         prices: str | Path | None = None,
         sink: SinkFactory | None = None,
+        executor: str | None = None,
+        ray_address: str | None = None,
     ) -> None:
         options = options or ExecuteOptions()
         if max_cost is not None:
             options = dataclasses.replace(options, max_cost=max_cost)
+        if executor is not None or ray_address is not None:
+            executor = executor or options.executor
+            options = dataclasses.replace(options, executor=executor, ray_address=ray_address)
         self.options = options
         self._db = db
         self._provider_configs = dict(providers or {})
@@ -255,7 +262,7 @@ class Session:
             reply = await self.calls.complete(
                 provider,
                 model_name,
-                _messages(prompt, system),
+                adhoc_messages(prompt, system),
                 kind=kind,
                 recorder=recorder,
                 options=options,
@@ -264,7 +271,7 @@ class Session:
             from qualspec.errors import BudgetExceededError
 
             raise BudgetExceededError(f"{exc}: raise max_cost or start a new session") from None
-        recorder.response(_adhoc_record(reply, model, kind, options))
+        recorder.response(adhoc_record(reply, model, kind, options))
         return reply
 
     @contextlib.asynccontextmanager
@@ -468,33 +475,3 @@ class Session:
             await preparing.cancel()
             raise
         return preparing, run_id
-
-
-def _messages(prompt: str | Sequence[Message], system: str | None) -> tuple[Message, ...]:
-    """A prompt (a user message, or the messages) with ``system`` first."""
-    from qualspec.providers import Message
-
-    messages = (Message("user", prompt),) if isinstance(prompt, str) else tuple(prompt)
-    return messages if system is None else (Message("system", system), *messages)
-
-
-def _adhoc_record(reply: Reply, model: str, kind: str, options: CallOptions) -> ResponseRecord:
-    """The record of a single call (``Session.complete``) to ``model``: the call (everything
-    sent, where to) placed under its model and kind."""
-    from qualspec.engine._items import cell_key
-    from qualspec.providers import split_address
-    from qualspec.store import ResponseRecord
-
-    name, model_name = split_address(model)
-    return ResponseRecord.from_reply(
-        reply,
-        key=cell_key(reply.key, model, None, kind, None),
-        candidate=model,
-        temperature=options.temperature,  # None: none was sent (the provider's default)
-        run_index=options.attempt,
-        provider=name,
-        model=model_name,
-        created_at=datetime.now(UTC),
-        kind=kind,
-        call_key=reply.key,
-    )
