@@ -148,7 +148,9 @@ def test_calls_run_on_both_nodes_and_a_lost_node_loses_nothing(
     assert len(responses) == CELLS
     assert len({r.key for r in responses}) == CELLS  # each cell recorded once
     assert [r.error for r in responses] == [None] * CELLS
-    assert sorted(r.text for r in responses) == sorted(f"Answer to: Say {i:03d}" for i in range(CELLS))
+    assert sorted(r.text for r in responses) == sorted(
+        f"Answer to: Say {i:03d}" for i in range(CELLS)
+    )
     served = {r.served_by for r in responses}
     assert f"ray:{worker_id}" in served and f"ray:{head_id}" in served, served
     assert served <= {f"ray:{worker_id}", f"ray:{head_id}"}

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from qualspec.engine._sink import Sink, SinkFactory
     from qualspec.providers import Message
     from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
-    from qualspec.store import ResponseRecord, RunRecord, Store
+    from qualspec.store import RunRecord, Store
 
 __all__ = ["RunOutcome", "Session", "run_sync"]
 
