@@ -5,6 +5,9 @@ front of the fake OpenAI-compatible server: calls are served on both nodes (``se
 names each node), and the worker node is killed (SIGKILL of its processes, by PID) once the
 run has recorded some answers: every cell is still answered, and recorded once.
 
+When every actor is lost for good (killed without restart), the run stops ``failed``,
+keeps what it recorded, and a resumed run finishes it: each cell recorded once.
+
 Every Ray process carries a marker in its environment; teardown stops the cluster by its
 recorded PIDs (never ``ray stop``) and then checks, with ``ps``, that none is left.
 """
@@ -27,11 +30,14 @@ from typing import Any
 import pytest
 
 import qualspec
+from qualspec.errors import ProviderError
+from qualspec.store import Store
 from qualspec.testing import FakeServer
 
 CELLS = 40
+OPTIONS = qualspec.ExecuteOptions(judge=False, use_cache=False)
 SUITE = """
-name: ray-cluster
+name: %(name)s
 providers:
   fake:
     type: openai
@@ -117,7 +123,7 @@ def test_calls_run_on_both_nodes_and_a_lost_node_loses_nothing(
     inputs = [{"id": f"r{i:03d}", "i": f"{i:03d}"} for i in range(CELLS)]
     with FakeServer(latency=0.3, log_requests=False) as server:
         suite = tmp_path / "suite.yaml"
-        suite.write_text(SUITE % {"url": server.base_url, "inputs": inputs})
+        suite.write_text(SUITE % {"name": "ray-cluster", "url": server.base_url, "inputs": inputs})
         db = tmp_path / "q.db"
         killed: dict[str, int] = {}
 
@@ -131,9 +137,8 @@ def test_calls_run_on_both_nodes_and_a_lost_node_loses_nothing(
             await asyncio.to_thread(started.remove_node, worker, False)
 
         async def main() -> qualspec.RunOutcome:
-            options = qualspec.ExecuteOptions(judge=False, use_cache=False)
             async with qualspec.Session(
-                db=f"sqlite:///{db}", options=options, executor="ray", ray_address=started.address
+                db=f"sqlite:///{db}", options=OPTIONS, executor="ray", ray_address=started.address
             ) as session:
                 async with asyncio.TaskGroup() as tasks:
                     run = tasks.create_task(session.run(suite))
@@ -158,6 +163,67 @@ def test_calls_run_on_both_nodes_and_a_lost_node_loses_nothing(
     assert sum(r.served_by == f"ray:{worker_id}" for r in responses) <= killed["at"] + 2
     # at most the calls in flight on the lost node (2 per actor) were made twice
     assert CELLS <= calls <= CELLS + 2
+    with sqlite3.connect(db) as conn:
+        twice = conn.execute(
+            "SELECT key FROM responses GROUP BY run_id, key HAVING count(*) > 1"
+        ).fetchall()
+    assert twice == []
+
+
+@pytest.mark.timeout(900)
+def test_a_run_with_no_actor_left_ends_failed_and_resumes(
+    cluster: tuple[Any, Any], tmp_path: Path
+) -> None:
+    import ray
+
+    started, _worker = cluster
+    inputs = [{"id": f"r{i:03d}", "i": f"{i:03d}"} for i in range(CELLS)]
+    with FakeServer(latency=0.3, log_requests=False) as server:
+        suite = tmp_path / "suite.yaml"
+        suite.write_text(SUITE % {"name": "ray-lost", "url": server.base_url, "inputs": inputs})
+        db = tmp_path / "q.db"
+        killed: dict[str, int] = {}
+
+        async def kill_every_actor() -> None:
+            deadline = time.monotonic() + 600
+            while await asyncio.to_thread(_answered, db) < 6:
+                assert time.monotonic() < deadline, "the run recorded no answers"
+                await asyncio.sleep(0.05)
+            killed["at"] = await asyncio.to_thread(_answered, db)
+            names = [n for n in ray.util.list_named_actors() if n.startswith("qualspec:fake:")]
+            assert len(names) == 2, names
+            for name in names:  # gone for good: Ray does not restart them
+                ray.kill(ray.get_actor(name), no_restart=True)
+
+        async def first() -> str:
+            async with qualspec.Session(
+                db=f"sqlite:///{db}", options=OPTIONS, executor="ray", ray_address=started.address
+            ) as session:
+                async with asyncio.TaskGroup() as tasks:
+                    tasks.create_task(kill_every_actor())
+                    with pytest.raises(ProviderError) as stopped:
+                        await session.run(suite)
+            return str(stopped.value)
+
+        message = asyncio.run(first())
+        assert "every Ray actor of provider 'fake' was lost" in message, message
+        assert "--resume" in message, message
+        with Store.open(f"sqlite:///{db}") as store:
+            (summary,) = store.list_runs(limit=5)
+        assert summary.status == "failed"
+        assert killed["at"] < CELLS
+
+        async def resumed() -> qualspec.RunOutcome:
+            async with qualspec.Session(
+                db=f"sqlite:///{db}", options=OPTIONS, executor="ray", ray_address=started.address
+            ) as session:
+                return await session.run(suite, resume=summary.id)
+
+        outcome = asyncio.run(resumed())
+    assert outcome.status == "finished" and outcome.run_id == summary.id
+    responses = outcome.record.responses
+    assert len(responses) == CELLS and len({r.key for r in responses}) == CELLS
+    assert [r.error for r in responses] == [None] * CELLS
     with sqlite3.connect(db) as conn:
         twice = conn.execute(
             "SELECT key FROM responses GROUP BY run_id, key HAVING count(*) > 1"

@@ -107,6 +107,7 @@ class CallEngine(CallCache, StructuredModes):
         self.heard = asyncio.Event()
         self.scrub = Scrubber()
         self._ray: RayActors | None = None  # executor="ray": the session's actors
+        self.failure: str | None = None  # why the run cannot go on (see ``fail``)
 
     # ------------------------------------------------------------ providers
 
@@ -129,7 +130,7 @@ class CallEngine(CallCache, StructuredModes):
             if self._ray is None:
                 from qualspec.engine._ray import RayActors
 
-                self._ray = RayActors(self.options)
+                self._ray = RayActors(self.options, on_lost=self.fail)
             out = {name: self._ray.wrap(name, p, configs.get(name)) for name, p in out.items()}
         for name, provider in out.items():
             self.learn_secrets(provider)
@@ -146,7 +147,7 @@ class CallEngine(CallCache, StructuredModes):
             await pool.aclose()
         if self._ray is not None:  # its actors killed, its connection closed
             ray, self._ray = self._ray, None
-            await asyncio.to_thread(ray.close)
+            await ray.aclose()
 
     def learn_secrets(self, provider: Provider) -> None:
         """Remember a provider's secrets (its optional ``secret_values``) to scrub them."""
@@ -197,6 +198,13 @@ class CallEngine(CallCache, StructuredModes):
     def spent_usd(self) -> float:
         """What the session's calls cost so far (known prices only)."""
         return self._spend.total
+
+    def fail(self, reason: str) -> None:
+        """Refuse every new call and end the run ``failed`` (``failure``): it cannot go on
+        (a Ray cluster with no actor left); what is recorded is kept, resumable."""
+        if self.failure is None:
+            self.failure = reason
+        self.stop(reason)
 
     def stop(self, reason: str) -> None:
         """Refuse every new call from now on (calls in flight finish)."""

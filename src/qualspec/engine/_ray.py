@@ -22,6 +22,8 @@ import asyncio
 import logging
 import math
 import os
+import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._call_cache import endpoint
@@ -52,6 +54,9 @@ DEFAULT_NUM_CPUS = 1.0
 """CPUs an actor reserves when neither the provider's ``ray.num_cpus`` nor the run says."""
 START_TIMEOUT = 180.0
 """Seconds the cluster has to start a provider's actors before the run is refused."""
+COMEBACK_TIMEOUT = 120.0
+"""Seconds an actor set has, after one of its actors was lost, to show one that answers
+(Ray restarting it included) before the run stops ``failed`` (resumable)."""
 
 _ERRORS: dict[str, type[QualspecError]] = {
     cls.__name__: cls
@@ -126,6 +131,44 @@ def _raised(result: tuple[Any, ...]) -> QualspecError:
     return cls(message)
 
 
+class _Watch:
+    """Whether some actor of a set still answers, checked once one of them is lost: when
+    none does within :data:`COMEBACK_TIMEOUT`, ``on_lost`` stops the run."""
+
+    def __init__(self, name: str, actors: list[Any], on_lost: Callable[[str], None]) -> None:
+        self._name = name
+        self._actors = actors
+        self._on_lost = on_lost
+        self.task: asyncio.Task[None] | None = None
+
+    def lost(self) -> None:
+        """An actor was lost: check the set (once at a time)."""
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._check())
+
+    async def _check(self) -> None:
+        ray = import_ray()
+
+        async def answers(ref: Any) -> bool:
+            try:
+                await ref
+            except ray.exceptions.RayError:
+                return False
+            return True
+
+        pings = [answers(actor.node_id.remote()) for actor in self._actors]
+        try:
+            for ping in asyncio.as_completed(pings, timeout=COMEBACK_TIMEOUT):
+                if await ping:
+                    return
+        except TimeoutError:
+            pass
+        self._on_lost(
+            f"every Ray actor of provider '{self._name}' was lost and none answered within "
+            f"{COMEBACK_TIMEOUT:g}s (the cluster has no node left for it)"
+        )
+
+
 class ActorReplica:
     """One actor, as a provider: a replica of an :class:`ActorSet` the engine routes to.
 
@@ -134,8 +177,9 @@ class ActorReplica:
     the call to another actor).
     """
 
-    def __init__(self, name: str, actor: Any, index: int, inner: Provider) -> None:
+    def __init__(self, name: str, actor: Any, index: int, inner: Provider, watch: _Watch) -> None:
         self.name = name
+        self._watch = watch
         self.endpoint = f"ray:{name}#{index}"
         self.temperature_range = inner.temperature_range
         self.default_concurrency = inner.default_concurrency
@@ -164,6 +208,7 @@ class ActorReplica:
                 retryable=False,
             ) from None
         except ray.exceptions.RayError as exc:  # its worker or node is gone
+            self._watch.lost()
             raise ProviderError(
                 f"Ray actor {self.endpoint} was lost ({type(exc).__name__}): its calls move "
                 "to another actor while Ray restarts it",
@@ -223,7 +268,9 @@ class RayActors:
     when it connected (a connection the caller made stays).
     """
 
-    def __init__(self, options: ExecuteOptions) -> None:
+    def __init__(self, options: ExecuteOptions, on_lost: Callable[[str], None]) -> None:
+        self._on_lost = on_lost
+        self._watches: list[_Watch] = []
         self._address = options.ray_address
         self._actors_per_provider = options.ray_actors
         self._num_cpus = options.ray_num_cpus
@@ -264,7 +311,12 @@ class RayActors:
             num_cpus=cpus, scheduling_strategy="SPREAD", max_restarts=-1, max_task_retries=0
         )
         dumped = None if config is None else config.model_dump(mode="json")
-        actors = [remote.remote(name, dumped, _actor_env(config, cpus)) for _ in range(count)]
+        env = _actor_env(config, cpus)
+        run = uuid.uuid4().hex[:8]  # named, to be found in the cluster (qualspec:<provider>:..)
+        actors = [
+            remote.options(name=f"qualspec:{name}:{run}:{i}").remote(name, dumped, env)
+            for i in range(count)
+        ]
         self._actors.extend(actors)
         try:
             nodes = ray.get([a.node_id.remote() for a in actors], timeout=START_TIMEOUT)
@@ -281,8 +333,18 @@ class RayActors:
                 "every node"
             ) from None
         log.info("%s: %d Ray actor(s) on %d node(s)", name, count, len(set(nodes)))
-        replicas = [ActorReplica(name, actor, i, provider) for i, actor in enumerate(actors)]
+        watch = _Watch(name, actors, self._on_lost)
+        self._watches.append(watch)
+        replicas = [ActorReplica(name, a, i, provider, watch) for i, a in enumerate(actors)]
         return ActorSet(name, provider, replicas, [str(n) for n in nodes])
+
+    async def aclose(self) -> None:
+        """Stop checking on lost actors; kill the actors and disconnect (:meth:`close`)."""
+        for watch in self._watches:
+            if watch.task is not None:
+                watch.task.cancel()
+        self._watches.clear()
+        await asyncio.to_thread(self.close)
 
     def close(self) -> None:
         """Kill the actors started here; disconnect when the connection was made here."""

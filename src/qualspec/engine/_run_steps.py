@@ -223,11 +223,14 @@ async def finish_run(
     executor: Executor | None,
     status: str,
     settle: Callable[[], None] | None = None,
+    *,
+    failed: str | None = None,
 ) -> str | None:
     """Flush the recorder and record the run's end; the failure reason, if any.
 
     ``settle`` runs once everything is recorded, when the run completed (finished or
-    over budget): it marks what the plan no longer asks for superseded.
+    over budget): it marks what the plan no longer asks for superseded. ``failed``: why
+    the calls could not go on (the run ends ``failed``, unless the store failed first).
     """
     failure: str | None = None
     if recorder is not None:
@@ -237,6 +240,8 @@ async def finish_run(
             failure = recorder.failure or _one_line(exc)
     if failure is None and executor is not None and executor.store_failure is not None:
         failure = _one_line(executor.store_failure)
+    if failure is None:
+        failure = failed
     if failure is None and settle is not None and status in ("finished", "budget_exceeded"):
         try:
             await asyncio.to_thread(settle)

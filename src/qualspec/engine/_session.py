@@ -38,7 +38,7 @@ from qualspec.engine._run_steps import (
 )
 from qualspec.engine._sink import close_sink, open_sink
 from qualspec.engine._sync import run_sync
-from qualspec.errors import StoreError
+from qualspec.errors import ProviderError, StoreError
 from qualspec.messages import one_line as _one_line
 
 if TYPE_CHECKING:
@@ -431,7 +431,14 @@ class Session:
             await preparing.cancel()  # a run that ended early: what is still running
             # group subjects are known once the answers are: a resumed run supersedes again
             settle = settle_superseded(store, run_id, plan, current) if resumed else None
-            failure = await finish_run(store, run_id, recorder, executor, status, settle)
+            failure = await finish_run(
+                store, run_id, recorder, executor, status, settle, failed=calls.failure
+            )
+        if failure is not None and failure == calls.failure:  # e.g. no Ray actor left
+            raise ProviderError(
+                f"the run could not finish: {failure}; what it recorded is kept: resume with "
+                f"qualspec run {suite.path} --resume {run_id}"
+            )
         if failure is not None:
             raise StoreError(
                 f"could not record results: {failure}; nothing recorded is lost: resume with "
