@@ -34,11 +34,12 @@ from qualspec.engine._run_steps import (
     open_run,
     outcome_record,
     record_settled,
+    run_failure,
     settle_superseded,
 )
 from qualspec.engine._sink import close_sink, open_sink
 from qualspec.engine._sync import run_sync
-from qualspec.errors import ProviderError, StoreError
+from qualspec.errors import StoreError
 from qualspec.messages import one_line as _one_line
 
 if TYPE_CHECKING:
@@ -434,15 +435,9 @@ class Session:
             failure = await finish_run(
                 store, run_id, recorder, executor, status, settle, failed=calls.failure
             )
-        if failure is not None and failure == calls.failure:  # e.g. no Ray actor left
-            raise ProviderError(
-                f"the run could not finish: {failure}; what it recorded is kept: resume with "
-                f"qualspec run {suite.path} --resume {run_id}"
-            )
-        if failure is not None:
-            raise StoreError(
-                f"could not record results: {failure}; nothing recorded is lost: resume with "
-                f"qualspec run {suite.path} --resume {run_id}"
+        if failure is not None:  # the store failed, or the calls could not go on
+            raise run_failure(
+                failure, calls.failure, f"qualspec run {suite.path} --resume {run_id}"
             )
         record, failures, summarised = await outcome_record(store, run_id, plan, run, self.options)
         return RunOutcome(
