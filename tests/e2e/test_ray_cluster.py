@@ -72,36 +72,38 @@ def _marked(marker: str) -> list[int]:
     return found
 
 
-@pytest.fixture
-def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
-    """A head and a worker node (2 CPUs each) on 127.0.0.1; (cluster, worker node)."""
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[tuple[Any, Any]]:
+    """A head and a worker node (2 CPUs each) on 127.0.0.1, for the module's tests (the
+    first removes the worker node; the second needs only the head); (cluster, worker)."""
     marker = f"QUALSPEC_RAY_TEST={uuid.uuid4().hex}"
     name, value = marker.split("=")
-    monkeypatch.setenv(name, value)
-    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    monkeypatch.setenv("RAY_AUTH_MODE", "token")
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    from ray.cluster_utils import Cluster  # after the settings: Ray reads them on import
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(name, value)
+        env.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        env.setenv("RAY_AUTH_MODE", "token")
+        env.delenv("RAY_ADDRESS", raising=False)
+        from ray.cluster_utils import Cluster  # after the settings: Ray reads them on import
 
-    temp = tempfile.mkdtemp(prefix="qsray", dir="/tmp")  # short: Unix socket paths
-    args = {"num_cpus": 2, "temp_dir": temp, "include_dashboard": False}
-    started = Cluster(initialize_head=False, shutdown_at_exit=False)
-    try:
-        started.add_node(**args)
-        worker = started.add_node(**{k: v for k, v in args.items() if k != "include_dashboard"})
-        started.wait_for_nodes()
-        yield started, worker
-    finally:
-        started.shutdown()  # every node's processes, killed by their recorded PIDs
-        deadline = time.monotonic() + 60
-        left = _marked(marker)
-        while left and time.monotonic() < deadline:  # workers exit after their raylet
-            time.sleep(0.5)
+        temp = tempfile.mkdtemp(prefix="qsray", dir="/tmp")  # short: Unix socket paths
+        args = {"num_cpus": 2, "temp_dir": temp}
+        started = Cluster(initialize_head=False, shutdown_at_exit=False)
+        try:
+            started.add_node(**args, include_dashboard=False)
+            worker = started.add_node(**args)
+            started.wait_for_nodes()
+            yield started, worker
+        finally:
+            started.shutdown()  # every node's processes, killed by their recorded PIDs
             left = _marked(marker)
-        for pid in left:  # not ours to leave behind: stopped by PID, then reported
-            os.kill(pid, signal.SIGKILL)
-        shutil.rmtree(temp, ignore_errors=True)
-        assert not left, f"Ray processes left after the cluster stopped: {left}"
+            deadline = time.monotonic() + 60
+            while left and time.monotonic() < deadline:  # workers exit after their raylet
+                time.sleep(0.5)
+                left = _marked(marker)
+            for pid in left:  # not ours to leave behind: stopped by PID, then reported
+                os.kill(pid, signal.SIGKILL)
+            shutil.rmtree(temp, ignore_errors=True)
+            assert not left, f"Ray processes left after the cluster stopped: {left}"
 
 
 def _answered(db: Path) -> int:
@@ -176,7 +178,7 @@ def test_a_run_with_no_actor_left_ends_failed_and_resumes(
 ) -> None:
     import ray
 
-    started, _worker = cluster
+    started, _worker = cluster  # the worker node may be gone (the test above)
     inputs = [{"id": f"r{i:03d}", "i": f"{i:03d}"} for i in range(CELLS)]
     with FakeServer(latency=0.3, log_requests=False) as server:
         suite = tmp_path / "suite.yaml"

@@ -307,14 +307,18 @@ class RayActors:
         settings = None if config is None else config.ray
         cpus = self._num_cpus or (settings and settings.num_cpus) or DEFAULT_NUM_CPUS
         count = self._actors_per_provider or (settings and settings.actors) or _alive_nodes(ray)
-        remote = ray.remote(ProviderActor).options(
-            num_cpus=cpus, scheduling_strategy="SPREAD", max_restarts=-1, max_task_retries=0
-        )
+        remote = ray.remote(ProviderActor)
         dumped = None if config is None else config.model_dump(mode="json")
         env = _actor_env(config, cpus)
         run = uuid.uuid4().hex[:8]  # named, to be found in the cluster (qualspec:<provider>:..)
         actors = [
-            remote.options(name=f"qualspec:{name}:{run}:{i}").remote(name, dumped, env)
+            remote.options(
+                name=f"qualspec:{name}:{run}:{i}",
+                num_cpus=cpus,
+                scheduling_strategy="SPREAD",
+                max_restarts=-1,
+                max_task_retries=0,
+            ).remote(name, dumped, env)
             for i in range(count)
         ]
         self._actors.extend(actors)
