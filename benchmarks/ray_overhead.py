@@ -5,9 +5,9 @@
 Runs the same suite (``--cells`` answers of ``local/smollm2``, no judge, no cache, one call
 at a time, every answer recorded in SQLite) with ``executor="local"`` (llama.cpp in this
 process) and ``executor="ray"`` (llama.cpp in one Ray actor of a Ray instance started on
-this machine), alternating, in one process. Each session first answers one warm-up call
-(the model loaded; for Ray the actor started), which is not timed. Prints the seconds per
-call of each, the overhead per call (ray - local) and the ratio ray / local; with
+this machine, started once and not timed), alternating, in one process. Each session
+first answers one warm-up call (the model loaded; for Ray the actor started), which is not
+timed. Prints the seconds per call of each, the overhead per call (ray - local) and the ratio ray / local; with
 ``--repeats N`` the medians of N alternating pairs. Both run llama.cpp on one thread
 (``QUALSPEC_LOCAL_THREADS=1``, the actor reserves one CPU), so the difference is what Ray
 adds to a call: serialising the request and the answer, the actor's queue, the object
@@ -45,7 +45,10 @@ COUNTRIES = [
 
 def write_suite(path: Path, name: str, cells: int, max_tokens: int) -> Path:
     """One scenario over ``cells`` rows (a country and a row number: every prompt new)."""
-    rows = [{"id": f"r{i:04d}", "n": str(i), "country": COUNTRIES[i % len(COUNTRIES)]} for i in range(cells)]
+    rows = [
+        {"id": f"r{i:04d}", "n": str(i), "country": COUNTRIES[i % len(COUNTRIES)]}
+        for i in range(cells)
+    ]
     path.write_text(
         f"name: {name}\n"
         "candidates:\n"
@@ -84,6 +87,9 @@ def main() -> int:
     os.environ.setdefault("QUALSPEC_LOCAL_THREADS", "1")
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     times: dict[str, list[float]] = {"local": [], "ray": []}
+    import ray  # one Ray instance for every Ray session of the run (its start is not timed)
+
+    ray.init(include_dashboard=False, log_to_driver=False)
     with tempfile.TemporaryDirectory(prefix="qsbench") as tmp:
         work = Path(tmp)
         warm = write_suite(work / "warm.yaml", "warm-up", 1, args.max_tokens)
@@ -97,11 +103,12 @@ def main() -> int:
                     return 1
                 times[executor].append(took / args.cells)
                 print(f"  pair {repeat + 1} {executor:5}: {took:7.2f} s, {answered} answers")
-    local, ray = statistics.median(times["local"]), statistics.median(times["ray"])
+    ray.shutdown()
+    local, remote = statistics.median(times["local"]), statistics.median(times["ray"])
     print(f"local executor: {local * 1000:8.1f} ms per call (median of {args.repeats})")
-    print(f"ray executor:   {ray * 1000:8.1f} ms per call (median of {args.repeats})")
-    print(f"overhead per call: {(ray - local) * 1000:+.1f} ms")
-    print(f"ratio ray / local: {ray / local:.3f}")
+    print(f"ray executor:   {remote * 1000:8.1f} ms per call (median of {args.repeats})")
+    print(f"overhead per call: {(remote - local) * 1000:+.1f} ms")
+    print(f"ratio ray / local: {remote / local:.3f}")
     return 0
 
 
