@@ -36,8 +36,8 @@ class Reply:
     """How structured output was asked for (None: it was not)."""
     format_rejected: bool = False
     served_by: str | None = None
-    """The replica that answered (its base URL), for a provider with ``base_urls``; None
-    for one server, or a cached answer."""
+    """Where it was served: the replica's base URL (a provider with ``base_urls``) or the
+    Ray node (``ray:<node id>``, the Ray executor); None for one server, or a cached answer."""
 
     @property
     def ok(self) -> bool:
@@ -129,7 +129,7 @@ class Outcome:
     format_rejected: bool = False
     """The server refused the requested structured-output mode (see ``complete``)."""
     served_by: str | None = None
-    """The replica that answered (a provider with ``base_urls``)."""
+    """The replica (a provider with ``base_urls``) or Ray node that answered."""
 
     def reply(
         self,
