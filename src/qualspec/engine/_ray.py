@@ -294,7 +294,7 @@ class RayActors:
         if not ray.is_initialized():
             try:
                 ray.init(address=self._address, log_to_driver=False, logging_level=logging.WARNING)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
+            except Exception as exc:  # noqa: BLE001 - Ray raises plain Exception on a start timeout
                 raise ConfigError(
                     f"could not connect to the Ray cluster at {self._address or 'RAY_ADDRESS'}"
                     f": {one_line(str(exc))}; start it (ray start --head) or fix --ray-address"
