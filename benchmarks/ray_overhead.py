@@ -7,11 +7,12 @@ at a time, every answer recorded in SQLite) with ``executor="local"`` (llama.cpp
 process) and ``executor="ray"`` (llama.cpp in one Ray actor of a Ray instance started on
 this machine, started once and not timed), alternating, in one process. Each session
 first answers one warm-up call (the model loaded; for Ray the actor started), which is not
-timed. Prints the seconds per call of each, the overhead per call (ray - local) and the ratio ray / local; with
-``--repeats N`` the medians of N alternating pairs. Both run llama.cpp on one thread
-(``QUALSPEC_LOCAL_THREADS=1``, the actor reserves one CPU), so the difference is what Ray
-adds to a call: serialising the request and the answer, the actor's queue, the object
-store round trip.
+timed. Prints the seconds per call of each, the overhead per call (ray - local) and the
+ratio ray / local; with ``--repeats N`` the medians of N alternating pairs. Both run
+llama.cpp on one thread (``QUALSPEC_LOCAL_THREADS=1``, the actor reserves one CPU), so the
+difference is what Ray adds to a call: serialising the request and the answer, the actor's
+queue, the object store round trip (and, on one machine, Ray's own processes competing for
+its cores).
 """
 
 from __future__ import annotations

@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers_cli import run_cli
 
 import qualspec
 from qualspec.errors import ConfigError, SpecError
 from qualspec.spec import load_suite
 from qualspec.testing import FakeServer
-from tests.helpers_cli import run_cli
 
 SUITE = """name: no-ray
 candidates: [{name: c, model: fake/model-a}]
