@@ -85,13 +85,22 @@ def cluster() -> Iterator[tuple[Any, Any]]:
         env.delenv("RAY_ADDRESS", raising=False)
         from ray.cluster_utils import Cluster  # after the settings: Ray reads them on import
 
+        env.setenv("RAY_gcs_server_port_wait_time_s", "120")  # a loaded 2-core machine
         temp = tempfile.mkdtemp(prefix="qsray", dir="/tmp")  # short: Unix socket paths
         args = {"num_cpus": 2, "temp_dir": temp}
         started = Cluster(initialize_head=False, shutdown_at_exit=False)
         try:
-            started.add_node(**args, include_dashboard=False)
-            worker = started.add_node(**args)
-            started.wait_for_nodes()
+            for attempt in (1, 2):  # Ray gives a raylet 30 s to start: once more if loaded
+                try:
+                    started.add_node(**args, include_dashboard=False)
+                    worker = started.add_node(**args)
+                    started.wait_for_nodes()
+                    break
+                except Exception:
+                    started.shutdown()  # what did start, by its recorded PIDs
+                    if attempt == 2:
+                        raise
+                    started = Cluster(initialize_head=False, shutdown_at_exit=False)
             yield started, worker
         finally:
             started.shutdown()  # every node's processes, killed by their recorded PIDs
