@@ -98,6 +98,8 @@ def cluster() -> Iterator[tuple[Any, Any]]:
                     break
                 except Exception:
                     started.shutdown()  # what did start, by its recorded PIDs
+                    for pid in _marked(marker):  # a node that failed to start: its own, by PID
+                        os.kill(pid, signal.SIGKILL)
                     if attempt == 2:
                         raise
                     started = Cluster(initialize_head=False, shutdown_at_exit=False)
