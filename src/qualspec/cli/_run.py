@@ -13,7 +13,7 @@ import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qualspec.cli._args import (
     Commands,
@@ -80,6 +80,7 @@ def add_parser(commands: Commands) -> None:
         help="do not measure the judge's separation on known good/bad pairs before the run",
     )
     _add_call_flags(run)
+    _add_ray_flags(run)
     _add_cache_flags(run)
     _add_outcome_flags(run)
     run.set_defaults(handler=cmd_run)
@@ -126,6 +127,35 @@ def _add_call_flags(run: argparse.ArgumentParser) -> None:
         default=None,
         metavar="RUN_ID",
         help="continue the latest unfinished run of this suite (or RUN_ID): only missing work",
+    )
+
+
+def _add_ray_flags(run: argparse.ArgumentParser) -> None:
+    """``--executor ray`` and its settings (the ``ray`` extra)."""
+    run.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where model calls run: local (this process, the default) or ray (embedded "
+        "models as Ray actors over a cluster; pip install 'qualspec[ray]')",
+    )
+    run.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="with --executor ray: the cluster (auto, HOST:6379, ray://HOST:10001); default "
+        "$RAY_ADDRESS, else a Ray instance started on this machine",
+    )
+    run.add_argument(
+        "--ray-actors",
+        type=positive_int,
+        metavar="N",
+        help="with --executor ray: actors (model copies) per provider (default one per node)",
+    )
+    run.add_argument(
+        "--ray-num-cpus",
+        type=positive_float,
+        metavar="N",
+        help="with --executor ray: CPUs each actor reserves and runs on (default 1)",
     )
 
 
@@ -259,7 +289,31 @@ def _options(ns: argparse.Namespace, cache_ttl: dict[str, float | None]) -> Exec
         judge=not ns.no_judge,
         store_retry_s=ns.store_retry,
         calibrate=not getattr(ns, "no_calibration", False),
+        **_ray_options(ns),
     )
+
+
+def _ray_options(ns: argparse.Namespace) -> dict[str, Any]:
+    """``ExecuteOptions``' Ray settings from the command line (refused without ``--executor
+    ray``: they would do nothing)."""
+    from qualspec.errors import ConfigError
+
+    executor = getattr(ns, "executor", "local")
+    given = {
+        "--ray-address": getattr(ns, "ray_address", None),
+        "--ray-actors": getattr(ns, "ray_actors", None),
+        "--ray-num-cpus": getattr(ns, "ray_num_cpus", None),
+    }
+    if executor != "ray":
+        for flag, value in given.items():
+            if value is not None:
+                raise ConfigError(f"{flag} is for the Ray executor: add --executor ray")
+    return {
+        "executor": executor,
+        "ray_address": given["--ray-address"],
+        "ray_actors": given["--ray-actors"],
+        "ray_num_cpus": given["--ray-num-cpus"],
+    }
 
 
 def _execute(

@@ -38,6 +38,7 @@ from qualspec.providers import (
 
 if TYPE_CHECKING:
     from qualspec.engine._options import ExecuteOptions
+    from qualspec.engine._ray import RayActors
     from qualspec.engine._sink import Sink
     from qualspec.providers import PriceTable, ProviderPool
     from qualspec.spec import ProviderConfig
@@ -70,7 +71,7 @@ class _Clock:
     def __init__(self) -> None:
         self.queued = 0.0
         self.served = 0.0
-        self.served_by: str | None = None  # the replica that answered (replica sets only)
+        self.served_by: str | None = None  # the replica (or Ray node) that answered
 
 
 class CallEngine(CallCache, StructuredModes):
@@ -105,6 +106,8 @@ class CallEngine(CallCache, StructuredModes):
         # set once a provider has answered a call (or refused it): see ``heard``
         self.heard = asyncio.Event()
         self.scrub = Scrubber()
+        self._ray: RayActors | None = None  # executor="ray": the session's actors
+        self.failure: str | None = None  # why the run cannot go on (see ``fail``)
 
     # ------------------------------------------------------------ providers
 
@@ -123,6 +126,12 @@ class CallEngine(CallCache, StructuredModes):
         if pool is None:
             pool = self._pools[pool_key] = ProviderPool(configs)
         out = {name: pool.get(name) for name in names}
+        if self.options.executor == "ray":  # embedded models (and asked-for ones) in actors
+            if self._ray is None:
+                from qualspec.engine._ray import RayActors
+
+                self._ray = RayActors(self.options, on_lost=self.fail)
+            out = {name: self._ray.wrap(name, p, configs.get(name)) for name, p in out.items()}
         for name, provider in out.items():
             self.learn_secrets(provider)
             config = configs.get(name)
@@ -136,6 +145,9 @@ class CallEngine(CallCache, StructuredModes):
         self._pools.clear()
         for pool in pools:
             await pool.aclose()
+        if self._ray is not None:  # its actors killed, its connection closed
+            ray, self._ray = self._ray, None
+            await ray.aclose()
 
     def learn_secrets(self, provider: Provider) -> None:
         """Remember a provider's secrets (its optional ``secret_values``) to scrub them."""
@@ -186,6 +198,13 @@ class CallEngine(CallCache, StructuredModes):
     def spent_usd(self) -> float:
         """What the session's calls cost so far (known prices only)."""
         return self._spend.total
+
+    def fail(self, reason: str) -> None:
+        """Refuse every new call and end the run ``failed`` (``failure``): it cannot go on
+        (a Ray cluster with no actor left); what is recorded is kept, resumable."""
+        if self.failure is None:
+            self.failure = reason
+        self.stop(reason)
 
     def stop(self, reason: str) -> None:
         """Refuse every new call from now on (calls in flight finish)."""
@@ -315,13 +334,15 @@ class CallEngine(CallCache, StructuredModes):
                 clock.queued += began - waited
                 self._refuse_if_stopped()  # it may have stopped while waiting
                 try:
+                    label = None
                     if router is None:
                         async with asyncio.timeout(timeout):
                             response = await provider.complete(request)
                     else:  # to a replica; one that fails passes the call on (no retry)
-                        response, clock.served_by = await router.serve(
+                        response, label = await router.serve(
                             request, timeout, lambda e: not format_refusal(e, request)
                         )
+                    clock.served_by = response.served_by or label  # a Ray actor's node
                 finally:
                     clock.served += time.perf_counter() - began
                     self.heard.set()  # a provider answered (or refused): see ``heard``

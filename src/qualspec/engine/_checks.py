@@ -92,6 +92,14 @@ def check_options(options: ExecuteOptions) -> None:
         _above_zero("max_cost", options.max_cost, "USD (or None: no budget)")
     _above_zero("store_retry_s", options.store_retry_s, "seconds")
     _cache_ttl(options.cache_ttl)
+    if options.executor not in ("local", "ray"):
+        raise ConfigError(f"executor: expected 'local' or 'ray', got {options.executor!r}")
+    if options.ray_address is not None and options.executor != "ray":
+        raise ConfigError("ray_address is for executor='ray': add executor='ray' (--executor ray)")
+    if options.ray_actors is not None:
+        _whole("ray_actors", options.ray_actors, "actors per provider (or None: one per node)")
+    if options.ray_num_cpus is not None:
+        _above_zero("ray_num_cpus", options.ray_num_cpus, "CPUs per actor")
     for kind in options.refresh_kinds:
         if kind not in CACHE_KINDS:
             raise ConfigError(

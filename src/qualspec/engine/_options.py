@@ -91,6 +91,18 @@ class ExecuteOptions:
     """Answer every call from the cache and call no model: a call the cache does not hold
     fails with an error that starts ``not recorded`` (offline replay)."""
 
+    executor: str = "local"
+    """Where model calls run: ``local`` (this process) or ``ray``: embedded models (and HTTP
+    providers with a ``ray:`` option) as Ray actors spread over a cluster's nodes, while
+    this process stays the one writer to the store (needs the ``ray`` extra)."""
+    ray_address: str | None = None
+    """The Ray cluster to join (``auto``, ``ray://host:10001``, ``host:6379``); None: the
+    one ``RAY_ADDRESS`` names, else a Ray instance started on this machine for the run."""
+    ray_actors: int | None = None
+    """Actors per provider, overriding each provider's ``ray.actors`` (default: one per node)."""
+    ray_num_cpus: float | None = None
+    """CPUs each actor reserves, overriding each provider's ``ray.num_cpus`` (default 1)."""
+
     def __post_init__(self) -> None:
         from qualspec.engine._checks import check_options
 

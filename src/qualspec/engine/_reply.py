@@ -61,8 +61,8 @@ class Reply:
     """How structured output was asked for (None: it was not)."""
     format_rejected: bool = False
     served_by: str | None = None
-    """The replica that answered (its base URL), for a provider with ``base_urls``; None
-    for one server, or a cached answer."""
+    """Where it was served: the replica's base URL (a provider with ``base_urls``) or the
+    Ray node (``ray:<node id>``, the Ray executor); None for one server, or a cached answer."""
     logprobs: tuple[TokenLogprob, ...] | None = None
     """The answer's tokens with their log-probabilities, when the call asked for them
     (``params`` ``logprobs``/``top_logprobs``) and the server sent them."""
@@ -159,7 +159,7 @@ class Outcome:
     format_rejected: bool = False
     """The server refused the requested structured-output mode (see ``complete``)."""
     served_by: str | None = None
-    """The replica that answered (a provider with ``base_urls``)."""
+    """The replica (a provider with ``base_urls``) or Ray node that answered."""
 
     def reply(
         self,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from qualspec.engine._execute import DEFAULT_WINDOW, BoundEvaluator, Executor
 from qualspec.engine._resume import superseded, superseded_streamed
 from qualspec.engine._sink import close_sink
-from qualspec.errors import StoreError
+from qualspec.errors import ProviderError, QualspecError, StoreError
 from qualspec.messages import one_line as _one_line
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ __all__ = [
     "outcome_record",
     "record_settled",
     "resume_state",
+    "run_failure",
     "settle_superseded",
 ]
 
@@ -225,11 +226,14 @@ async def finish_run(
     executor: Executor | None,
     status: str,
     settle: Callable[[], None] | None = None,
+    *,
+    failed: str | None = None,
 ) -> str | None:
     """Flush the recorder and record the run's end; the failure reason, if any.
 
     ``settle`` runs once everything is recorded, when the run completed (finished or
-    over budget): it marks what the plan no longer asks for superseded.
+    over budget): it marks what the plan no longer asks for superseded. ``failed``: why
+    the calls could not go on (the run ends ``failed``, unless the store failed first).
     """
     failure: str | None = None
     if recorder is not None:
@@ -239,6 +243,8 @@ async def finish_run(
             failure = recorder.failure or _one_line(exc)
     if failure is None and executor is not None and executor.store_failure is not None:
         failure = _one_line(executor.store_failure)
+    if failure is None:
+        failure = failed
     if failure is None and settle is not None and status in ("finished", "budget_exceeded"):
         try:
             await asyncio.to_thread(settle)
@@ -265,6 +271,19 @@ async def finish_run(
             except StoreError as exc:
                 log.error("could not release run %s: %s", run_id, _one_line(exc))
     return failure
+
+
+def run_failure(failure: str, calls_failure: str | None, resume: str) -> QualspecError:
+    """The error a run that ended ``failed`` raises: the calls could not go on
+    (``calls_failure``: no Ray actor left), else the store could not record; both say how
+    to resume (``resume``: the command)."""
+    if failure == calls_failure:
+        return ProviderError(
+            f"the run could not finish: {failure}; what it recorded is kept: resume with {resume}"
+        )
+    return StoreError(
+        f"could not record results: {failure}; nothing recorded is lost: resume with {resume}"
+    )
 
 
 FULL_RECORD_LIMIT = 5_000

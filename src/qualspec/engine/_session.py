@@ -15,10 +15,10 @@ import logging
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qualspec.engine._adhoc import adhoc_messages, adhoc_record
 from qualspec.engine._calls import CallEngine, CallStopped, Reply
 from qualspec.engine._execute import Executor
 from qualspec.engine._options import CallOptions, ExecuteOptions, ExecuteStats
@@ -34,6 +34,7 @@ from qualspec.engine._run_steps import (
     open_run,
     outcome_record,
     record_settled,
+    run_failure,
     settle_superseded,
 )
 from qualspec.engine._sink import close_sink, open_sink
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from qualspec.engine._sink import Sink, SinkFactory
     from qualspec.providers import Message
     from qualspec.spec import Evaluation, LoadedSuite, ProviderConfig
-    from qualspec.store import ResponseRecord, RunRecord, Store
+    from qualspec.store import RunRecord, Store
 
 __all__ = ["RunOutcome", "Session", "run_sync"]
 
@@ -98,6 +99,8 @@ class Session:
         prices: A JSON price table overriding the built-in one.
         sink: What makes each run's :class:`~qualspec.engine.Sink` (where results go
             as they complete); default :class:`~qualspec.engine.Recorder`, the store.
+        executor: ``"ray"``: embedded models run as Ray actors over a cluster (overrides
+            ``options.executor``; the ``ray`` extra); ``ray_address``: the cluster.
     """
 
     def __init__(
@@ -109,10 +112,15 @@ class Session:
         providers: Mapping[str, ProviderConfig] | None = None,
         prices: str | Path | None = None,
         sink: SinkFactory | None = None,
+        executor: str | None = None,
+        ray_address: str | None = None,
     ) -> None:
         options = options or ExecuteOptions()
         if max_cost is not None:
             options = dataclasses.replace(options, max_cost=max_cost)
+        if executor is not None or ray_address is not None:
+            executor = executor or options.executor
+            options = dataclasses.replace(options, executor=executor, ray_address=ray_address)
         self.options = options
         self._db = db
         self._provider_configs = dict(providers or {})
@@ -255,7 +263,7 @@ class Session:
             reply = await self.calls.complete(
                 provider,
                 model_name,
-                _messages(prompt, system),
+                adhoc_messages(prompt, system),
                 kind=kind,
                 recorder=recorder,
                 options=options,
@@ -264,7 +272,7 @@ class Session:
             from qualspec.errors import BudgetExceededError
 
             raise BudgetExceededError(f"{exc}: raise max_cost or start a new session") from None
-        recorder.response(_adhoc_record(reply, model, kind, options))
+        recorder.response(adhoc_record(reply, model, kind, options))
         return reply
 
     @contextlib.asynccontextmanager
@@ -424,11 +432,12 @@ class Session:
             await preparing.cancel()  # a run that ended early: what is still running
             # group subjects are known once the answers are: a resumed run supersedes again
             settle = settle_superseded(store, run_id, plan, current) if resumed else None
-            failure = await finish_run(store, run_id, recorder, executor, status, settle)
-        if failure is not None:
-            raise StoreError(
-                f"could not record results: {failure}; nothing recorded is lost: resume with "
-                f"qualspec run {suite.path} --resume {run_id}"
+            failure = await finish_run(
+                store, run_id, recorder, executor, status, settle, failed=calls.failure
+            )
+        if failure is not None:  # the store failed, or the calls could not go on
+            raise run_failure(
+                failure, calls.failure, f"qualspec run {suite.path} --resume {run_id}"
             )
         record, failures, summarised = await outcome_record(store, run_id, plan, run, self.options)
         return RunOutcome(
@@ -468,33 +477,3 @@ class Session:
             await preparing.cancel()
             raise
         return preparing, run_id
-
-
-def _messages(prompt: str | Sequence[Message], system: str | None) -> tuple[Message, ...]:
-    """A prompt (a user message, or the messages) with ``system`` first."""
-    from qualspec.providers import Message
-
-    messages = (Message("user", prompt),) if isinstance(prompt, str) else tuple(prompt)
-    return messages if system is None else (Message("system", system), *messages)
-
-
-def _adhoc_record(reply: Reply, model: str, kind: str, options: CallOptions) -> ResponseRecord:
-    """The record of a single call (``Session.complete``) to ``model``: the call (everything
-    sent, where to) placed under its model and kind."""
-    from qualspec.engine._items import cell_key
-    from qualspec.providers import split_address
-    from qualspec.store import ResponseRecord
-
-    name, model_name = split_address(model)
-    return ResponseRecord.from_reply(
-        reply,
-        key=cell_key(reply.key, model, None, kind, None),
-        candidate=model,
-        temperature=options.temperature,  # None: none was sent (the provider's default)
-        run_index=options.attempt,
-        provider=name,
-        model=model_name,
-        created_at=datetime.now(UTC),
-        kind=kind,
-        call_key=reply.key,
-    )

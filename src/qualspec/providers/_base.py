@@ -84,6 +84,9 @@ class ChatResponse:
     output_tokens: int | None = None
     structured: Any = None
     logprobs: tuple[TokenLogprob, ...] | None = None
+    served_by: str | None = None
+    """Where the call was served, when the provider knows it better than its endpoint (a
+    Ray actor's node, ``ray:<node id>``): recorded as the response's ``served_by``."""
 
 
 @runtime_checkable
@@ -102,6 +105,8 @@ class Provider(Protocol):
     # Optional: ``replicas`` (a tuple of providers, one per server of the same model) and
     # ``replica_cooldown`` (seconds): the engine routes each call to one replica (see
     # ``ReplicaSet``); ``cache_endpoint``: what cache keys name instead of ``endpoint``.
+    # Optional: ``embedded`` (True): the model runs in the calling process (the local
+    # GGUF provider); the Ray executor runs such providers in actors.
     # Optional: ``default_temperature``, the temperature a request without one is run at,
     # when the provider knows it (the local provider: llama-cpp-python's 0.2); without it
     # (remote APIs) it is the server's own default, unknown.

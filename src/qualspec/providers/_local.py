@@ -300,6 +300,8 @@ class LocalProvider:
     """
 
     default_temperature = DEFAULT_TEMPERATURE
+    embedded = True
+    """A model run in the calling process (under ``executor="ray"``: in Ray actors)."""
 
     def __init__(
         self,

@@ -2,8 +2,9 @@
 
 Layout (``schema_version`` "1.2"; 1.1 added ``kind`` to responses and ``evaluator``,
 ``subject``, ``scores`` and ``details`` to judgments, which 1.0 readers ignore; 1.2 added
-each response's ``served_by``, the replica that answered it: the base URL of one of its
-provider's ``base_urls``, null for one server or a cached answer)::
+each response's ``served_by``, where it was served: the base URL of one of its
+provider's ``base_urls``, or ``ray:<node id>`` under the Ray executor; null for one server
+or a cached answer)::
 
     {
       "schema_version": "1.2",

@@ -251,6 +251,20 @@ class EvaluatorConfig(PanelFields):
         return cls(type="expect", name="expect")
 
 
+class RayOptions(_Model):
+    """How a provider runs under ``--executor ray`` (ignored by the local executor).
+
+    Example (YAML): ``local: {type: local, ray: {actors: 4, num_cpus: 2}}``.
+    """
+
+    actors: int | None = Field(
+        default=None, ge=1, description="Actors (copies of the model); default: one per node."
+    )
+    num_cpus: float | None = Field(
+        default=None, gt=0, description="CPUs each actor reserves (and threads it runs); 1."
+    )
+
+
 class ProviderConfig(_Model):
     """A named provider connection, e.g. a private OpenAI-compatible server.
 
@@ -279,6 +293,11 @@ class ProviderConfig(_Model):
         default=None,
         gt=0,
         description="Seconds a failed replica of base_urls is left out (default 30).",
+    )
+    ray: RayOptions | None = Field(
+        default=None,
+        description="Under --executor ray: its actors (an embedded model always runs in "
+        "actors; an HTTP provider only when this is set).",
     )
 
     @field_validator("base_urls")

@@ -102,8 +102,8 @@ class ResponseRecord(_Accounted):
     input_values: dict[str, Any] | None = None
     # the stored row's hash (the store sets it from ``input_values``)
     input_hash: str | None = None
-    # the replica that answered (its base URL) when the provider lists base_urls; None for
-    # one server, an answer from the cache, or rows recorded before it was kept
+    # where it was served: the replica's base URL (a provider's base_urls) or the Ray node
+    # (``ray:<node id>``); None for one server, an answer from the cache, or older rows
     served_by: str | None = None
 
     @property
