@@ -30,17 +30,27 @@ __all__ = ["Registry", "load_path"]
 def _scan(group: str, path: tuple[str, ...]) -> dict[str, EntryPoint]:
     """A group's entry points, read once per ``sys.path``: a scan reads the metadata of
     every installed package (milliseconds each time, and a run looks several times)."""
-    return _scan_all(path).get(group, {})
+    return _scan_group(group, path)
+
+
+@functools.lru_cache(maxsize=64)
+def _scan_group(group: str, path: tuple[str, ...]) -> dict[str, EntryPoint]:
+    """One group's entry points by name, selected from the one scan of every package.
+
+    Only the groups asked for are selected (a run asks for two or three): selecting every
+    group of the environment (dozens) walked every entry point once per group, as long
+    as the scan itself."""
+    return {ep.name: ep for ep in _scan_all(path).select(group=group)}
 
 
 @functools.lru_cache(maxsize=16)
-def _scan_all(path: tuple[str, ...]) -> dict[str, dict[str, EntryPoint]]:
-    """Every group's entry points, by group and name: one scan for all groups (a run
-    looks up providers and evaluators, each scan reads every package's metadata)."""
+def _scan_all(path: tuple[str, ...]) -> Any:
+    """Every installed package's entry points (``importlib.metadata.entry_points()``),
+    read once per ``sys.path``: one scan for all groups (a run looks up providers and
+    evaluators, each scan reads every package's metadata)."""
     from importlib.metadata import entry_points
 
-    found = entry_points()  # every group; select() filters it in memory
-    return {group: {ep.name: ep for ep in found.select(group=group)} for group in found.groups}
+    return entry_points()  # every group; select() filters it in memory
 
 
 def load_path(path: str, what: str, form: str) -> Any:

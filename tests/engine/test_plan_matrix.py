@@ -296,3 +296,27 @@ def test_estimated_tokens() -> None:
     assert tokens_in > 100 + 2 * (100 + 100)
     default = expand(_suite())
     assert default.estimated_tokens()[1] == 256 + 256
+
+
+def test_a_small_plan_in_memory_is_built_once_and_walked_again() -> None:
+    # a run walks its plan several times (checks, progress, metadata, the run): a small
+    # plan whose rows are in memory is built on the first walk and read after
+    plan = expand(_seed_suite())
+    first = list(plan.items)
+    again = list(plan.items)
+    assert len(first) == 200 and first == again
+    assert all(a is b for a, b in zip(first, again, strict=True))
+
+
+def test_a_plan_over_an_inputs_file_is_built_afresh_on_every_walk(tmp_path: Path) -> None:
+    (tmp_path / "rows.csv").write_text("id,q\na,x\nb,y\n", encoding="utf-8")
+    path = tmp_path / "rows.yaml"
+    path.write_text(
+        "name: rows\n"
+        "candidates: [{name: bot, model: openai/m}]\n"
+        "scenarios: [{name: s, prompt: 'Say {{ q }}', inputs: rows.csv, criteria: [ok]}]\n",
+        encoding="utf-8",
+    )
+    plan = expand(load_suite(path))
+    first, again = list(plan.items), list(plan.items)
+    assert first == again and not any(a is b for a, b in zip(first, again, strict=True))

@@ -16,6 +16,7 @@ from qualspec.spec import (
     Candidate,
     Evaluation,
     LoadedSuite,
+    Rubric,
     Scenario,
     json_schema,
     load_evaluation,
@@ -193,6 +194,8 @@ def test_builtin_rubrics() -> None:
     assert required <= set(BUILTIN_RUBRICS)
     for name, rubric in BUILTIN_RUBRICS.items():
         assert rubric.name == name
+        # built without validation (no validator built at import): each one validates
+        assert Rubric.model_validate(rubric.model_dump()) == rubric
         assert 3 <= len(rubric.criteria) <= 5
         assert len(set(rubric.criteria)) == len(rubric.criteria)
         # statements about the answer that a judge can score 0-10

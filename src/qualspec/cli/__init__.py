@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     saved = gc.get_threshold()
     gc.set_threshold(max(saved[0], _GC_YOUNG_THRESHOLD), *saved[1:])
     try:
-        parser = build_parser()
+        parser = build_parser(args)  # only the command asked for
         ns = parser.parse_args(args)
         code = dispatch(ns, args)
     finally:

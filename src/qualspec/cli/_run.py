@@ -330,7 +330,7 @@ def _execute(
 
     # used after the run (the packages load their modules on first use): imported before
     # the freeze below
-    from qualspec.analysis import analyze_run, live_embedding_sink, run_totals, stored_analysis  # noqa: F401
+    from qualspec.analysis import analyze_run, run_totals, stored_analysis  # noqa: F401
     from qualspec.engine import Session, run_sync
     from qualspec.report import (  # noqa: F401
         cache_phrase,
@@ -341,8 +341,13 @@ def _execute(
         write_json_atomic,
     )
 
-    # with the embeddings extra, answers are embedded as they come (while calls wait)
-    sink = live_embedding_sink(len(plan.temperatures) * plan.runs > 1)
+    # with the embeddings extra, answers are embedded as they come (while calls wait); a
+    # plan that repeats no cell has nothing to compare: the embedding modules stay unloaded
+    sink = None
+    if len(plan.temperatures) * plan.runs > 1:
+        from qualspec.analysis import live_embedding_sink
+
+        sink = live_embedding_sink(True)
 
     async def main() -> tuple[RunOutcome, Store, PromptRefs, RunAnalysis | None]:
         # opened here, not by the session (which then leaves it open): closing a SQLite

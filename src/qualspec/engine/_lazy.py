@@ -23,7 +23,9 @@ class LazyItems(Sequence[WorkItem]):
     ``len()`` is ``count`` when the plan's builder knew it (else one counting pass);
     indexing builds the whole list once (meant for small plans and tests: a run only
     iterates). ``criteria`` and ``checks``: whether some item has criteria / checks
-    (None: unknown, found by looking).
+    (None: unknown, found by looking). ``keep``: the first iteration builds the list and
+    later ones read it (a small plan whose rows are in memory: a run walks its plan four
+    times, checks, progress, metadata and the run, each time hashing every call's key).
     """
 
     def __init__(
@@ -33,14 +35,18 @@ class LazyItems(Sequence[WorkItem]):
         count: int | None = None,
         criteria: bool | None = None,
         checks: bool | None = None,
+        keep: bool = False,
     ) -> None:
         self.produce = produce
         self._count = count
         self.criteria = criteria
         self.checks = checks
+        self.keep = keep
         self._list: list[WorkItem] | None = None
 
     def __iter__(self) -> Iterator[WorkItem]:
+        if self._list is None and self.keep:
+            self._whole()
         return iter(self._list) if self._list is not None else self.produce()
 
     def __len__(self) -> int:

@@ -35,6 +35,7 @@ __all__ = ["LazyItems", "Plan", "check_plan", "expand", "parse_temperatures"]
 _CHARS_PER_TOKEN = 4
 _DEFAULT_OUTPUT_TOKENS = 256
 _JUDGE_TEMPLATE_CHARS = 900  # the judge instructions around prompt, answer and criterion
+_KEPT_ITEMS = 5_000  # a plan of up to this many cells is built once, not on every walk
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,15 @@ def _unused_at_temperature(
                 )
 
 
+def _kept(suite: LoadedSuite, chosen: list[Scenario], count: int) -> bool:
+    """Whether a plan's items are built once and kept: a small plan whose rows are all in
+    memory (an inputs file is read row by row on every walk, as it may be large)."""
+    from qualspec.spec import StreamedRows
+
+    streamed = (isinstance(suite.inputs.get(s.name), StreamedRows) for s in chosen)
+    return count <= _KEPT_ITEMS and not any(streamed)
+
+
 def expand(
     suite: LoadedSuite,
     *,
@@ -323,11 +333,11 @@ def expand(
         count=per_row * n_inputs,
         criteria=per_row > 0 and any(criteria_at(suite, s, t) for s in chosen for t in temps),
         checks=per_row > 0 and any(s.expect for s in chosen),
+        keep=_kept(suite, chosen, per_row * n_inputs),
     )
 
     judges = tuple(evaluation.evaluator_configs())
-    judge = judges[0]
-    judge_max = judge.params.get("max_tokens")
+    judge, judge_max = judges[0], judges[0].params.get("max_tokens")
     plan = Plan(
         items=items,
         candidates=tuple(chosen_candidates),

@@ -166,7 +166,7 @@ def _create_fresh(engine: Engine, head: str) -> bool:
     with _locked_begin(engine) as conn:
         if inspect(conn).get_table_names():
             return False
-        metadata.create_all(conn)
+        metadata.create_all(conn, checkfirst=False)  # no table exists: no check per table
         conn.execute(
             text(
                 "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
