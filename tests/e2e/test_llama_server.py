@@ -60,6 +60,12 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 str(port),
                 "--n_ctx",
                 "2048",
+                # one thread (as the embedded model in these tests): llama.cpp's threads
+                # spin waiting for each other on a busy 2-core machine
+                "--n_threads",
+                "1",
+                "--n_threads_batch",
+                "1",
             ],
             stdout=out,
             stderr=subprocess.STDOUT,

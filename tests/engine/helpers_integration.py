@@ -9,6 +9,7 @@ the test process (``FakeServer``) when a test needs its request log.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -403,33 +404,14 @@ class PrivatePostgres:
 
 
 @contextmanager
-def private_postgres() -> Iterator[PrivatePostgres]:
-    """initdb + start a private cluster on a free port; stopped and deleted afterwards.
+def postgres_template() -> Iterator[Path]:
+    """A data folder made by ``initdb`` once, for :func:`private_postgres` to copy (a copy
+    takes a fraction of an ``initdb``); deleted afterwards.
 
     Raises RuntimeError when it cannot be made (no server binaries, no postgres user).
     """
-    import shutil
-    import tempfile
-
-    bindir = postgres_bindir()
-    if bindir is None or not (bindir / "initdb").exists():
-        raise RuntimeError(
-            "PostgreSQL server binaries (initdb, pg_ctl) not found: install them or set "
-            "QUALSPEC_TEST_PG_BIN"
-        )
-    prefix: tuple[str, ...] = ()
-    # postgres refuses to run as root: run it as the postgres user, in a folder it owns
-    root = Path(tempfile.mkdtemp(prefix="qs-pg-"))
-    try:
-        if os.geteuid() == 0:
-            import pwd
-
-            try:
-                user = pwd.getpwnam("postgres")
-            except KeyError as exc:
-                raise RuntimeError("running as root but there is no 'postgres' user") from exc
-            os.chown(root, user.pw_uid, user.pw_gid)
-            prefix = ("runuser", "-u", "postgres", "--")
+    with _owned_folder() as (root, prefix):
+        bindir = _bindir()
         init = subprocess.run(
             [
                 *prefix,
@@ -451,12 +433,69 @@ def private_postgres() -> Iterator[PrivatePostgres]:
         )
         if init.returncode != 0:
             raise RuntimeError(f"initdb failed: {init.stdout}{init.stderr}")
-        cluster = PrivatePostgres(bindir, root, free_port(), prefix)
+        yield root / "data"
+
+
+@contextmanager
+def private_postgres(template: Path | None = None) -> Iterator[PrivatePostgres]:
+    """A private cluster on a free port, started; stopped and deleted afterwards. Its data
+    folder is a copy of ``template`` (from :func:`postgres_template`), or a fresh one.
+
+    Raises RuntimeError when it cannot be made (no server binaries, no postgres user).
+    """
+    with contextlib.ExitStack() as stack:
+        if template is None:
+            template = stack.enter_context(postgres_template())
+        root, prefix = stack.enter_context(_owned_folder())
+        # cp -a keeps the owner and the 0700 mode the server insists on
+        copied = subprocess.run(
+            ["cp", "-a", str(template), str(root / "data")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if copied.returncode != 0:
+            raise RuntimeError(f"copying the template cluster failed: {copied.stderr}")
+        cluster = PrivatePostgres(_bindir(), root, free_port(), prefix)
         cluster.start()
         try:
             yield cluster
         finally:
             cluster._ctl("stop", "-m", "immediate", check=False)
+
+
+def _bindir() -> Path:
+    bindir = postgres_bindir()
+    if bindir is None or not (bindir / "initdb").exists():
+        raise RuntimeError(
+            "PostgreSQL server binaries (initdb, pg_ctl) not found: install them or set "
+            "QUALSPEC_TEST_PG_BIN"
+        )
+    return bindir
+
+
+@contextmanager
+def _owned_folder() -> Iterator[tuple[Path, tuple[str, ...]]]:
+    """A temporary folder the server's user owns, and the prefix that runs a command as
+    that user (postgres refuses to run as root: then as the postgres user); deleted after."""
+    import shutil
+    import tempfile
+
+    _bindir()  # no binaries: say so before making anything
+    prefix: tuple[str, ...] = ()
+    root = Path(tempfile.mkdtemp(prefix="qs-pg-"))
+    try:
+        if os.geteuid() == 0:
+            import pwd
+
+            try:
+                user = pwd.getpwnam("postgres")
+            except KeyError as exc:
+                raise RuntimeError("running as root but there is no 'postgres' user") from exc
+            os.chown(root, user.pw_uid, user.pw_gid)
+            prefix = ("runuser", "-u", "postgres", "--")
+        yield root, prefix
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

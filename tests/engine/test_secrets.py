@@ -9,6 +9,7 @@ so the error paths get a chance to leak it too.
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from helpers_integration import (
     write_suite,
 )
 
+from helpers_cli import run_cli as run_cli_here
 from qualspec.judges import DEFAULT_PAIRS
 from qualspec.testing import FakeServer
 
@@ -76,7 +78,11 @@ def home(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_canary_keys_reach_no_file_and_no_output(
-    server: EchoingServer, home: Path, tmp_path: Path
+    server: EchoingServer,
+    home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     canary_a = f"sk-canary-{uuid.uuid4().hex}"
     canary_b = f"sk-canary-{uuid.uuid4().hex}"
@@ -150,21 +156,32 @@ def test_canary_keys_reach_no_file_and_no_output(
     assert "***" in run_c.stderr  # the quoted key, masked
     assert len(run_ids(home)) == 3
 
-    # everything that reads the store back
+    # everything that reads the store back: commands that call no provider, so in this
+    # process (a process each would add only start-up time), with the CLI's environment
+    for name, value in cli_env(home, canary_a).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+
+    def read(args: list[str]) -> subprocess.CompletedProcess[str]:
+        code, out, err = run_cli_here(capsys, *args)
+        outputs.append((f"qualspec {' '.join(args)} (stdout)", out))
+        outputs.append((f"qualspec {' '.join(args)} (stderr)", err))
+        return subprocess.CompletedProcess(args, code, out, err)
+
     for run_id in run_ids(home):
         for fmt in ("json", "jsonl", "csv"):
-            exported = cli(["runs", "export", run_id, "--format", fmt])
+            exported = read(["runs", "export", run_id, "--format", fmt])
             assert exported.returncode == 0, describe(exported)
             assert exported.stdout.strip()
-            written = cli(
+            written = read(
                 ["runs", "export", run_id, "--format", fmt, "--output", f"{run_id}.{fmt}"]
             )
             assert written.returncode == 0, describe(written)
-        shown = cli(["runs", "show", run_id, "--show-responses"])
+        shown = read(["runs", "show", run_id, "--show-responses"])
         assert shown.returncode == 0, describe(shown)
     for args in (["runs", "list"], ["prompts", "list"], ["cache", "stats"]):
-        assert cli(args).returncode == 0
-    diffed = cli(["diff", *run_ids(home)[:2], "--format", "json"])
+        assert read(args).returncode == 0
+    diffed = read(["diff", *run_ids(home)[:2], "--format", "json"])
     assert diffed.returncode == 0, describe(diffed)
 
     # the results JSON and the database files (WAL and shared memory included) exist ...
@@ -197,7 +214,12 @@ class EchoingAnswers(FakeServer):
         return payload
 
 
-def test_a_key_echoed_in_answers_reaches_no_file_and_no_output(home: Path, tmp_path: Path) -> None:
+def test_a_key_echoed_in_answers_reaches_no_file_and_no_output(
+    home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     canary = f"sk-canary-{uuid.uuid4().hex}"
     with EchoingAnswers() as echo:
         suite = write_suite(tmp_path / "suite.yaml", echo.base_url, n_inputs=2, name="echo")
@@ -213,11 +235,15 @@ def test_a_key_echoed_in_answers_reaches_no_file_and_no_output(home: Path, tmp_p
         # 2 answers + 2 judgments, and the judge's calibration (measured once, then cached)
         assert _sent_keys(echo) == [f"Bearer {canary}"] * (4 + 2 * DEFAULT_PAIRS)
     assert "Your key is Bearer ***" in outputs[0]
+    # the exports call no provider: in this process, with the CLI's environment
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
     for run_id in run_ids(home):
         for fmt in ("json", "csv"):
-            exported = run_cli(["runs", "export", run_id, "--format", fmt], cwd=tmp_path, env=env)
-            assert exported.returncode == 0, describe(exported)
-            outputs.append(exported.stdout)
+            code, out, err = run_cli_here(capsys, "runs", "export", run_id, "--format", fmt)
+            assert code == 0, out + err
+            outputs.append(out)
     secret = canary[len("sk-canary-") :]
     assert files_containing(secret, tmp_path) == []
     assert [text for text in outputs if secret in text] == []

@@ -31,6 +31,7 @@ from helpers_integration import (
     describe,
     fake_server_process,
     fill_disk,
+    postgres_template,
     private_postgres,
     resize_tmpfs,
     run_cli,
@@ -111,12 +112,23 @@ def server() -> Iterator[ServerProcess]:
         yield srv
 
 
+@pytest.fixture(scope="module")
+def cluster_template() -> Iterator[Path | None]:
+    """One ``initdb`` for the module, copied by each test's cluster (None: none made)."""
+    with contextlib.ExitStack() as stack:
+        try:
+            made: Path | None = stack.enter_context(postgres_template())
+        except RuntimeError:
+            made = None  # each test's cluster says why (skipped locally, failed in CI)
+        yield made
+
+
 @pytest.fixture
-def cluster() -> Iterator[PrivatePostgres]:
+def cluster(cluster_template: Path | None) -> Iterator[PrivatePostgres]:
     """A private PostgreSQL cluster (skipped locally / failed in CI when none can be made)."""
     with contextlib.ExitStack() as stack:
         try:
-            made = stack.enter_context(private_postgres())
+            made = stack.enter_context(private_postgres(cluster_template))
         except RuntimeError as exc:
             if os.environ.get("CI"):
                 pytest.fail(f"cannot make a private PostgreSQL cluster in CI: {exc}", pytrace=False)

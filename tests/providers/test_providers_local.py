@@ -137,3 +137,25 @@ def test_without_a_temperature_the_model_runs_at_llama_cpps_default() -> None:
     explicit = ChatRequest(model="smollm2", messages=request.messages, temperature=0.0)
     assert local.build_kwargs(explicit)["temperature"] == 0.0
     assert effective_temperature(local, 3.0) == 2.0  # clamped as before
+
+
+def test_the_prompt_is_evaluated_on_as_many_threads_as_the_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """QUALSPEC_LOCAL_THREADS (n_threads) holds for the prompt too: llama-cpp-python's own
+    default evaluates it on every CPU, whose threads spin waiting for each other."""
+    loaded: list[dict[str, object]] = []
+
+    def recording_llama(**kwargs: object) -> None:
+        loaded.append(kwargs)
+        raise ValueError("recorded, not loaded")
+
+    monkeypatch.setattr(llama_cpp, "Llama", recording_llama)
+    monkeypatch.setenv("QUALSPEC_LOCAL_THREADS", "1")
+    local = LocalProvider(n_ctx=136)  # a size no other test loads: a model of its own
+    request = ChatRequest(model="smollm2", messages=(Message("user", "Hi"),), max_tokens=4)
+    with pytest.raises(ConfigError, match="recorded, not loaded"):
+        _run(local, request)
+    (kwargs,) = loaded
+    assert kwargs["n_threads"] == 1
+    assert kwargs["n_threads_batch"] == 1

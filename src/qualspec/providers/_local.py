@@ -242,6 +242,9 @@ def _load(path: Path, n_ctx: int, n_threads: int, logits_all: bool = False) -> A
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=n_threads,
+            # the prompt too: llama-cpp-python evaluates it on every CPU otherwise, whose
+            # threads spin waiting for each other (6x slower on a busy 2-core machine)
+            n_threads_batch=n_threads,
             n_batch=PROMPT_BLOCK,
             seed=DEFAULT_SEED,
             logits_all=logits_all,
@@ -289,7 +292,8 @@ class LocalProvider:
     """In-process GGUF models through llama-cpp-python (``local/smollm2``, ``local/x.gguf``).
 
     ``n_ctx`` defaults to ``$QUALSPEC_LOCAL_N_CTX`` or 2048 and ``n_threads`` to
-    ``$QUALSPEC_LOCAL_THREADS`` or the number of CPUs. Calls use ``params["seed"]`` when
+    ``$QUALSPEC_LOCAL_THREADS`` or the number of CPUs (for generating and for evaluating the
+    prompt alike). Calls use ``params["seed"]`` when
     given, else ``request.seed`` (the engine passes the run index, so each repeated run is
     reproducible on its own); otherwise the sampler seeded at load moves on call to call.
     A request without a temperature runs at :data:`DEFAULT_TEMPERATURE` (0.2,
