@@ -8,7 +8,9 @@ does; the examples' ``local/smollm2`` is pointed at the same server (copied suit
 commands' text), since those pages are not about the embedded model. Every ```bash line
 starting with ``qualspec `` and every ```python block runs (unless the line just before the
 block is ``<!-- not-run: reason -->``), and every ```yaml block parses, a whole suite through
-the suite loader.
+the suite loader. A block just after ``<!-- file: NAME -->`` is written to NAME in the
+folder the commands run in before its page's commands run (the page's ``qualspec run
+NAME`` then runs that very suite).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from qualspec.testing import FakeServer
 
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 NOT_RUN = re.compile(r"<!-- not-run: [^>]+ -->\s*\Z")
+FILE = re.compile(r"<!-- file: ([\w.-]+) -->\s*\Z")
 FAKE_MODEL = "openai/fake-model"
 
 
@@ -43,6 +46,14 @@ def _blocks(text: str, lang: str) -> list[str]:
         if match.group(1) == lang and not NOT_RUN.search(text[: match.start()]):
             found.append(match.group(2))
     return found
+
+
+def _write_files(text: str, folder: Path) -> None:
+    """Write each block marked ``<!-- file: NAME -->`` to ``folder / NAME``."""
+    for match in BLOCK.finditer(text):
+        named = FILE.search(text[: match.start()])
+        if named:
+            (folder / named.group(1)).write_text(_on_fake_server(match.group(2)))
 
 
 def _pages(repo_root: Path) -> Iterator[tuple[str, str]]:
@@ -169,6 +180,7 @@ def _seed_runs(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
 def _run_commands(
     page: str, text: str, tmp_path: Path, env: dict[str, str], seeds: dict[str, str]
 ) -> int:
+    _write_files(text, tmp_path)
     bodies = _blocks(text, "bash")
     if page == "README.md":
         bodies = bodies[1:]  # the set-up commands: the test above
