@@ -55,3 +55,21 @@ def test_a_small_run_leaves_none(
     code, out, err = qualspec(capsys, "run", str(suite), "--quiet", "--no-judge")
     assert code == 0, out + err
     assert _kept(workdir, only_run_id(workdir)) == (False, 1)
+
+
+def test_a_run_over_the_summary_limit_keeps_its_page_snapshot_too(
+    server: FakeServer, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Above 5,000 work items the run is summarised (nothing loaded whole) and its page
+    snapshot is still kept, built from the store in parts (issue 19: the first view of a
+    100,000-answer run no longer builds it)."""
+    rows = workdir / "rows.csv"
+    rows.write_text("id,n\n" + "".join(f"r{i},{i}\n" for i in range(2600)), encoding="utf-8")
+    scenarios = '  - name: s\n    prompt: "Say {{ n }}."\n    inputs: rows.csv\n'
+    suite = write_suite(workdir / "big.yaml", server.base_url, scenarios=scenarios)
+    code, out, err = qualspec(capsys, "run", str(suite), "--quiet", "--no-judge", "--temps", "0,1")
+    assert code == 0, out + err
+    run_id = only_run_id(workdir)
+    assert "Large run: 5200 answers" in out
+    assert f"Run page: ready for `qualspec serve` (/runs/{run_id})" in out
+    assert _kept(workdir, run_id) == (True, 5200)

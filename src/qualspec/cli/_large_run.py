@@ -5,12 +5,14 @@ of a report of every cell (the web app and ``qualspec report`` show the detail).
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qualspec.cli._console import plural, say
+from qualspec.cli._store_close import KEEP_VIEW_FROM, KEEP_VIEW_UNTIL
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,6 +45,7 @@ def large_run_report(
         write_results_stream(store, summary.id, path)
         counts = store.run_counts(summary.id)
         db_display = store.url_for_display
+        kept = _keep_view(store, summary.id, counts["candidates"])
     finally:
         store.close()
     stats = outcome.stats
@@ -63,11 +66,28 @@ def large_run_report(
         + " made",
     )
     say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
+    if kept:
+        say(console, f"Run page: ready for `qualspec serve` (/runs/{outcome.run_id})")
     if ns.html:
         say(console, "HTML report: not written for a run of this size; use qualspec serve")
     if outcome.status == "budget_exceeded":
         say(console, budget_stop(ns, outcome.run_id, stats.skipped_for_budget))
     return _exit_code(counts, fail_on_errors=getattr(ns, "fail_on_errors", False))
+
+
+def _keep_view(store: Store, run_id: str, answers: int) -> bool:
+    """Keep the run's page snapshot (built from the store in parts) so that the first
+    view of ``qualspec serve`` reads it; False when not kept (too few or too many answers,
+    see ``KEEP_VIEW_UNTIL``, or it could not be built: the server builds it then)."""
+    if not KEEP_VIEW_FROM <= answers <= KEEP_VIEW_UNTIL:
+        return False
+    from qualspec.web import keep_run_view
+
+    try:
+        return keep_run_view(store, run_id)
+    except Exception as exc:  # noqa: BLE001 - optional: the run and its results are kept
+        logging.getLogger("qualspec").warning("run page snapshot not kept: %s", exc)
+        return False
 
 
 def budget_stop(ns: argparse.Namespace, run_id: str, skipped: int) -> tuple[str, str]:
