@@ -377,6 +377,7 @@ class Executor(EvaluatorCalls):
                 judge_key=ctx.last_key,
                 prompt_version=bound.prompt_version,
                 usage=ctx.usage(error).as_fields(),
+                served_by=ctx.served_by,
             ),
             on_commit=self._unwritten(),
         )
