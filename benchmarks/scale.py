@@ -126,6 +126,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument(
+        "--bare-calls",
+        type=int,
+        default=_BARE_MAX,
+        help=f"at most this many calls by the bare client per size (default {_BARE_MAX:,})",
+    )
+    parser.add_argument(
         "--rerun",
         action="store_true",
         help="then run the largest size again on its database: every answer cached",
@@ -141,7 +147,7 @@ def main() -> None:
     try:
         asyncio.run(bare(base_url, 500, args.concurrency))  # warm up
         for size in sizes:
-            calls = min(size, _BARE_MAX)
+            calls = min(size, args.bare_calls)
             begin = time.perf_counter()
             asyncio.run(bare(base_url, calls, args.concurrency, "Answer: question {}"))
             bare_rate = calls / (time.perf_counter() - begin)
