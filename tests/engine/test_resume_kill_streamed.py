@@ -41,6 +41,7 @@ def server() -> Iterator[ServerProcess]:
         yield srv
 
 
+@pytest.mark.timeout(1800)  # two runs of 2,600 calls each: minutes on a loaded machine
 def test_a_kill_at_half_of_a_large_run_then_resume_costs_at_most_the_calls_in_flight(
     server: ServerProcess, tmp_path: Path
 ) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from qualspec.cli._console import plural, say
 from qualspec.cli._store_close import KEEP_VIEW_FROM, KEEP_VIEW_UNTIL
+from qualspec.messages import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -46,6 +47,7 @@ def large_run_report(
         counts = store.run_counts(summary.id)
         db_display = store.url_for_display
         kept = _keep_view(store, summary.id, counts["candidates"])
+        html = _write_html(store, summary.id, ns.html) if ns.html else None
     finally:
         store.close()
     stats = outcome.stats
@@ -68,8 +70,8 @@ def large_run_report(
     say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
     if kept:
         say(console, f"Run page: ready for `qualspec serve` (/runs/{outcome.run_id})")
-    if ns.html:
-        say(console, "HTML report: not written for a run of this size; use qualspec serve")
+    if html is not None:
+        say(console, html)
     if outcome.status == "budget_exceeded":
         say(console, budget_stop(ns, outcome.run_id, stats.skipped_for_budget))
     return _exit_code(counts, fail_on_errors=getattr(ns, "fail_on_errors", False))
@@ -88,6 +90,20 @@ def _keep_view(store: Store, run_id: str, answers: int) -> bool:
     except Exception as exc:  # noqa: BLE001 - optional: the run and its results are kept
         logging.getLogger("qualspec").warning("run page snapshot not kept: %s", exc)
         return False
+
+
+def _write_html(store: Store, run_id: str, path: str) -> str:
+    """Write the HTML report of a large run (its summary: verdicts, candidates, the most
+    failed criteria, the matrix; made from the run's page snapshot, never from every
+    answer); the line that says where, or why not."""
+    from qualspec.report import write_large_html
+    from qualspec.web import run_page_parts
+
+    try:
+        write_large_html(store.get_run(run_id), run_page_parts(store, run_id), path)
+    except Exception as exc:  # noqa: BLE001 - the results file is written: say why, go on
+        return f"HTML report: not written ({one_line(str(exc), 200)}); use qualspec serve"
+    return f"HTML report: {path} (the run summed up; every answer in qualspec serve)"
 
 
 def budget_stop(ns: argparse.Namespace, run_id: str, skipped: int) -> tuple[str, str]:

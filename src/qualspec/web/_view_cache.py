@@ -37,6 +37,7 @@ __all__ = [
     "ViewCache",
     "keep_run_view",
     "load_view",
+    "run_page_parts",
     "run_summary",
     "view_key",
 ]
@@ -261,3 +262,17 @@ def keep_run_view(store: Store, run_id: str) -> bool:
     if _kept(store, summary, key) is None:
         _keep(store, summary, key, _build(store, summary))
     return True
+
+
+def run_page_parts(store: Store, run_id: str) -> dict[str, Any]:
+    """What a finished run's page shows whatever the query (its verdicts, the overview
+    per candidate, the most failed criteria and checks, the matrix's rows), JSON-ready:
+    from its kept snapshot, else built from the store in parts (and kept).
+
+    Example:
+        >>> parts = run_page_parts(store, run_id)  # the HTML report of a large run
+        >>> parts["facts"][0]
+        ['verdicts', '3 of 4 candidate lines passed', '...']
+    """
+    summary = run_summary(store, run_id)
+    return dict(load_view(store, summary).page_parts)
