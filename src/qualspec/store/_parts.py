@@ -23,7 +23,14 @@ from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._results import CRITERIA, judgment_from_row, response_from_row
 from qualspec.store._schema import CURRENT_ONLY, input_rows, judgments, responses, runs
 
-__all__ = ["load_run_part", "response_cells", "response_ids", "run_stamp", "search_run"]
+__all__ = [
+    "load_run_part",
+    "response_cells",
+    "response_ids",
+    "run_evaluators",
+    "run_stamp",
+    "search_run",
+]
 
 CHUNK = 500  # ids or keys per IN (...): well under every backend's parameter limit
 
@@ -123,6 +130,21 @@ def response_cells(
             return
         yield batch
         last = batch[-1][0]
+
+
+def run_evaluators(db: Database, run_id: str) -> list[str]:
+    """The names of the evaluators with current records in the run, sorted (read from the
+    run's unique index, without its records): what lets :func:`load_run_part` seek a
+    part's records by index."""
+    j = judgments.c
+    query = (
+        select(j.evaluator)
+        .where(j.run_id == run_id, CURRENT_ONLY["judgments"])
+        .distinct()
+        .order_by(j.evaluator)
+    )
+    with db.read() as conn:
+        return [str(name) for name in conn.execute(query).scalars()]
 
 
 def run_stamp(db: Database, run_id: str) -> tuple[Any, ...] | None:

@@ -308,6 +308,11 @@ class Store:
         reading its texts."""
         return _parts.response_cells(self._db, run_id, size)
 
+    def run_evaluators(self, run_id: str) -> list[str]:
+        """The evaluators with current records in the run (exact run id), sorted: pass
+        them to :meth:`load_run_part` to read a part's records by index."""
+        return _parts.run_evaluators(self._db, run_id)
+
     def run_stamp(self, run_id: str) -> tuple[Any, ...] | None:
         """What changes whenever a run does (exact run id; None when no run has it): its
         status, finish time and a hash of its metadata, then (rows, highest row id) of its

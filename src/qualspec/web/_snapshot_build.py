@@ -108,9 +108,12 @@ def _answers(
     """
     threshold = run_threshold(summary.metadata)
     known: set[int] = set()
+    # named, the evaluators let the database seek each part's records by index (unnamed,
+    # it reads every record of the run for each part)
+    evaluators = store.run_evaluators(summary.id)
     for start in range(0, len(ids), PART):
         wanted = [int(i) for i in ids[start : start + PART]]
-        part = store.load_run_part(summary.id, ids=wanted, summary=summary)
+        part = store.load_run_part(summary.id, ids=wanted, summary=summary, evaluators=evaluators)
         versions = {
             v
             for r in part.responses
