@@ -80,7 +80,7 @@ def test_a_run_over_the_summary_limit_keeps_its_page_snapshot_too(
     # --html keeps working: the run summed up from its snapshot (not every answer)
     assert f"HTML report: {html} (the run summed up" in out
     page = html.read_text(encoding="utf-8")
-    assert "default-src 'none'" in page and "<script" not in page
+    assert "default-src &#39;none&#39;" in page and "<script" not in page  # the strict CSP
     assert "A large run: this report sums it up" in page
     assert ">5200<" in page  # the candidate's answers, in its overview line
     assert page.count("<tr><td>s</td><td>r") == 2600  # a matrix row per input row

@@ -66,7 +66,9 @@ def test_a_kill_at_half_of_a_large_run_then_resume_costs_at_most_the_calls_in_fl
 
     server.control(hang_after=None)
     out = tmp_path / "results.json"
-    resumed = run_cli([*args, "--resume", "--output", str(out)], cwd=tmp_path, env=cli_env(home))
+    resumed = run_cli(
+        [*args, "--resume", "--output", str(out)], cwd=tmp_path, env=cli_env(home), timeout=1200
+    )
     assert resumed.returncode == 0, describe(resumed)
     assert "Large run: 5200 answers (0 errors" in resumed.stdout
     (run_id,) = run_ids(home)
