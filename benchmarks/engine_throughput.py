@@ -21,57 +21,14 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "qualspec.testing.fakeserver",
-            "--port",
-            "0",
-            "--latency",
-            str(latency),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    base_url = proc.stdout.readline().strip()
-    if not base_url.startswith("http"):
-        proc.kill()
-        raise SystemExit(f"fake server did not start: {base_url!r}")
-    return proc, base_url
-
-
-async def bare(base_url: str, calls: int, concurrency: int) -> None:
-    import aiohttp
-
-    sem = asyncio.Semaphore(concurrency)
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-
-        async def one(i: int) -> None:
-            body = {
-                "model": "fake",
-                "messages": [{"role": "user", "content": f"question {i}"}],
-                "temperature": 0.0,
-            }
-            async with sem:
-                async with session.post(
-                    f"{base_url}/chat/completions",
-                    json=body,
-                    headers={"Authorization": "Bearer bench"},
-                ) as resp:
-                    data = await resp.json()
-                    assert data["choices"][0]["message"]["content"]
-
-        await asyncio.gather(*(one(i) for i in range(calls)))
+from fake_calls import bare, start_server, stop_server  # noqa: E402 - beside this file
 
 
 def measure(fn: object) -> tuple[float, float]:
@@ -134,7 +91,7 @@ def main() -> None:
             samples["cached"].append(measure(engine))
             store.close()
     finally:
-        proc.kill()
+        stop_server(proc)
 
     def median(name: str, i: int) -> float:
         return statistics.median(s[i] for s in samples[name])

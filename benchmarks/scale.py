@@ -2,7 +2,7 @@
 number of cells grows, against a bare aiohttp client making the same calls.
 
     python benchmarks/scale.py [--cells 1000000] [--sizes 10000,100000] [--judge]
-                               [--concurrency 64] [--latency 0]
+                               [--concurrency 64] [--latency 0] [--rerun]
 
 One scenario over a generated CSV (one row per cell), ``--no-judge`` (or, with
 ``--judge``, the criteria judge on one criterion: 200,000 cells by default), the fake
@@ -11,7 +11,9 @@ Each size is one ``qualspec run`` in a child process on a fresh database; its RS
 sampled while it runs and its peak is the kernel's (``ru_maxrss`` of the child). The bare
 client makes the same calls (as many as the run, at most 100,000: its rate is steady by
 then) in the same invocation, alternating with the runs. Goals: peak RSS <= 300 MB at
-every size, and calls/s >= 60% of bare.
+every size, and calls/s >= 60% of bare. ``--rerun``: the largest size run again on its
+database, every answer from the cache (goal: 0 calls, under 2 minutes at 1,000,000). The
+fake server and the bare client are ``fake_calls``'s (shared with ``engine_throughput.py``).
 """
 
 from __future__ import annotations
@@ -26,54 +28,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_calls import bare, start_server, stop_server  # noqa: E402 - beside this file
 
 _BARE_MAX = 100_000
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", "0"]
-        + ["--latency", str(latency), "--no-log"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    base_url = proc.stdout.readline().strip()
-    if not base_url.startswith("http"):
-        proc.kill()
-        raise SystemExit(f"fake server did not start: {base_url!r}")
-    return proc, base_url
-
-
-async def bare(base_url: str, calls: int, concurrency: int) -> None:
-    """The same calls, from asyncio + aiohttp with nothing else: the baseline."""
-    import aiohttp
-
-    sem = asyncio.Semaphore(concurrency)
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-
-        async def one(i: int) -> None:
-            body = {
-                "model": "fake",
-                "messages": [{"role": "user", "content": f"Answer: question {i}"}],
-                "temperature": 0.0,
-            }
-            async with sem:
-                async with session.post(
-                    f"{base_url}/chat/completions",
-                    json=body,
-                    headers={"Authorization": "Bearer bench"},
-                ) as resp:
-                    data = await resp.json()
-                    assert data["choices"][0]["message"]["content"]
-
-        # bounded, as the engine is: at most 4 x concurrency calls pending at once
-        pending: set[asyncio.Task[None]] = set()
-        for i in range(calls):
-            if len(pending) >= 4 * concurrency:
-                _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            pending.add(asyncio.create_task(one(i)))
-        await asyncio.gather(*pending)
 
 
 def write_suite(tmp: Path, cells: int, base_url: str) -> Path:
@@ -100,9 +61,9 @@ def write_suite(tmp: Path, cells: int, base_url: str) -> Path:
     return suite
 
 
-def run_child(suite: Path, db: Path, out: Path, args: argparse.Namespace) -> dict[str, float]:
-    """One ``qualspec run`` in a child process: wall and CPU seconds, peak RSS (MB), and
-    the largest RSS sampled while it ran."""
+def run_child(suite: Path, db: Path, out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """One ``qualspec run`` in a child process: wall and CPU seconds, peak RSS (MB), the
+    largest RSS sampled while it ran, and the line it printed of the calls made."""
     command = [
         sys.executable,
         "-c",
@@ -122,7 +83,9 @@ def run_child(suite: Path, db: Path, out: Path, args: argparse.Namespace) -> dic
         command.append("--no-judge")
     env = {**os.environ, "BENCH_KEY": "bench"}
     start = time.perf_counter()
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    log = out.with_suffix(".log")
+    with log.open("w", encoding="utf-8") as printed:
+        child = subprocess.Popen(command, env=env, stdout=printed)
     sampled = [0.0]
     stop = threading.Event()
 
@@ -145,7 +108,9 @@ def run_child(suite: Path, db: Path, out: Path, args: argparse.Namespace) -> dic
     child.returncode = os.waitstatus_to_exitcode(code)
     if child.returncode != 0:
         raise SystemExit(f"qualspec run failed with exit code {child.returncode}")
+    calls = [line for line in log.read_text(encoding="utf-8").splitlines() if "Calls:" in line]
     return {
+        "calls": calls[-1].strip() if calls else "",
         "wall_s": wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_rss_mb": usage.ru_maxrss / 1024,
@@ -160,20 +125,31 @@ def main() -> None:
     parser.add_argument("--judge", action="store_true", help="the criteria judge on (200,000)")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument(
+        "--bare-calls",
+        type=int,
+        default=_BARE_MAX,
+        help=f"at most this many calls by the bare client per size (default {_BARE_MAX:,})",
+    )
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="then run the largest size again on its database: every answer cached",
+    )
     args = parser.parse_args()
     cells = args.cells or (200_000 if args.judge else 1_000_000)
     sizes = sorted({*(int(s) for s in args.sizes.split(",") if s.strip()), cells})
     sizes = [s for s in sizes if s <= cells]
 
-    proc, base_url = start_server(args.latency)
+    proc, base_url = start_server(args.latency, log=False)
     tmp = Path(tempfile.mkdtemp(prefix="qualspec-scale-"))
     results = []
     try:
         asyncio.run(bare(base_url, 500, args.concurrency))  # warm up
         for size in sizes:
-            calls = min(size, _BARE_MAX)
+            calls = min(size, args.bare_calls)
             begin = time.perf_counter()
-            asyncio.run(bare(base_url, calls, args.concurrency))
+            asyncio.run(bare(base_url, calls, args.concurrency, "Answer: question {}"))
             bare_rate = calls / (time.perf_counter() - begin)
             suite = write_suite(tmp, size, base_url)
             run = run_child(suite, tmp / f"scale-{size}.db", tmp / f"results-{size}.json", args)
@@ -196,11 +172,18 @@ def main() -> None:
                 f"ratio {row['ratio_to_bare']:.2f}  ({row['wall_s']} s)",
                 flush=True,
             )
+            if args.rerun and size == sizes[-1]:
+                again = run_child(suite, tmp / f"scale-{size}.db", tmp / "rerun.json", args)
+                print(
+                    f"{size:>9} cells, cached rerun: {again['wall_s']:.1f} s wall, "
+                    f"{again['cpu_s']:.1f} s CPU, peak RSS {again['peak_rss_mb']:.1f} MB; "
+                    f"{again['calls']} (goal: 0 calls, under 120 s)",
+                    flush=True,
+                )
             (tmp / f"scale-{size}.db").unlink(missing_ok=True)
             (tmp / f"results-{size}.json").unlink(missing_ok=True)
     finally:
-        proc.kill()
-        proc.wait()
+        stop_server(proc)
     worst = max(r["peak_rss_mb"] for r in results)
     print(
         f"peak RSS at most {worst:.1f} MB (goal <= 300); ratio to bare at "

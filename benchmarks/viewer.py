@@ -9,8 +9,9 @@ answer, about a quarter of the answers failing). The 2,000-answer run is made by
 run` on the fake server (through the engine, as a user makes it: the analysis it prints and
 the page's snapshot are kept in the store); ``--no-engine``, the 80-answer run and the
 100,000-answer run are written straight into the store (the engine would take minutes for
-200,000 calls), and their analysis and page snapshot then kept as `qualspec run` does at
-its end (timed). The stability score is lexical (the embeddings extra hidden from every
+200,000 calls), and their analysis (up to 5,000 answers) and page snapshot then kept as
+`qualspec run` does at its end (timed; the snapshot is built in a child process, whose
+peak RSS is printed). The stability score is lexical (the embeddings extra hidden from every
 process) unless ``--with-extra``. Each page is fetched from `qualspec serve` in its own
 process:
 
@@ -120,18 +121,52 @@ class Views:
     plain_bytes: int
 
 
-def keep_analysis(db: str, run_id: str, extra: bool) -> float:
-    """What `qualspec run` does at its end: the run's analysis computed and kept, and its
-    page snapshot kept; seconds."""
+_KEEP_VIEW = """
+import resource, sys, time
+from qualspec.store import Store
+from qualspec.web import keep_run_view
+with Store(sys.argv[1]) as store:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    keep_run_view(store, sys.argv[2])
+    took = time.perf_counter() - start
+print(took, before / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def keep_view_child(db: str, run_id: str) -> tuple[float, float, float]:
+    """The page snapshot built and kept as `qualspec run` keeps it at the end of a run
+    (streamed from the store in parts), in a child process of its own: (seconds, peak RSS
+    in MB before the build, peak RSS in MB after it)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _KEEP_VIEW, db, run_id],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return float(out[0]), float(out[1]), float(out[2])
+
+
+def keep_analysis(db: str, run_id: str, extra: bool, answers: int) -> str:
+    """What `qualspec run` does at its end: up to 5,000 work items, the run's analysis
+    computed and kept (timed here); then the page snapshot kept, in a child process (timed,
+    with its peak RSS). What it did, in words."""
     from qualspec.analysis import stored_analysis
     from qualspec.store import Store
-    from qualspec.web import keep_run_view
 
-    start = time.perf_counter()
-    with Store(db) as store:
-        stored_analysis(store, store.load_run(run_id), similarity=None if extra else "lexical")
-        keep_run_view(store, run_id)
-    return time.perf_counter() - start
+    said = []
+    if answers <= 5000:  # a larger run is summarised: no analysis at its end
+        start = time.perf_counter()
+        with Store(db) as store:
+            similarity = None if extra else "lexical"
+            stored_analysis(store, store.load_run(run_id), similarity=similarity)
+        said.append(f"analysis kept in {time.perf_counter() - start:.1f} s")
+    took, before, peak = keep_view_child(db, run_id)
+    said.append(
+        f"page snapshot built from the store in parts and kept in {took:.1f} s "
+        f"(peak RSS {peak:.0f} MB, {peak - before:+.0f} MB over the process before the build)"
+    )
+    return ", ".join(said)
 
 
 def view(db: str, run_id: str, env: dict[str, str], repeats: int, extra: bool) -> Views:
@@ -194,8 +229,8 @@ def main() -> int:
             start = time.perf_counter()
             if direct:
                 run_id = runs.write_run_direct(db, rows, scenarios)
-                kept = keep_analysis(db, run_id, extra)
-                how = f"written to the store, its analysis and snapshot kept in {kept:.1f} s"
+                kept = keep_analysis(db, run_id, extra, answers)
+                how = f"written to the store; {kept};"
             else:
                 server, base_url = runs.start_server(0.0)
                 try:

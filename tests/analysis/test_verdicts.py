@@ -3,12 +3,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
+from itertools import product
 from typing import Any
 
 import pytest
 
-from qualspec.analysis import run_verdicts, verdicts_to_dict
+from qualspec.analysis import (
+    VerdictStream,
+    answer_verdict,
+    cell_key,
+    judgments_by_response,
+    run_verdicts,
+    suite_order,
+    verdicts_to_dict,
+)
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
 
@@ -120,3 +130,41 @@ def test_errors_have_no_verdict() -> None:
 def test_an_unknown_aggregation_is_refused(aggregation: str) -> None:
     with pytest.raises(ValueError, match="unknown aggregation"):
         run_verdicts(_run([("a", 9.0, {})]), aggregation=aggregation)
+
+
+@pytest.mark.parametrize("aggregation", ["mean", "majority", "mean_with_variance"])
+def test_streamed_verdicts_are_the_whole_runs(aggregation: str) -> None:
+    """``VerdictStream`` (a large run's page, built in parts) gives every row and cell
+    :func:`run_verdicts` gives for the whole run, in the same order."""
+    base = _run(
+        [
+            ("a", 8.0, {"checks": {"x": True}}),
+            ("b", 5.0, {"checks": {"x": False}}),
+            ("c", None, {"error": "boom"}),
+            ("d", 9.0, {"grade": 60.0}),
+        ],
+        aggregation,
+    )
+    responses, judgments = [], []
+    for candidate, temperature in product(("c2", "c1"), (0.7, 0.0)):
+        tag = f"{candidate}-{temperature}-"
+        for r in base.responses:
+            responses.append(
+                dataclasses.replace(
+                    r, key=tag + r.key, candidate=candidate, temperature=temperature
+                )
+            )
+        for j in base.judgments:
+            judgments.append(dataclasses.replace(j, response_key=tag + j.response_key))
+    run = dataclasses.replace(base, responses=responses[::-1], judgments=judgments)
+    whole = run_verdicts(run)
+    order = suite_order(run)
+    by_response = judgments_by_response(run)
+    stream = VerdictStream(RunRecord(summary=run.summary))
+    rows = []
+    for r in sorted(run.responses, key=lambda r: (order(cell_key(r)), r.run_index)):
+        verdict = answer_verdict(by_response.get(r.key, ()), error=r.error is not None)
+        rows += stream.add(cell_key(r), verdict)
+    rows += stream.close()
+    assert [(k, row) for k, row, _ in rows] == list(whole.rows.items())
+    assert [c for _, _, cells in rows for c in cells] == list(whole.cells.items())

@@ -259,3 +259,51 @@ def test_cache_keys_are_per_model_not_per_replica(
     alone = _run(single, store, use_cache=True).record.responses
     assert len(alone) == 6 and all(r.cached for r in alone)
     assert a.calls + b.calls + c.calls == calls
+
+
+def test_judge_calls_record_the_replica_that_answered(
+    servers: list[FakeServer], store: Store, tmp_path: Path
+) -> None:
+    """A judge on a provider with replicas: each judgment records the replica that
+    answered its call (``details["served_by"]``, no migration), visible where responses
+    show theirs: ``JudgmentRecord.served_by``, the results file and the exports."""
+    _, b, c = servers
+    evaluation = Evaluation(
+        name="judged-replicas",
+        candidates=[Candidate(name="c", model="llama/model-a")],
+        scenarios=[
+            Scenario(
+                name="s",
+                prompt="question {{ i }}",
+                criteria=["is an answer"],
+                inputs=[{"i": i} for i in range(8)],
+            )
+        ],
+        judge="llama/judge",
+        providers={
+            "llama": ProviderConfig(
+                type="openai", base_urls=[b.base_url, c.base_url], max_concurrency=2
+            )
+        },
+    )
+    suite = load_evaluation(evaluation, tmp_path)
+    out = execute_plan(
+        suite,
+        expand(suite),
+        store=store,
+        options=ExecuteOptions(retry=ONE_ATTEMPT, use_cache=False, calibrate=False),
+        argv=[],
+    )
+    assert out.status == "finished"
+    loaded = store.load_run(out.record.summary.id)
+    judged = [j for j in loaded.judgments if j.evaluator == "criteria"]
+    assert len(judged) == 8 and all(j.score is not None for j in judged)
+    served = {j.served_by for j in judged}
+    assert served <= {b.base_url, c.base_url} and None not in served
+    assert all(j.details and j.details["served_by"] == j.served_by for j in judged)
+    data = run_to_dict(loaded)
+    in_file = {j["served_by"] for r in data["responses"] for j in r["judgments"]}
+    assert in_file == served
+    rows = [row for row in export_rows(loaded) if row["evaluator"] == "criteria"]
+    assert {row["judge_served_by"] for row in rows} == served
+    assert {row["served_by"] for row in rows} <= {b.base_url, c.base_url}

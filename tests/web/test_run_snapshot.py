@@ -248,3 +248,42 @@ def test_a_finished_runs_summary_is_kept_under_its_stamp(tmp_path: Path) -> None
         store.update_run_metadata(run_id, {"note": "changed"})
     (page,) = _get(db, f"/runs/{run_id}")
     assert "MARKED-SUITE" not in page.text and "Capitals" in page.text
+
+
+def test_the_snapshot_is_built_from_parts_never_from_the_whole_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19: ``keep_run_view`` (the end of ``qualspec run``) and the server's first
+    view build the snapshot from the store in parts, with the whole run's verdicts."""
+    from qualspec.analysis import run_verdicts
+
+    db = f"sqlite:///{tmp_path / 'parts.db'}"
+    run_id = seed_explore_run(db, inputs=30)
+    with Store.open(db) as store:
+        record = store.load_run(run_id)
+    verdicts = run_verdicts(record)
+    answers = sum(1 for r in record.responses if r.kind == "candidate")
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the whole run was loaded")
+
+    monkeypatch.setattr(Store, "load_run", refused)
+    (built,) = _get(db, f"/runs/{run_id}")  # built by the server's first view
+    assert _count(built.text).startswith(f"showing 1-50 of {answers} matching")
+    entry, _ = _kept(db, run_id)
+    page = entry.structured["page"]
+    passed, failed, none = verdicts.count("cells")
+    assert (page["stats"]["passed"], page["stats"]["with_verdict"]) == (passed, passed + failed)
+    rows = page["matrix"]["rows"]
+    assert [r["label"] for r in rows] == [row.label for row in verdicts.rows.values()]
+    names = ("scenario", "input", "role", "candidate")
+    assert [tuple(r["where"][n] for n in names) for r in rows] == [
+        (s, i if i is not None else "-", r if r is not None else "-", c)
+        for s, i, r, c in verdicts.rows
+    ]
+    assert page["matrix"]["left_out"] == 0
+    with Store.open(db) as store:  # kept again at the end of a run: the same snapshot
+        store.cache_clear(kind="view")
+        assert keep_run_view(store, run_id)
+    again, _ = _kept(db, run_id)
+    assert again.structured == entry.structured

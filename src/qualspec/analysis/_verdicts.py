@@ -62,6 +62,7 @@ __all__ = [
     "RowKey",
     "RowVerdict",
     "RunVerdicts",
+    "VerdictStream",
     "answer_verdict",
     "candidate_records",
     "format_verdict_score",
@@ -260,6 +261,68 @@ def run_verdicts(run: RunRecord, *, aggregation: str | None = None) -> RunVerdic
         by_row.setdefault(key[:4], []).append((key, cell))
     rows = {key: _row(found) for key, found in by_row.items()}
     return RunVerdicts(aggregation=how, cells=cells, rows=rows)
+
+
+class VerdictStream:
+    """The verdicts of a run whose answers come one at a time, in suite order (every
+    cell's answers together, by run index: the order :func:`run_verdicts` puts them in),
+    so that a run of any size is judged without holding it: each candidate row's verdict,
+    with its cells', is given back once the row is complete.
+
+    Args:
+        run: The run (its summary is enough: the aggregation and thresholds recorded).
+        aggregation: As :func:`run_verdicts`'.
+
+    Example:
+        >>> stream = VerdictStream(RunRecord(summary=summary))
+        >>> for key, verdict in answers_in_suite_order:
+        ...     for row_key, row, cells in stream.add(key, verdict):
+        ...         print(row_key, row.label)
+        >>> done = stream.close()  # the last row
+    """
+
+    def __init__(self, run: RunRecord, *, aggregation: str | None = None) -> None:
+        recorded, self._threshold, self._grade = _settings(run)
+        self.aggregation = aggregation or recorded
+        if self.aggregation not in _AGGREGATIONS:
+            raise ValueError(
+                f"unknown aggregation {self.aggregation!r}: use one of {', '.join(_AGGREGATIONS)}"
+            )
+        self._cell: CellKey | None = None
+        self._answers: list[AnswerVerdict] = []
+        self._cells: list[tuple[CellKey, CellVerdict]] = []
+
+    def add(
+        self, key: CellKey, verdict: AnswerVerdict
+    ) -> list[tuple[RowKey, RowVerdict, list[tuple[CellKey, CellVerdict]]]]:
+        """Add the next answer (of cell ``key``); the rows it completed (none or one)."""
+        done = self._finish_cell() if key != self._cell else []
+        self._cell = key
+        self._answers.append(verdict)
+        return done
+
+    def close(self) -> list[tuple[RowKey, RowVerdict, list[tuple[CellKey, CellVerdict]]]]:
+        """The last row (none when no answer came)."""
+        done = self._finish_cell()
+        if self._cells:
+            done.append(self._finish_row())
+        return done
+
+    def _finish_cell(self) -> list[tuple[RowKey, RowVerdict, list[tuple[CellKey, CellVerdict]]]]:
+        done = []
+        if self._cell is not None and self._answers:
+            cell = _cell(self._answers, self.aggregation, self._threshold, self._grade)
+            if self._cells and self._cells[0][0][:4] != self._cell[:4]:
+                done.append(self._finish_row())
+            self._cells.append((self._cell, cell))
+        self._answers = []
+        self._cell = None
+        return done
+
+    def _finish_row(self) -> tuple[RowKey, RowVerdict, list[tuple[CellKey, CellVerdict]]]:
+        cells, self._cells = self._cells, []
+        first = cells[0][0]
+        return (first[0], first[1], first[2], first[3]), _row(cells), cells
 
 
 def _verdict_fields(v: CellVerdict | RowVerdict) -> dict[str, Any]:

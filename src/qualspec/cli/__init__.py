@@ -13,8 +13,9 @@ import threading
 from collections.abc import Sequence
 
 from qualspec.cli._app import build_parser, dispatch
+from qualspec.cli._progress import LazyProgress, pace_text
 
-__all__ = ["main"]
+__all__ = ["LazyProgress", "main", "pace_text"]
 
 # A command is a short process that imports a lot (pydantic, SQLAlchemy, aiohttp) and then
 # makes many small allocations. With Python's default young-generation threshold (700) the

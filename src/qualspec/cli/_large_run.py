@@ -5,12 +5,15 @@ of a report of every cell (the web app and ``qualspec report`` show the detail).
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qualspec.cli._console import plural, say
+from qualspec.cli._store_close import KEEP_VIEW_FROM, KEEP_VIEW_UNTIL
+from qualspec.messages import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,6 +46,8 @@ def large_run_report(
         write_results_stream(store, summary.id, path)
         counts = store.run_counts(summary.id)
         db_display = store.url_for_display
+        kept = _keep_view(store, summary.id, counts["candidates"])
+        html = _write_html(store, summary.id, ns.html) if ns.html else None
     finally:
         store.close()
     stats = outcome.stats
@@ -63,11 +68,42 @@ def large_run_report(
         + " made",
     )
     say(console, f"Results: {path}   (run id {outcome.run_id}, database {db_display})")
-    if ns.html:
-        say(console, "HTML report: not written for a run of this size; use qualspec serve")
+    if kept:
+        say(console, f"Run page: ready for `qualspec serve` (/runs/{outcome.run_id})")
+    if html is not None:
+        say(console, html)
     if outcome.status == "budget_exceeded":
         say(console, budget_stop(ns, outcome.run_id, stats.skipped_for_budget))
     return _exit_code(counts, fail_on_errors=getattr(ns, "fail_on_errors", False))
+
+
+def _keep_view(store: Store, run_id: str, answers: int) -> bool:
+    """Keep the run's page snapshot (built from the store in parts) so that the first
+    view of ``qualspec serve`` reads it; False when not kept (too few or too many answers,
+    see ``KEEP_VIEW_UNTIL``, or it could not be built: the server builds it then)."""
+    if not KEEP_VIEW_FROM <= answers <= KEEP_VIEW_UNTIL:
+        return False
+    from qualspec.web import keep_run_view
+
+    try:
+        return keep_run_view(store, run_id)
+    except Exception as exc:  # noqa: BLE001 - optional: the run and its results are kept
+        logging.getLogger("qualspec").warning("run page snapshot not kept: %s", exc)
+        return False
+
+
+def _write_html(store: Store, run_id: str, path: str) -> str:
+    """Write the HTML report of a large run (its summary: verdicts, candidates, the most
+    failed criteria, the matrix; made from the run's page snapshot, never from every
+    answer); the line that says where, or why not."""
+    from qualspec.report import write_large_html
+    from qualspec.web import run_page_parts
+
+    try:
+        write_large_html(store.get_run(run_id), run_page_parts(store, run_id), path)
+    except Exception as exc:  # noqa: BLE001 - the results file is written: say why, go on
+        return f"HTML report: not written ({one_line(str(exc), 200)}); use qualspec serve"
+    return f"HTML report: {path} (the run summed up; every answer in qualspec serve)"
 
 
 def budget_stop(ns: argparse.Namespace, run_id: str, skipped: int) -> tuple[str, str]:

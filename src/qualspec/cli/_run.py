@@ -356,7 +356,9 @@ def _execute(
         store = await asyncio.to_thread(Store.open, ns.db)
         try:
             async with Session(db=store, options=options, prices=ns.prices, sink=sink) as session:
-                with LazyProgress(plan, judge=not ns.no_judge, quiet=ns.quiet) as progress:
+                with LazyProgress(
+                    plan, judge=not ns.no_judge, quiet=ns.quiet, cost=lambda: session.spent_usd
+                ) as progress:
                     outcome = await session.run_plan(
                         suite, plan, resume=ns.resume, progress=progress, argv=list(argv)
                     )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from qualspec.store import RunRecord, Store
 
-__all__ = ["KEEP_VIEW_FROM", "BackgroundClose", "view_keeper"]
+__all__ = ["KEEP_VIEW_FROM", "KEEP_VIEW_UNTIL", "BackgroundClose", "view_keeper"]
 
 
 class BackgroundClose:
@@ -52,6 +52,12 @@ class BackgroundClose:
 KEEP_VIEW_FROM = 1000
 """Answers from which a run's page snapshot is kept at its end, so that ``qualspec serve``
 opens it without loading the run (a smaller run's is built on its first view, quickly)."""
+
+KEEP_VIEW_UNTIL = 250_000
+"""Answers up to which a large run's page snapshot is kept at its end. The snapshot is
+built from the store in parts, but it holds every distinct input id and a few numbers per
+answer: past this, the end of the run would grow with it, so ``qualspec serve`` builds it
+on the run's first view instead (the same builder)."""
 
 
 def view_keeper(store: Store, record: RunRecord) -> Callable[[], object] | None:

@@ -37,6 +37,7 @@ class EvaluationContext:
         self.input_tokens = 0
         self.output_tokens = 0
         self.last_key = ""
+        self.served_by: str | None = None  # the replica that answered the last call
 
     def account(self, reply: Reply) -> None:
         """Add one call's reply to the evaluation's accounting."""
@@ -54,6 +55,8 @@ class EvaluationContext:
         self.input_tokens += reply.input_tokens or 0
         self.output_tokens += reply.output_tokens or 0
         self.last_key = reply.key
+        if reply.served_by is not None:
+            self.served_by = reply.served_by
 
     @property
     def cost_usd(self) -> float | None:

@@ -2,10 +2,9 @@
 
 Answers (candidate cells and items of other kinds, such as reference answers) are made
 under per-endpoint limits. A response-scope evaluator judges each answer as soon as it
-exists; a group-scope evaluator waits until every answer of its group exists; either
-also waits for the answers its items depend on (``WorkItem.depends_on``). Every model
-call goes through the session's :class:`CallEngine`; every result goes to the run's
-recorder.
+exists; a group-scope evaluator waits until every answer of its group exists; either also
+waits for the answers its items depend on (``WorkItem.depends_on``). Every model call goes
+through the session's :class:`CallEngine`; every result goes to the run's recorder.
 
 The plan is streamed a batch of blocks at a time (see ``_blocks``): what the store holds
 for a batch (a resumed run's work, cached answers) is one query each, at most ``window``
@@ -377,6 +376,7 @@ class Executor(EvaluatorCalls):
                 judge_key=ctx.last_key,
                 prompt_version=bound.prompt_version,
                 usage=ctx.usage(error).as_fields(),
+                served_by=ctx.served_by,
             ),
             on_commit=self._unwritten(),
         )

@@ -22,10 +22,12 @@ def judgment_record(
     judge_key: str,
     prompt_version: int | None,
     usage: Mapping[str, Any],
+    served_by: str | None = None,
 ) -> JudgmentRecord:
     """What is stored of ``verdict``: no score or pass on an error (``blocked``: a
     dependency failed, nothing was called), a pass from the evaluator's threshold when
-    the verdict gives a score only."""
+    the verdict gives a score only; ``served_by`` (the replica that answered its call) in
+    its ``details``."""
     score = verdict.score
     passed = verdict.passed
     if passed is None and score is not None and evaluator.threshold is not None:
@@ -49,6 +51,10 @@ def judgment_record(
         evaluator=evaluator.name,
         subject=None if subject.group is None else [i.key for i in subject.items],
         scores=verdict.scores,
-        details=verdict.details,
+        details=(
+            verdict.details
+            if served_by is None
+            else {**(verdict.details or {}), "served_by": served_by}
+        ),
         **usage,
     )

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from qualspec.report._console import render_run
     from qualspec.report._export import EXPORT_COLUMNS, ExportFormat, export_rows, export_run
     from qualspec.report._html import render_html, write_html
+    from qualspec.report._html_large import render_large_html, write_large_html
     from qualspec.report._html_sessions import render_sessions_html, write_sessions_html
     from qualspec.report._html_summary import cache_phrase
     from qualspec.report._results_file import (
@@ -44,12 +45,14 @@ __all__ = [
     "prompt_refs",
     "read_results_file",
     "render_html",
+    "render_large_html",
     "render_run",
     "render_sessions_html",
     "run_from_dict",
     "run_to_dict",
     "write_html",
     "write_json_atomic",
+    "write_large_html",
     "write_results_stream",
     "write_sessions_html",
     "write_text_atomic",
@@ -64,6 +67,8 @@ _LAZY: dict[str, str] = {
     "export_run": "qualspec.report._export",
     "render_html": "qualspec.report._html",
     "write_html": "qualspec.report._html",
+    "render_large_html": "qualspec.report._html_large",
+    "write_large_html": "qualspec.report._html_large",
     "render_sessions_html": "qualspec.report._html_sessions",
     "write_sessions_html": "qualspec.report._html_sessions",
     "cache_phrase": "qualspec.report._html_summary",

@@ -67,6 +67,7 @@ EXPORT_COLUMNS: tuple[str, ...] = (
     "judge_latency_s",
     "judge_cost_usd",
     "judge_cached",
+    "judge_served_by",
     "superseded",
     "text",
 )
@@ -110,6 +111,7 @@ def _row(run: RunRecord, r: ResponseRecord | None, j: JudgmentRecord | None) -> 
         "judge_latency_s": j.latency_s if j else None,
         "judge_cost_usd": j.cost_usd if j else None,
         "judge_cached": j.cached if j else None,
+        "judge_served_by": j.served_by if j else None,
         "superseded": bool((r is not None and r.superseded) or (j is not None and j.superseded)),
         "text": r.text if r else None,
     }

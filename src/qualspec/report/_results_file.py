@@ -4,7 +4,8 @@ Layout (``schema_version`` "1.2"; 1.1 added ``kind`` to responses and ``evaluato
 ``subject``, ``scores`` and ``details`` to judgments, which 1.0 readers ignore; 1.2 added
 each response's ``served_by``, where it was served: the base URL of one of its
 provider's ``base_urls``, or ``ray:<node id>`` under the Ray executor; null for one server
-or a cached answer)::
+or a cached answer; each judgment's ``served_by`` says the same of its judge's call, read
+from its ``details``)::
 
     {
       "schema_version": "1.2",
@@ -178,6 +179,7 @@ def _record_dict(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:
 
 def _judgment_dict(judgment: JudgmentRecord, prompts: PromptRefs | None) -> dict[str, Any]:
     data = _record_dict(judgment)
+    data["served_by"] = judgment.served_by  # as its response's (kept in its details)
     if prompts is not None:
         data["prompt"] = _ref(prompts, judgment.prompt_version)
     return data

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import func, or_, select
@@ -23,7 +23,14 @@ from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._results import CRITERIA, judgment_from_row, response_from_row
 from qualspec.store._schema import CURRENT_ONLY, input_rows, judgments, responses, runs
 
-__all__ = ["load_run_part", "response_ids", "run_stamp", "search_run"]
+__all__ = [
+    "load_run_part",
+    "response_cells",
+    "response_ids",
+    "run_evaluators",
+    "run_stamp",
+    "search_run",
+]
 
 CHUNK = 500  # ids or keys per IN (...): well under every backend's parameter limit
 
@@ -96,6 +103,48 @@ def response_ids(db: Database, run_id: str) -> dict[str, int]:
     query = select(r.key, r.id).where(r.run_id == run_id, CURRENT_ONLY["responses"])
     with db.read() as conn:
         return {str(key): int(i) for key, i in conn.execute(query)}
+
+
+def response_cells(
+    db: Database, run_id: str, size: int = 20_000
+) -> Iterator[list[tuple[int, str, str | None, str | None, str, float | None, int]]]:
+    """A run's current candidate responses as (id, scenario, input id, role, candidate,
+    temperature, run index), ``size`` at a time in the order they were recorded (each
+    batch read by id from where the last ended: never the whole run at once)."""
+    r = responses.c
+    last = 0
+    while True:
+        query = (
+            select(r.id, r.scenario, r.input_id, r.role, r.candidate, r.temperature, r.run_index)
+            .where(r.run_id == run_id, CURRENT_ONLY["responses"], r.kind == "candidate")
+            .where(r.id > last)
+            .order_by(r.id)
+            .limit(size)
+        )
+        with db.read() as conn:
+            batch = [
+                (int(i), s, inp, role, c, None if t is None else float(t), int(n))
+                for i, s, inp, role, c, t, n in conn.execute(query)
+            ]
+        if not batch:
+            return
+        yield batch
+        last = batch[-1][0]
+
+
+def run_evaluators(db: Database, run_id: str) -> list[str]:
+    """The names of the evaluators with current records in the run, sorted (read from the
+    run's unique index, without its records): what lets :func:`load_run_part` seek a
+    part's records by index."""
+    j = judgments.c
+    query = (
+        select(j.evaluator)
+        .where(j.run_id == run_id, CURRENT_ONLY["judgments"])
+        .distinct()
+        .order_by(j.evaluator)
+    )
+    with db.read() as conn:
+        return [str(name) for name in conn.execute(query).scalars()]
 
 
 def run_stamp(db: Database, run_id: str) -> tuple[Any, ...] | None:

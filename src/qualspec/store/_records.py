@@ -215,6 +215,14 @@ class JudgmentRecord(_Accounted):
     # a resumed run's current plan no longer asks for it (kept, but not counted)
     superseded: bool = False
 
+    @property
+    def served_by(self) -> str | None:
+        """The replica that answered the evaluation's model call (``details["served_by"]``:
+        a base URL of a provider's ``base_urls``); None for one server, a cached answer or
+        an evaluation without a call."""
+        found = self.details.get("served_by") if isinstance(self.details, dict) else None
+        return found if isinstance(found, str) else None
+
 
 @dataclass(slots=True)
 class LabelRecord:

@@ -310,6 +310,20 @@ class Store:
         """Response key -> database id, for the run's current responses (exact run id)."""
         return _parts.response_ids(self._db, run_id)
 
+    def response_cells(
+        self, run_id: str, size: int = 20_000
+    ) -> Iterator[list[tuple[int, str, str | None, str | None, str, float | None, int]]]:
+        """The cells of a run's current candidate responses, ``size`` at a time: (database
+        id, scenario, input id, role, candidate, temperature, run index), in the order
+        they were recorded (exact run id). What a viewer orders a large run by, without
+        reading its texts."""
+        return _parts.response_cells(self._db, run_id, size)
+
+    def run_evaluators(self, run_id: str) -> list[str]:
+        """The evaluators with current records in the run (exact run id), sorted: pass
+        them to :meth:`load_run_part` to read a part's records by index."""
+        return _parts.run_evaluators(self._db, run_id)
+
     def run_stamp(self, run_id: str) -> tuple[Any, ...] | None:
         """What changes whenever a run does (exact run id; None when no run has it): its
         status, finish time and a hash of its metadata, then (rows, highest row id) of its

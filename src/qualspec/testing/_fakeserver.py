@@ -106,6 +106,7 @@ class FakeServer:
         self._exchanges: list[list[Any]] = []  # [arrived, status, sent]
         self._hold_until = 0
         self.hold_timeout = 60.0
+        self._hang_after: int | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
@@ -247,6 +248,7 @@ class FakeServer:
             self._log.clear()
             self._exchanges.clear()
             self._hold_until = 0
+            self._hang_after = None
 
     def _queue(self, n: int, fault: _Fault) -> None:
         with self._lock:
@@ -288,6 +290,13 @@ class FakeServer:
         """
         with self._lock:
             return [(a, status, sent) for a, status, sent in self._exchanges]
+
+    def hang_after(self, n: int | None) -> None:
+        """Answer the first ``n`` model requests (counted by ``calls``, from now on as
+        from the start), then let every later one hang (``hang_seconds``): a run stops
+        at a known point, whatever the machine's speed (a kill mid-run). None: off."""
+        with self._lock:
+            self._hang_after = n
 
     def hold_responses(self, n: int) -> None:
         """Answer nothing until ``n`` model requests have arrived (counted by ``calls``).
@@ -343,6 +352,8 @@ class FakeServer:
             fault = None
             if key_ok:
                 fault = self._faults.popleft() if self._faults else self._mode
+                if self._hang_after is not None and self._calls > self._hang_after:
+                    fault = _Fault("hang")
         if self.latency > 0:
             await asyncio.sleep(self.latency)
         if not key_ok:
@@ -421,6 +432,8 @@ class FakeServer:
 
         try:
             data = json.loads(await request.read())
+            if data.get("reset"):  # first: the other settings apply after it
+                self.reset()
             if "latency" in data:
                 self.latency = float(data["latency"])
             if "fail_next" in data:
@@ -429,14 +442,15 @@ class FakeServer:
                 self.hang_next(int(data["hang_next"]))
             if "malformed_next" in data:
                 self.malformed_next(int(data["malformed_next"]))
+            if "hang_after" in data:
+                found = data["hang_after"]
+                self.hang_after(None if found is None else int(found))
             if "fault_mode" in data:
                 mode = data["fault_mode"]
                 if isinstance(mode, dict):
                     self.set_fault_mode(mode.pop("kind"), **mode)
                 else:
                     self.set_fault_mode(mode)
-            if data.get("reset"):
-                self.reset()
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             return web.json_response({"error": str(exc)}, status=400)
         return web.json_response({"ok": True})

@@ -19,7 +19,7 @@ from qualspec.lazy import lazy_exports
 if TYPE_CHECKING:
     from qualspec.web._app import create_app, serve
     from qualspec.web._security import COOKIE, DEFAULT_MAX_BODY, TOKEN_ENV, check_bind
-    from qualspec.web._view_cache import keep_run_view
+    from qualspec.web._view_cache import keep_run_view, run_page_parts
 
 _EXPORTS = {
     "COOKIE": "_security",
@@ -28,6 +28,7 @@ _EXPORTS = {
     "check_bind": "_security",
     "create_app": "_app",
     "keep_run_view": "_view_cache",
+    "run_page_parts": "_view_cache",
     "serve": "_app",
 }
 
@@ -38,6 +39,7 @@ __all__ = [
     "check_bind",
     "create_app",
     "keep_run_view",
+    "run_page_parts",
     "serve",
 ]
 

@@ -1,5 +1,6 @@
 """What the top of a run's page sums up: per candidate (pass rate, score, spread, cost,
-tokens, latency) and the criteria and checks that failed most, from a :class:`RunIndex`.
+tokens, latency) and the criteria and checks that failed most (:class:`Tally`, summed
+one answer at a time).
 
 Intervals: a pass rate's is Wilson's (95%), a mean score's the normal approximation (95%;
 cheap at any size, where a bootstrap over 100,000 answers is not).
@@ -9,87 +10,136 @@ from __future__ import annotations
 
 import math
 import statistics
+from array import array
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from qualspec.analysis import CHECKS_EVALUATOR
-from qualspec.web._explore import Answer, RunIndex
+from qualspec.web._answers import Answer
 
-__all__ = ["candidate_table", "failing_aspects"]
+__all__ = ["Tally"]
 
 
-def failing_aspects(index: RunIndex, limit: int = 12) -> list[dict[str, Any]]:
-    """The criteria and checks that failed most: evaluator, criterion, failed, judged,
-    their share, and whether it is a check; most failures first."""
-    judged: Counter[tuple[str, str]] = Counter()
-    failed: Counter[tuple[str, str]] = Counter()
-    for a in index.answers:
+@dataclass(slots=True)
+class _Candidate:
+    """What one candidate's overview line is summed from (scores and latencies as compact
+    arrays: a run of any size is summed without its answers)."""
+
+    answers: int = 0
+    errors: int = 0
+    failing: int = 0
+    cells: int = 0
+    passed: int = 0
+    scores: dict[int, array[float]] = field(
+        default_factory=lambda: {10: array("d"), 100: array("d")}
+    )
+    cost: float | None = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latencies: array[float] = field(default_factory=lambda: array("d"))
+
+
+class Tally:
+    """The run page's overview (per candidate) and its most failed criteria and checks,
+    summed one answer (:meth:`add`) and one cell (:meth:`add_cell`) at a time."""
+
+    def __init__(self) -> None:
+        self._candidates: dict[str, _Candidate] = {}
+        self._judged: Counter[tuple[str, str]] = Counter()
+        self._failed: Counter[tuple[str, str]] = Counter()
+
+    def add(self, a: Answer) -> None:
+        """One answer, with its own evaluation records."""
+        r = a.record
+        c = self._candidates.get(r.candidate)
+        if c is None:
+            c = self._candidates[r.candidate] = _Candidate()
+        c.answers += 1
+        c.errors += r.error is not None
+        c.failing += a.passed is False
+        if a.score is not None and a.scale in c.scores:
+            c.scores[a.scale].append(a.score)
+        if not r.cached:
+            if r.cost_usd is None or c.cost is None:
+                c.cost = None
+            else:
+                c.cost += r.cost_usd
+            if r.error is None and r.latency_s is not None:
+                c.latencies.append(r.latency_s)
+        c.tokens_in += r.input_tokens or 0
+        c.tokens_out += r.output_tokens or 0
         for j in a.judgments:
             if j.passed is None:
                 continue
             key = (j.evaluator, j.criterion)
-            judged[key] += 1
+            self._judged[key] += 1
             if j.passed is False:
-                failed[key] += 1
-    ranked = sorted(failed, key=lambda k: (-failed[k], -failed[k] / judged[k], k))
-    return [
-        {
-            "evaluator": k[0],
-            "criterion": k[1],
-            "check": k[0] == CHECKS_EVALUATOR,
-            "failed": failed[k],
-            "judged": judged[k],
-            "share": failed[k] / judged[k],
-        }
-        for k in ranked[:limit]
-    ]
+                self._failed[key] += 1
 
+    def add_cell(self, candidate: str, passed: bool | None) -> None:
+        """One cell's verdict (None: no verdict)."""
+        if passed is None:
+            return
+        c = self._candidates.get(candidate)
+        if c is None:
+            c = self._candidates[candidate] = _Candidate()
+        c.cells += 1
+        c.passed += passed
 
-def candidate_table(index: RunIndex) -> list[dict[str, Any]]:
-    """Per candidate: cells passed of those with a verdict (with a 95% Wilson
-    interval), answers, errors, mean answer score (with a 95% normal interval) and
-    standard deviation, cost, tokens and latency (median, 95th percentile)."""
-    cells: dict[str, list[bool]] = {}
-    for key, cell in index.verdicts.cells.items():
-        if cell.passed is not None:
-            cells.setdefault(key[3], []).append(cell.passed)
-    grouped: dict[str, list[Answer]] = {}
-    for a in index.answers:
-        grouped.setdefault(a.record.candidate, []).append(a)
-    out = []
-    for name, answers in grouped.items():
-        verdicts = cells.get(name, [])
-        scale = 10 if any(a.scale == 10 and a.score is not None for a in answers) else 100
-        scores = [a.score for a in answers if a.score is not None and a.scale == scale]
-        records = [a.record for a in answers]
-        paid = [r for r in records if not r.cached and r.error is None]
-        costs = [r.cost_usd for r in records if not r.cached]
-        latencies = sorted(r.latency_s for r in paid if r.latency_s is not None)
-        out.append(
+    def failing_aspects(self, limit: int = 12) -> list[dict[str, Any]]:
+        """The criteria and checks that failed most: evaluator, criterion, failed, judged,
+        their share, and whether it is a check; most failures first."""
+        judged, failed = self._judged, self._failed
+        ranked = sorted(failed, key=lambda k: (-failed[k], -failed[k] / judged[k], k))
+        return [
             {
-                "candidate": name,
-                "cells": len(verdicts),
-                "passed": sum(verdicts),
-                "rate": sum(verdicts) / len(verdicts) if verdicts else None,
-                "rate_ci": _wilson(sum(verdicts), len(verdicts)),
-                "answers": len(answers),
-                "errors": sum(1 for a in answers if a.record.error is not None),
-                "failing": sum(1 for a in answers if a.passed is False),
-                "scored": len(scores),
-                "scale": scale,
-                "mean": statistics.fmean(scores) if scores else None,
-                "mean_ci": _normal_ci(scores),
-                "sd": statistics.stdev(scores) if len(scores) > 1 else None,
-                "cost": None if None in costs else sum(c for c in costs if c is not None),
-                "tokens_in": sum(r.input_tokens or 0 for r in records),
-                "tokens_out": sum(r.output_tokens or 0 for r in records),
-                "latency_median": statistics.median(latencies) if latencies else None,
-                "latency_p95": _percentile(latencies, 0.95),
-                "latency_n": len(latencies),
+                "evaluator": k[0],
+                "criterion": k[1],
+                "check": k[0] == CHECKS_EVALUATOR,
+                "failed": failed[k],
+                "judged": judged[k],
+                "share": failed[k] / judged[k],
             }
-        )
-    return out
+            for k in ranked[:limit]
+        ]
+
+    def candidate_table(self) -> list[dict[str, Any]]:
+        """Per candidate: cells passed of those with a verdict (with a 95% Wilson
+        interval), answers, errors, mean answer score (with a 95% normal interval) and
+        standard deviation, cost, tokens and latency (median, 95th percentile)."""
+        out = []
+        for name, c in self._candidates.items():
+            if not c.answers:
+                continue
+            scale = 10 if c.scores[10] else 100
+            scores = c.scores[scale]
+            latencies = sorted(c.latencies)
+            out.append(
+                {
+                    "candidate": name,
+                    "cells": c.cells,
+                    "passed": c.passed,
+                    "rate": c.passed / c.cells if c.cells else None,
+                    "rate_ci": _wilson(c.passed, c.cells),
+                    "answers": c.answers,
+                    "errors": c.errors,
+                    "failing": c.failing,
+                    "scored": len(scores),
+                    "scale": scale,
+                    "mean": statistics.fmean(scores) if scores else None,
+                    "mean_ci": _normal_ci(scores),
+                    "sd": statistics.stdev(scores) if len(scores) > 1 else None,
+                    "cost": c.cost,
+                    "tokens_in": c.tokens_in,
+                    "tokens_out": c.tokens_out,
+                    "latency_median": statistics.median(latencies) if latencies else None,
+                    "latency_p95": _percentile(latencies, 0.95),
+                    "latency_n": len(latencies),
+                }
+            )
+        return out
 
 
 def _wilson(k: int, n: int) -> tuple[float, float] | None:

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from qualspec.analysis import (
+    CellKey,
     CellVerdict,
     RowKey,
     RowVerdict,
@@ -29,20 +30,23 @@ from qualspec.analysis import (
     run_verdicts,
 )
 from qualspec.store import RunSummary, Store
-from qualspec.web._explore import NONE, SORTS, Query, RunIndex, score_text
+from qualspec.web._explore import NONE, SORTS, Query, score_text
 from qualspec.web._labels import people_labels
-from qualspec.web._overview import candidate_table, failing_aspects
+from qualspec.web._overview import Tally
 from qualspec.web._snapshot import RunView
 
 __all__ = [
     "LIST_BUDGET",
     "MATRIX_ROWS",
     "MatrixCell",
+    "cell_stats",
+    "facts",
     "keep_stats",
     "list_stats",
+    "matrix_parts",
+    "matrix_row",
     "page_parts",
     "run_context",
-    "run_stats",
     "stats_key",
     "verdict_stats",
 ]
@@ -146,43 +150,47 @@ def _where(key: RowKey) -> dict[str, str]:
     }
 
 
-def matrix_rows(index: RunIndex) -> dict[str, Any]:
-    """The matrix's candidate rows (scenario, input, role, candidate), each with one cell
-    per temperature and its verdict (JSON-ready: kept in the run's snapshot)."""
-    verdicts = index.verdicts
-    temps: dict[str, float | None] = {}
-    for cell_key in verdicts.cells:
-        temps.setdefault(format_temperature(cell_key[4]), cell_key[4])
-    rows = []
-    for key, row in verdicts.rows.items():
-        cells: list[list[str] | None] = []
-        for t in temps.values():
-            cell = verdicts.cells.get((*key, t))
-            if cell is None:
-                cells.append(None)
-                continue
-            title = f"{cell.runs} run{'s' if cell.runs != 1 else ''}"
-            if cell.threshold is not None:
-                title += f", passes at {cell.threshold:g}"
-            if cell.reasons:
-                title += "; FAIL: " + "; ".join(cell.reasons)
-            cells.append([_cell_text(cell), _css(cell.passed, cell.label), title])
-        where = _where(key)
-        rows.append(
-            {
-                "where": where,
-                "q": urlencode(where),  # the query string of its answers
-                "passed": row.passed,
-                "label": row.label,
-                "reasons": list(row.reasons),
-                "verdict": [_cell_text(row), _css(row.passed, row.label), "; ".join(row.reasons)],
-                "cells": cells,
-            }
-        )
+def matrix_row(
+    key: RowKey, row: RowVerdict, cells: list[tuple[CellKey, CellVerdict]]
+) -> dict[str, Any]:
+    """One candidate row of the matrix (scenario, input, role, candidate) with its verdict
+    and its cells' by temperature label (JSON-ready; :func:`matrix_parts` lays them out)."""
+    by_label: dict[str, list[str]] = {}
+    for cell_key, cell in cells:
+        title = f"{cell.runs} run{'s' if cell.runs != 1 else ''}"
+        if cell.threshold is not None:
+            title += f", passes at {cell.threshold:g}"
+        if cell.reasons:
+            title += "; FAIL: " + "; ".join(cell.reasons)
+        by_label[format_temperature(cell_key[4])] = [
+            _cell_text(cell),
+            _css(cell.passed, cell.label),
+            title,
+        ]
+    where = _where(key)
     return {
-        "has_input": any(k[1] is not None for k in verdicts.rows),
-        "has_role": any(k[2] is not None for k in verdicts.rows),
-        "temperatures": list(temps),
+        "where": where,
+        "q": urlencode(where),  # the query string of its answers
+        "passed": row.passed,
+        "label": row.label,
+        "reasons": list(row.reasons),
+        "verdict": [_cell_text(row), _css(row.passed, row.label), "; ".join(row.reasons)],
+        "cells": by_label,
+    }
+
+
+def matrix_parts(
+    rows: list[dict[str, Any]], temperatures: list[str], *, has_input: bool, has_role: bool
+) -> dict[str, Any]:
+    """The matrix's candidate rows (:func:`matrix_row`'s), one cell per temperature of
+    ``temperatures`` (None where a row has none), JSON-ready: kept in the run's snapshot."""
+    for row in rows:
+        cells = row["cells"]
+        row["cells"] = [cells.get(t) for t in temperatures]
+    return {
+        "has_input": has_input,
+        "has_role": has_role,
+        "temperatures": temperatures,
         "rows": rows,
     }
 
@@ -240,6 +248,8 @@ def matrix(parts: Mapping[str, Any], run_id: str, query: Query, page: int) -> di
         "temperatures": [labels[i] for i in shown],
         "rows": rows,
         "matching": len(keep),
+        "left_out": int(parts.get("left_out", 0)),
+        "kept": len(parts["rows"]),
         "page": page,
         "pages": pages,
         "first": (page - 1) * MATRIX_ROWS + 1 if rows else 0,
@@ -251,23 +261,28 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def facts(index: RunIndex) -> list[tuple[str, str, str]]:
-    """(label, value, note) of the run's verdicts, as the reports word them."""
-    verdicts = index.verdicts
-    n_pass, n_fail, n_none = verdicts.count("cells")
-    rows_p, rows_f, rows_n = verdicts.count("rows")
-    each = ", ".join(
-        f"{name} {p} of {p + f}" for name, (p, f, _n) in verdicts.candidates.items() if p + f
-    )
+def facts(
+    summary: RunSummary,
+    answers: int,
+    aggregation: str,
+    cells: tuple[int, int, int],
+    rows: tuple[int, int, int],
+    candidates: Mapping[str, tuple[int, int, int]],
+) -> list[tuple[str, str, str]]:
+    """(label, value, note) of the run's verdicts, as the reports word them: ``cells`` and
+    ``rows`` (passed, failed, without a verdict), ``candidates`` each candidate's rows."""
+    n_pass, n_fail, n_none = cells
+    rows_p, rows_f, rows_n = rows
+    each = ", ".join(f"{name} {p} of {p + f}" for name, (p, f, _n) in candidates.items() if p + f)
     rate = f"{100 * n_pass / (n_pass + n_fail):.0f}%" if n_pass + n_fail else "-"
-    s = index.run.summary
+    s = summary
     return [
         (
             "verdicts",
             f"{rows_p} of {_plural(rows_p + rows_f, 'candidate line')} passed",
             (f"{each}; " if each else "")
             + (f"{rows_n} without a verdict; " if rows_n else "")
-            + f"aggregation {verdicts.aggregation}",
+            + f"aggregation {aggregation}",
         ),
         (
             "pass rate",
@@ -275,31 +290,36 @@ def facts(index: RunIndex) -> list[tuple[str, str, str]]:
             f"{n_pass} of {_plural(n_pass + n_fail, 'cell')} with a verdict passed"
             + (f"; {n_none} without a verdict" if n_none else ""),
         ),
-        ("answers", str(len(index.answers)), _plural(s.n_errors, "error") if s.n_errors else ""),
+        ("answers", str(answers), _plural(s.n_errors, "error") if s.n_errors else ""),
         ("judgments", str(s.n_judgments), ""),
         ("cost", "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}", ""),
     ]
-
-
-def run_stats(index: RunIndex) -> dict[str, Any]:
-    """:func:`verdict_stats` of the index's run."""
-    return verdict_stats(index.verdicts)
 
 
 def verdict_stats(verdicts: RunVerdicts) -> dict[str, Any]:
     """What the runs list shows of a run: cells passed of those with a verdict, and the
     mean of the cells' scores (on the run's main scale)."""
     passed, failed, _ = verdicts.count("cells")
-    cells = [c for c in verdicts.cells.values() if c.score is not None]
-    scale = 10 if any(c.scale == 10 for c in cells) or not cells else 100
-    scores = [c.score for c in cells if c.scale == scale and c.score is not None]
+    sums = {10: [0.0, 0], 100: [0.0, 0]}
+    for c in verdicts.cells.values():
+        if c.score is not None and c.scale in sums:
+            sums[c.scale][0] += c.score
+            sums[c.scale][1] += 1
+    return cell_stats(passed, failed, {k: (v[0], int(v[1])) for k, v in sums.items()})
+
+
+def cell_stats(passed: int, failed: int, scores: Mapping[int, tuple[float, int]]) -> dict[str, Any]:
+    """:func:`verdict_stats` from the cells passed and failed and, per scale (10, 100),
+    the sum and number of the scores of the cells with one (summed in the suite's order)."""
+    scale = 10 if scores.get(10, (0.0, 0))[1] or not scores.get(100, (0.0, 0))[1] else 100
+    total, n = scores.get(scale, (0.0, 0))
     return {
         "passed": passed,
         "with_verdict": passed + failed,
         "rate": passed / (passed + failed) if passed + failed else None,
-        "score": sum(scores) / len(scores) if scores else None,
+        "score": total / n if n else None,
         "scale": scale,
-        "cells": len(scores),
+        "cells": n,
     }
 
 
@@ -330,9 +350,9 @@ def _percent(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
 
-def _overview(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
+def _overview(table: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
     out = []
-    for c in candidate_table(index):
+    for c in table:
         rate = c["rate"]
         ci = c["rate_ci"]
         mean, mci = c["mean"], c["mean_ci"]
@@ -362,9 +382,9 @@ def _overview(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def _aspects(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
+def _aspects(aspects: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
     out = []
-    for a in failing_aspects(index):
+    for a in aspects:
         where = {"check": a["criterion"]} if a["check"] else {"criterion": a["criterion"]}
         if not a["check"]:
             where["evaluator"] = a["evaluator"]
@@ -372,17 +392,25 @@ def _aspects(index: RunIndex, run_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def page_parts(index: RunIndex) -> dict[str, Any]:
+def page_parts(
+    run_id: str,
+    *,
+    stats: dict[str, Any],
+    facts: list[tuple[str, str, str]],
+    aggregation: str,
+    tally: Tally,
+    options: dict[str, list[str]],
+    matrix: dict[str, Any],
+) -> dict[str, Any]:
     """What a run's page shows whatever the query (JSON-ready: kept in its snapshot)."""
-    run_id = index.run.summary.id
     return {
-        "stats": run_stats(index),
-        "facts": [list(f) for f in facts(index)],
-        "aggregation": index.verdicts.aggregation,
-        "overview": _overview(index, run_id),
-        "aspects": _aspects(index, run_id),
-        "options": index.options(),
-        "matrix": matrix_rows(index),
+        "stats": stats,
+        "facts": [list(f) for f in facts],
+        "aggregation": aggregation,
+        "overview": _overview(tally.candidate_table(), run_id),
+        "aspects": _aspects(tally.failing_aspects(), run_id),
+        "options": options,
+        "matrix": matrix,
     }
 
 

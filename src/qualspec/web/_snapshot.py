@@ -21,6 +21,7 @@ import base64
 import math
 import re
 import zlib
+from array import array
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,13 +30,12 @@ import numpy as np
 from qualspec.analysis import CHECKS_EVALUATOR, judgments_by_response
 from qualspec.judges import is_comparison
 from qualspec.store import RunRecord
-from qualspec.web._answers import Page, PromptBook, make_answer, run_threshold
-from qualspec.web._explore import RunIndex
+from qualspec.web._answers import Answer, Page, PromptBook, make_answer, run_threshold
 from qualspec.web._query import NONE, Query
 
-__all__ = ["LABELS", "SNAPSHOT_VERSION", "RunView", "StaleView", "build_snapshot"]
+__all__ = ["LABELS", "SNAPSHOT_VERSION", "Columns", "RunView", "StaleView"]
 
-SNAPSHOT_VERSION = 2
+SNAPSHOT_VERSION = 3
 """Bump when a snapshot's layout or meaning changes (an older one is then rebuilt)."""
 LABELS = ("PASS", "FAIL", "ERROR", "UNSCORED", "ANSWERED")
 _FAIL = LABELS.index("FAIL")
@@ -61,60 +61,73 @@ def _nan(x: float | None) -> float:
     return math.nan if x is None else float(x)
 
 
-def build_snapshot(
-    index: RunIndex, ids: Mapping[str, int], page: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The snapshot (JSON-ready) of ``index``'s run: ``ids`` maps its responses' keys to
-    their database ids, ``page`` holds the page's parts no query changes."""
-    tables: dict[str, dict[str, int]] = {name: {} for name in _VALUES}
-    aspects: dict[tuple[str, str], int] = {}
-    prompts: dict[tuple[Any, ...], int] = {}
-    cols: dict[str, list[Any]] = {
-        n: [] for n in ("id", *_VALUES, "label", "score", "scale", "latency", "cost", "prompt")
-    }
-    flat: dict[str, list[int]] = {"failing": [], "judged": []}
-    at: dict[str, list[int]] = {"failing": [0], "judged": [0]}
-    for a in index.answers:
-        r = a.record
+class Columns:
+    """A snapshot's columns, made one answer at a time in the suite's order (compact arrays,
+    never a list of the answers): :meth:`add` each, then :meth:`snapshot`."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, dict[Any, int]] = {name: {} for name in _VALUES}
+        self.aspects: dict[tuple[str, str], int] = {}
+        self.prompts: dict[tuple[Any, ...], int] = {}
+        self.cols: dict[str, array[Any]] = {
+            "id": array("q"),
+            **{name: array("i") for name in (*_VALUES, "scale", "prompt")},
+            "label": array("b"),
+            **{name: array("d") for name in ("score", "latency", "cost")},
+        }
+        self.flat: dict[str, array[int]] = {"failing": array("i"), "judged": array("i")}
+        self.at: dict[str, array[int]] = {"failing": array("i", [0]), "judged": array("i", [0])}
+
+    def add(self, answer: Answer, row_id: int) -> None:
+        """The next answer (in the suite's order) and its response's database id."""
+        r, cols = answer.record, self.cols
         where = (
             r.candidate,
             r.role if r.role is not None else NONE,
             r.scenario,
             r.input_id if r.input_id is not None else NONE,
-            a.temperature,
+            answer.temperature,
         )
         for name, value in zip(_VALUES, where, strict=True):
-            cols[name].append(tables[name].setdefault(value, len(tables[name])))
-        cols["id"].append(ids.get(r.key, -1))
-        cols["label"].append(LABELS.index(a.label))
-        cols["score"].append(_nan(a.score))
-        cols["scale"].append(a.scale)
+            table = self.tables[name]
+            cols[name].append(table.setdefault(value, len(table)))
+        cols["id"].append(row_id)
+        cols["label"].append(LABELS.index(answer.label))
+        cols["score"].append(_nan(answer.score))
+        cols["scale"].append(answer.scale)
         cols["latency"].append(_nan(r.latency_s))
         cols["cost"].append(_nan(r.cost_usd))
-        cols["prompt"].append(prompts.setdefault(a.prompt_key, len(prompts)))
-        for name, keys in (("failing", a.failing), ("judged", a.judged_on)):
-            flat[name].extend(aspects.setdefault(k, len(aspects)) for k in dict.fromkeys(keys))
-            at[name].append(len(flat[name]))
-    dtypes = {"id": "<i8", "score": "<f8", "latency": "<f8", "cost": "<f8", "label": "<i1"}
-    return {
-        "version": SNAPSHOT_VERSION,
-        "values": {name: list(table) for name, table in tables.items()},
-        "aspects": [list(k) for k in aspects],
-        "hay": [index.book.hay.get(key, "") for key in prompts],
-        "columns": {
-            **{name: _pack(values, dtypes.get(name, "<i4")) for name, values in cols.items()},
-            **{name: _pack(values, "<i4") for name, values in flat.items()},
-            **{f"{name}_at": _pack(values, "<i4") for name, values in at.items()},
-        },
-        "page": dict(page),
-    }
+        cols["prompt"].append(self.prompts.setdefault(answer.prompt_key, len(self.prompts)))
+        for name, keys in (("failing", answer.failing), ("judged", answer.judged_on)):
+            aspects = self.aspects
+            self.flat[name].extend(aspects.setdefault(k, len(aspects)) for k in dict.fromkeys(keys))
+            self.at[name].append(len(self.flat[name]))
+
+    def snapshot(
+        self, hay: Mapping[tuple[Any, ...], str], page: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The snapshot (JSON-ready): ``hay`` gives a prompt key's searchable text, ``page``
+        the page's parts no query changes."""
+        dtypes = {"id": "<i8", "score": "<f8", "latency": "<f8", "cost": "<f8", "label": "<i1"}
+        return {
+            "version": SNAPSHOT_VERSION,
+            "values": {name: list(table) for name, table in self.tables.items()},
+            "aspects": [list(k) for k in self.aspects],
+            "hay": [hay.get(key, "") for key in self.prompts],
+            "columns": {
+                **{n: _pack(v, dtypes.get(n, "<i4")) for n, v in self.cols.items()},
+                **{n: _pack(v, "<i4") for n, v in self.flat.items()},
+                **{f"{n}_at": _pack(v, "<i4") for n, v in self.at.items()},
+            },
+            "page": dict(page),
+        }
 
 
 class RunView:
     """A run's snapshot, ready to answer queries (see the module docstring).
 
     Args:
-        snapshot: What :func:`build_snapshot` made (possibly read back from JSON).
+        snapshot: What :meth:`Columns.snapshot` made (possibly read back from JSON).
     """
 
     def __init__(self, snapshot: Mapping[str, Any]) -> None:

@@ -10,7 +10,8 @@ included). A run resumed, re-judged or otherwise changed gets a new key, and its
 is built again (and replaces the kept one). A run in progress is built afresh on every
 view and never kept. ``qualspec run`` keeps the snapshot of a run of 1,000 answers or more
 at its end (:func:`keep_run_view`), so the first view of it reads the snapshot; a smaller
-run's is built on its first view and kept then.
+run's is built on its first view and kept then. Either way it is built from the store in
+parts (``_snapshot_build``), never by loading the whole run.
 """
 
 from __future__ import annotations
@@ -25,11 +26,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from qualspec.errors import StoreError
 from qualspec.store import CacheEntry, RunSummary, Store
-from qualspec.web._explore import RunIndex
-from qualspec.web._run_page import keep_stats, page_parts, stats_key
-from qualspec.web._snapshot import SNAPSHOT_VERSION, RunView, build_snapshot
+from qualspec.web._run_page import keep_stats, stats_key
+from qualspec.web._snapshot import SNAPSHOT_VERSION, RunView, StaleView
+from qualspec.web._snapshot_build import build_view
 
 __all__ = [
     "KEEP",
@@ -37,6 +37,7 @@ __all__ = [
     "ViewCache",
     "keep_run_view",
     "load_view",
+    "run_page_parts",
     "run_summary",
     "view_key",
 ]
@@ -169,18 +170,11 @@ def run_summary(store: Store, run_id: str, memory: ViewCache | None = None) -> R
 
 
 def _build(store: Store, summary: RunSummary) -> dict[str, Any]:
-    from qualspec.analysis import run_verdicts
-
-    record = store.load_run(summary.id)
-    ids = {v for r in record.responses for v in r.prompt_versions.values() if isinstance(v, int)}
-    prompts: dict[int, str] = {}
-    for version_id in sorted(ids):
-        try:
-            prompts[version_id] = store.get_prompt_by_id(version_id).text
-        except StoreError:  # a version this store does not hold: no prompt shown
-            continue
-    index = RunIndex(record, run_verdicts(record), prompts)
-    return build_snapshot(index, store.run_response_ids(summary.id), page_parts(index))
+    """The run's snapshot, read from the store in parts (``_snapshot_build``)."""
+    try:
+        return build_view(store, summary)
+    except StaleView:  # changed while it was read (a run being resumed): once more
+        return build_view(store, summary)
 
 
 def _kept(store: Store, summary: RunSummary, key: str) -> Mapping[str, Any] | None:
@@ -268,3 +262,17 @@ def keep_run_view(store: Store, run_id: str) -> bool:
     if _kept(store, summary, key) is None:
         _keep(store, summary, key, _build(store, summary))
     return True
+
+
+def run_page_parts(store: Store, run_id: str) -> dict[str, Any]:
+    """What a finished run's page shows whatever the query (its verdicts, the overview
+    per candidate, the most failed criteria and checks, the matrix's rows), JSON-ready:
+    from its kept snapshot, else built from the store in parts (and kept).
+
+    Example:
+        >>> parts = run_page_parts(store, run_id)  # the HTML report of a large run
+        >>> parts["facts"][0]
+        ['verdicts', '3 of 4 candidate lines passed', '...']
+    """
+    summary = run_summary(store, run_id)
+    return dict(load_view(store, summary).page_parts)

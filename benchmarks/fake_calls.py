@@ -1,0 +1,68 @@
+"""What the throughput benchmarks share: the fake OpenAI-compatible server
+(``qualspec.testing.fakeserver``) in its own process, and the bare asyncio + aiohttp client
+that makes the same calls as a run (the baseline a run's calls/s is measured against).
+
+Used by ``scale.py`` and ``engine_throughput.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+
+def start_server(latency: float, *, log: bool = True) -> tuple[subprocess.Popen[str], str]:
+    """The fake server on a free port, in its own process (so its CPU is not counted):
+    the process and its base URL. ``log``: False passes ``--no-log``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", "0"]
+        + ["--latency", str(latency)]
+        + ([] if log else ["--no-log"]),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    base_url = proc.stdout.readline().strip()
+    if not base_url.startswith("http"):
+        proc.kill()
+        raise SystemExit(f"fake server did not start: {base_url!r}")
+    return proc, base_url
+
+
+def stop_server(proc: subprocess.Popen[str]) -> None:
+    """Stop the server started by :func:`start_server` (its own process, by its handle)."""
+    proc.kill()
+    proc.wait()
+
+
+async def bare(base_url: str, calls: int, concurrency: int, prompt: str = "question {}") -> None:
+    """``calls`` chat completions from asyncio + aiohttp with nothing else, at most
+    ``concurrency`` at once and at most 4 x ``concurrency`` tasks pending (bounded, as the
+    engine is); ``prompt`` with the call's number in place of ``{}``."""
+    import aiohttp
+
+    sem = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+        async def one(i: int) -> None:
+            body = {
+                "model": "fake",
+                "messages": [{"role": "user", "content": prompt.format(i)}],
+                "temperature": 0.0,
+            }
+            async with sem:
+                async with session.post(
+                    f"{base_url}/chat/completions",
+                    json=body,
+                    headers={"Authorization": "Bearer bench"},
+                ) as resp:
+                    data = await resp.json()
+                    assert data["choices"][0]["message"]["content"]
+
+        pending: set[asyncio.Task[None]] = set()
+        for i in range(calls):
+            if len(pending) >= 4 * concurrency:
+                _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            pending.add(asyncio.create_task(one(i)))
+        await asyncio.gather(*pending)

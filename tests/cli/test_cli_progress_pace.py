@@ -1,0 +1,71 @@
+"""``qualspec run``'s progress shows calls/s, the time left and the cost so far (issue 20,
+scope 4), driven here with a fake clock and known counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qualspec.cli import LazyProgress, pace_text
+from qualspec.engine import Plan, expand
+from qualspec.spec import load_suite
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _plan(tmp_path: Path, rows: int) -> Plan:
+    (tmp_path / "rows.csv").write_text(
+        "id,q\n" + "".join(f"r{i},x{i}\n" for i in range(rows)), encoding="utf-8"
+    )
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: pace\n"
+        "candidates: [{name: bot, model: fake/bot}]\n"
+        "scenarios:\n"
+        "  - name: q\n"
+        "    prompt: 'Say {{ q }}'\n"
+        "    inputs: rows.csv\n"
+        "    criteria: [ok]\n"
+        "providers:\n"
+        "  fake: {type: openai, base_url: 'http://127.0.0.1:9', api_key_env: K}\n",
+        encoding="utf-8",
+    )
+    return expand(load_suite(path))
+
+
+def test_the_pace_line_has_the_rate_the_time_left_and_the_cost() -> None:
+    assert pace_text(100, 900, 10.0, 0.25) == "10.0 calls/s · ETA 0:01:30 · $0.2500 so far"
+    assert pace_text(7_200, 36_000, 2.0, None) == "3,600.0 calls/s · ETA 0:00:10"
+    assert pace_text(0, 10, 0.0, 0.0) == "0.0 calls/s · ETA - · $0.0000 so far"
+    assert pace_text(10, 36_000, 10.0, 1.5).startswith("1.0 calls/s · ETA 10:00:00")
+
+
+def test_the_progress_counts_answers_and_judgments_against_a_fake_clock(tmp_path: Path) -> None:
+    clock = Clock()
+    spent = [0.0]
+    progress = LazyProgress(
+        _plan(tmp_path, 1000), judge=True, quiet=False, cost=lambda: spent[0], clock=clock
+    )
+    with progress as shown:
+        assert shown is progress
+        progress("candidate", 150)  # the bars start here (answers: 1,000 planned)
+        progress("total:judge", 1000)
+        progress("judge", 50)
+        clock.now += 20.0
+        spent[0] = 0.125
+        # 200 calls in 20 s: 10/s; 850 answers and 950 judgments left: 180 s
+        assert progress.pace() == "10.0 calls/s · ETA 0:03:00 · $0.1250 so far"
+        progress("candidate", 850)
+        progress("judge", 950)
+        clock.now += 180.0
+        assert progress.pace() == "10.0 calls/s · ETA 0:00:00 · $0.1250 so far"
+
+
+def test_quiet_draws_nothing(tmp_path: Path) -> None:
+    with LazyProgress(_plan(tmp_path, 3), judge=False, quiet=True) as shown:
+        assert shown is None
