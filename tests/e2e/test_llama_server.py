@@ -40,7 +40,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
+# a fresh server for each test: llama.cpp's server reuses the prompt cache a previous
+# request left, which changes the model's numbers (and so what a judge writes) from what
+# a new server gives the same request
+@pytest.fixture
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from qualspec.providers import resolve_model_path
 
