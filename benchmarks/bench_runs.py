@@ -26,6 +26,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_calls import spawn  # noqa: E402 - beside this file
+
 CANDIDATES = ("gpt_small", "gpt_large")
 ROLES = ("novice", "expert")
 SCENARIOS = ("explain", "compare", "summarise", "advise", "define")
@@ -115,13 +119,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     """The server of :func:`serve` in its own process, and its base URL."""
     code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
     code += f"import bench_runs; sys.exit(bench_runs.serve({latency!r}))"
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    base_url = proc.stdout.readline().strip()
-    if not base_url.startswith("http"):
-        proc.kill()
-        raise SystemExit(f"fake server did not start: {base_url!r}")
-    return proc, base_url
+    return spawn([sys.executable, "-c", code])
 
 
 def stop_server(proc: subprocess.Popen[str]) -> None:

@@ -2,32 +2,43 @@
 (``qualspec.testing.fakeserver``) in its own process, and the bare asyncio + aiohttp client
 that makes the same calls as a run (the baseline a run's calls/s is measured against).
 
-Used by ``scale.py`` and ``engine_throughput.py``.
+Used by ``scale.py``, ``engine_throughput.py``, ``panel_cost.py``, ``process_workload.py``
+and ``bench_runs.py`` (each of which may start a server of its own with :func:`spawn`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
+import urllib.request
 
 
-def start_server(latency: float, *, log: bool = True) -> tuple[subprocess.Popen[str], str]:
-    """The fake server on a free port, in its own process (so its CPU is not counted):
-    the process and its base URL. ``log``: False passes ``--no-log``."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", "0"]
-        + ["--latency", str(latency)]
-        + ([] if log else ["--no-log"]),
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+def spawn(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """Start a server process that prints its base URL as its first line: the process and
+    that URL (the process is killed, and the benchmark stops, when the line is not one)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     base_url = proc.stdout.readline().strip()
     if not base_url.startswith("http"):
         proc.kill()
         raise SystemExit(f"fake server did not start: {base_url!r}")
     return proc, base_url
+
+
+def start_server(latency: float, *, log: bool = True) -> tuple[subprocess.Popen[str], str]:
+    """The fake server on a free port, in its own process (so its CPU is not counted):
+    the process and its base URL. ``log``: False passes ``--no-log``."""
+    argv = [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", "0"]
+    return spawn(argv + ["--latency", str(latency)] + ([] if log else ["--no-log"]))
+
+
+def server_calls(base_url: str) -> int:
+    """How many calls the fake server at ``base_url`` has answered (its ``/_stats``)."""
+    root = base_url.rsplit("/v1", 1)[0]
+    with urllib.request.urlopen(f"{root}/_stats", timeout=10) as resp:  # noqa: S310 (local)
+        return int(json.loads(resp.read())["calls"])
 
 
 def stop_server(proc: subprocess.Popen[str]) -> None:

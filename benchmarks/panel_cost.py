@@ -29,8 +29,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_calls import server_calls, start_server  # noqa: E402 - beside this file
 
 SUITE = """
 name: panel_cost
@@ -48,26 +51,6 @@ JUDGES = {
     "single": "{model: fake/j1}",
     "panel": "{panel: [{model: fake/j1}, {model: fake/j2}, {model: fake/j3}]}",
 }
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "qualspec.testing.fakeserver", "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http"):
-        proc.kill()
-        raise SystemExit(f"fake server did not start: {url!r}")
-    return proc, url
-
-
-def server_calls(url: str) -> int:
-    root = url.rsplit("/v1", 1)[0]
-    with urllib.request.urlopen(f"{root}/_stats") as resp:  # noqa: S310 - our local server
-        return int(json.loads(resp.read())["calls"])
 
 
 def run_once(kind: str, url: str, args: argparse.Namespace, work: Path) -> dict[str, float]:

@@ -57,9 +57,12 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_calls import server_calls, spawn  # noqa: E402 - beside this file
 
 TARGETS = {"wall": 1.8, "cpu": 0.8, "rss": 120.0}
 LEGACY_TARGETS = {"wall": 2.3, "cpu": 1.0, "rss": 120.0}
@@ -197,19 +200,7 @@ class Sample:
 def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], str]:
     argv = [sys.executable, __file__, "--serve", "--latency", str(args.latency)]
     argv += ["--answer-chars", str(args.answer_chars)] + (["--legacy"] if args.legacy else [])
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    base_url = proc.stdout.readline().strip()
-    if not base_url.startswith("http"):
-        proc.kill()
-        raise SystemExit(f"fake server did not start: {base_url!r}")
-    return proc, base_url
-
-
-def server_calls(base_url: str) -> int:
-    root = base_url.rsplit("/v1", 1)[0]
-    with urllib.request.urlopen(f"{root}/_stats", timeout=10) as resp:  # noqa: S310 (local)
-        return int(json.loads(resp.read())["calls"])
+    return spawn(argv)
 
 
 def write_suite(path: Path, base_url: str, inputs: int, concurrency: int) -> None:
