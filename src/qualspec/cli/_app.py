@@ -9,6 +9,7 @@ runs the chosen one. The command modules import nothing heavy until a command ru
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
@@ -162,6 +163,10 @@ def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:
         from qualspec.cli._logging import configure_logging
 
         configure_logging(ns.verbose)
+    # the database driver's own warnings (psycopg: "error ignored terminating <Pipeline>"
+    # when a server goes away mid-write) went to stderr through logging's last resort,
+    # beside the one line qualspec prints for the same failure
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
     refused = format_as_path(ns)
     if refused is not None:
         _error(refused)
