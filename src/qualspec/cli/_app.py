@@ -13,9 +13,8 @@ import importlib
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from typing import cast
 
-from qualspec.cli._args import Commands, format_as_path
+from qualspec.cli._args import format_as_path
 from qualspec.errors import (
     AuthenticationError,
     ConfigError,
@@ -74,7 +73,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for name, module, adder in _COMMANDS:  # in this order in `qualspec --help`
         if wanted is None or wanted not in _BY_NAME or name == wanted:
             add = getattr(importlib.import_module(f"qualspec.cli.{module}"), adder)
-            add(cast("Commands", commands))
+            add(commands)
     # every command takes the global flags too: `qualspec run x.yaml --debug` works
     for command in _commands(parser):
         _add_globals(command, argparse.SUPPRESS)
