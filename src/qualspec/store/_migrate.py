@@ -43,10 +43,33 @@ def _config(connection: Connection | None = None) -> Config:
     return cfg
 
 
-def _script() -> Any:
-    from alembic.script import ScriptDirectory
+_SCRIPTS: list[Any] = []
 
-    return ScriptDirectory.from_config(_config())
+
+def _script() -> Any:
+    """The migration scripts, read once per process: alembic reads (executes) every
+    revision file each time it builds one, and an open used to build it four times."""
+    if not _SCRIPTS:
+        from alembic.script import ScriptDirectory
+
+        _SCRIPTS.append(ScriptDirectory.from_config(_config()))
+    return _SCRIPTS[0]
+
+
+def _run(connection: Connection, revision: str, *, down: bool) -> None:
+    """``alembic upgrade/downgrade REVISION`` on ``connection``, with the scripts read once
+    (what ``alembic.command.upgrade`` does, less building a new ``ScriptDirectory``)."""
+    from alembic.runtime.environment import EnvironmentContext
+
+    script = _script()
+
+    def steps(rev: Any, _context: Any) -> Any:
+        if down:
+            return script._downgrade_revs(revision, rev)
+        return script._upgrade_revs(revision, rev)
+
+    with EnvironmentContext(_config(connection), script, fn=steps, destination_rev=revision):
+        script.run_env()
 
 
 def revisions() -> list[str]:
@@ -89,18 +112,14 @@ def _locked_begin(engine: Engine) -> Any:
 
 def upgrade_engine(engine: Engine, revision: str = "head") -> None:
     """Upgrade the database behind ``engine`` to ``revision``."""
-    from alembic import command
-
     with _locked_begin(engine) as conn:
-        command.upgrade(_config(conn), revision)
+        _run(conn, revision, down=False)
 
 
 def downgrade_engine(engine: Engine, revision: str) -> None:
     """Downgrade the database behind ``engine`` to ``revision``."""
-    from alembic import command
-
     with _locked_begin(engine) as conn:
-        command.downgrade(_config(conn), revision)
+        _run(conn, revision, down=True)
 
 
 def upgrade(url: str, revision: str = "head") -> None:
