@@ -93,7 +93,7 @@ class _MigratedSchema:
         if schema is None:
             return
         try:
-            with self.admin.connect() as conn, conn.begin():
+            with self.admin.execution_options(isolation_level="READ COMMITTED").begin() as conn:
                 conn.execute(text("SET LOCAL lock_timeout = '30s'"))
                 conn.execute(text(f'SET LOCAL search_path TO "{schema}"'))
                 if self._tables(conn, schema) != frozenset(self.tables):
