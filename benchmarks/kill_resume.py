@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -156,8 +157,7 @@ def main() -> None:
     row = {"cells": args.cells, "planned": planned, "concurrency": args.concurrency}
     row |= {"before": before, "after": after, "total": total, "limit": limit}
     print(json.dumps(row | {"killed": first, "resumed": again, "store": counts}))
-    for path in (db, out):
-        path.unlink(missing_ok=True)
+    shutil.rmtree(tmp)  # kept when a run failed: its log is named in the message
 
 
 if __name__ == "__main__":
