@@ -10,10 +10,12 @@ server (``qualspec.testing.fakeserver``) in its own process at 0 ms, SQLite reco
 Each size is one ``qualspec run`` in a child process on a fresh database; its RSS is
 sampled while it runs and its peak is the kernel's (``ru_maxrss`` of the child). The bare
 client makes the same calls (as many as the run, at most 100,000: its rate is steady by
-then) in the same invocation, alternating with the runs. Goals: peak RSS <= 300 MB at
-every size, and calls/s >= 60% of bare. ``--rerun``: the largest size run again on its
-database, every answer from the cache (goal: 0 calls, under 2 minutes at 1,000,000). The
-fake server and the bare client are ``fake_calls``'s (shared with ``engine_throughput.py``).
+then) in the same invocation, alternating with the runs. The run's CPU seconds per cell
+are printed too: unlike calls/s, they hardly move with the machine's load. Goals: peak
+RSS <= 300 MB at every size, and calls/s >= 60% of bare. ``--rerun``: the largest size
+run again on its database, every answer from the cache (goal: 0 calls, under 2 minutes at
+1,000,000). The fake server and the bare client are ``fake_calls``'s (shared with
+``engine_throughput.py``).
 """
 
 from __future__ import annotations
@@ -169,7 +171,8 @@ def main() -> None:
             print(
                 f"{size:>9} cells  peak RSS {row['peak_rss_mb']:7.1f} MB  "
                 f"{rate:8.1f} cells/s  bare {bare_rate:8.1f} calls/s  "
-                f"ratio {row['ratio_to_bare']:.2f}  ({row['wall_s']} s)",
+                f"ratio {row['ratio_to_bare']:.2f}  ({row['wall_s']} s, "
+                f"{1000 * run['cpu_s'] / size:.2f} ms CPU/cell)",
                 flush=True,
             )
             if args.rerun and size == sizes[-1]:
