@@ -241,6 +241,7 @@ def measure(
     with ``--rerun`` the cached rerun); its row, printed."""
     calls = min(size, args.bare_calls)
     before = bare_rate(base_url, calls, args.concurrency)
+    print(f"  bare client: {before:.1f} calls/s over {calls:,} calls", flush=True)
     suite = write_suite(tmp, size, base_url)
     run = run_child(
         suite, tmp / f"scale-{size}.db", tmp / f"results-{size}.json", args, base_url, size
