@@ -200,7 +200,6 @@ def test_a_streamed_plan_with_reference_answers_is_counted_without_expanding(
     assert sum(kind == "reference" for kind, _ in kinds) == 6
 
 
-
 async def _run_peak(server: FakeServer, tmp: Path, runs: int) -> int:
     """The peak of memory traced while a run of 50 input rows x ``runs`` cells executes."""
     tmp.mkdir()
