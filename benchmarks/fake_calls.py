@@ -28,10 +28,12 @@ def spawn(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
     return proc, base_url
 
 
-def start_server(latency: float, *, log: bool = True) -> tuple[subprocess.Popen[str], str]:
-    """The fake server on a free port, in its own process (so its CPU is not counted):
-    the process and its base URL. ``log``: False passes ``--no-log``."""
-    argv = [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", "0"]
+def start_server(
+    latency: float, *, log: bool = True, port: int = 0
+) -> tuple[subprocess.Popen[str], str]:
+    """The fake server on ``port`` (0: a free one), in its own process (so its CPU is not
+    counted): the process and its base URL. ``log``: False passes ``--no-log``."""
+    argv = [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", str(port)]
     return spawn(argv + ["--latency", str(latency)] + ([] if log else ["--no-log"]))
 
 
