@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_calls import bare, server_calls, start_server, stop_server  # noqa: E402
+from fake_calls import bare, qualspec_run_argv, server_calls, start_server, stop_server  # noqa: E402
 
 _BARE_MAX = 100_000
 _MILESTONES = (10_000, 100_000, 1_000_000, 10_000_000)
@@ -131,21 +131,7 @@ def run_child(
     """One ``qualspec run`` in a child process: wall and CPU seconds, peak RSS (MB), the
     largest RSS sampled while it ran, the RSS as the calls passed 10k / 100k / 1M, and the
     line it printed of the calls made."""
-    command = [
-        sys.executable,
-        "-c",
-        "from qualspec.cli import main; main()",
-        "run",
-        str(suite),
-        "--db",
-        f"sqlite:///{db}",
-        "--output",
-        str(out),
-        "--quiet",
-        "--no-calibration",
-        "--max-concurrency",
-        str(args.concurrency),
-    ]
+    command = qualspec_run_argv(suite, db, out, "--max-concurrency", str(args.concurrency))
     if not args.judge:
         command.append("--no-judge")
     env = {**os.environ, "BENCH_KEY": "bench"}
