@@ -25,6 +25,7 @@ from qualspec.cli._args import (
     positive_int,
     score,
 )
+from qualspec.cli._collector import collecting, paused_collector
 from qualspec.cli._console import plural, say
 from qualspec.cli._dry_run import dry_run
 from qualspec.cli._large_run import budget_stop, large_run_report
@@ -234,7 +235,13 @@ def build_plan(ns: argparse.Namespace) -> tuple[LoadedSuite, Plan]:
 
 
 def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
-    """Entry of ``qualspec run``."""
+    """Entry of ``qualspec run``: the start-up (imports, suite, plan, store) without garbage
+    collection, which starts with the run (see :mod:`qualspec.cli._collector`)."""
+    with paused_collector():
+        return _run_command(ns, argv)
+
+
+def _run_command(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from rich.console import Console
 
     from qualspec.providers import PriceTable
@@ -376,7 +383,7 @@ def _execute(
     # these objects twice per run: 20-30 ms of CPU). Objects made later are collected.
     from qualspec.store import Store
 
-    gc.freeze()
+    collecting()
     return run_sync(main)
 
 

@@ -1,0 +1,84 @@
+"""``qualspec run``'s start-up makes no garbage collection; the run itself collects as usual.
+
+The start-up (imports, the suite, the plan) builds objects that live until the process
+ends and almost no garbage: a collection there walked them all for nothing. The run is
+observed as a process (the script, ``main()``), with a ``gc.callbacks`` hook that notes,
+for each collection on the main thread, whether the run had started (its first thread:
+the store is opened off the event loop).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from qualspec.testing import FakeServer
+
+PRELUDE = """
+import atexit, gc, json, threading
+import qualspec.cli  # imported before the hook: what is measured is main()
+
+seen, started = [], []
+thread_start = threading.Thread.start
+
+def start(thread):  # the run's first thread: the store, opened off the event loop
+    started.append(thread.name)
+    thread_start(thread)
+
+threading.Thread.start = start
+
+def note(phase, info):
+    if phase == "start" and threading.current_thread() is threading.main_thread():
+        seen.append("run" if started else "start-up")
+
+gc.callbacks.append(note)
+atexit.register(
+    lambda: open(OUT, "w").write(json.dumps({"seen": seen, "enabled": gc.isenabled()}))
+)
+"""
+
+
+def _suite(path: Path, base_url: str) -> Path:
+    rows = ", ".join(f"{{i: {i}}}" for i in range(200))
+    path.write_text(
+        "name: collector\n"
+        "providers:\n"
+        f'  fake: {{type: openai, base_url: "{base_url}", api_key_env: FAKE_KEY}}\n'
+        "candidates: [{name: c, model: fake/model-a}]\n"
+        "judge: {model: fake/judge, threshold: 7}\n"
+        "scenarios:\n"
+        "  - name: s\n"
+        '    prompt: "question {{ i }}"\n'
+        "    criteria: [answers the question]\n"
+        f"    inputs: [{rows}]\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_the_start_up_of_a_run_makes_no_collection_and_the_run_collects(tmp_path: Path) -> None:
+    out = tmp_path / "gc.json"
+    code = f"OUT = {str(out)!r}\n{PRELUDE}\nfrom qualspec.cli import main\nmain()\n"
+    env = dict(os.environ, QUALSPEC_HOME=str(tmp_path / "home"), FAKE_KEY="sk-test")
+    env.pop("QUALSPEC_DATABASE_URL", None)
+    with FakeServer(log_requests=False) as server:
+        suite = _suite(tmp_path / "suite.yaml", server.base_url)
+        result = subprocess.run(
+            [sys.executable, "-c", code, "run", str(suite)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Calls: 200 candidate, 200 judge" in result.stdout
+    observed = json.loads(out.read_text(encoding="utf-8"))
+    # no collection before the run's event loop started (imports, suite, plan)
+    assert "start-up" not in observed["seen"], observed
+    # and the collector is on again once the run started (and at the end)
+    assert observed["enabled"] is True
