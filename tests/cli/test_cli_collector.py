@@ -1,7 +1,8 @@
-"""``qualspec run``'s start-up makes no garbage collection; the run itself collects as usual.
+"""``qualspec run``'s start-up and end make no garbage collection; the run collects as usual.
 
 The start-up (imports, the suite, the plan) builds objects that live until the process
-ends and almost no garbage: a collection there walked them all for nothing. The run is
+ends and almost no garbage: a collection there walked them all for nothing; so did one
+just before the process ends (after the report is printed). The run is
 observed as a process (the script, ``main()``), with a ``gc.callbacks`` hook that notes,
 for each collection on the main thread, whether the run had started (its first thread:
 the store is opened off the event loop).
@@ -18,25 +19,33 @@ from pathlib import Path
 from qualspec.testing import FakeServer
 
 PRELUDE = """
-import atexit, gc, json, threading
+import atexit, gc, json, sys, threading
 import qualspec.cli  # imported before the hook: what is measured is main()
 
-seen, started = [], []
+seen, started, ended = [], [], []
 thread_start = threading.Thread.start
 
 def start(thread):  # the run's first thread: the store, opened off the event loop
-    started.append(thread.name)
+    started.append(gc.isenabled())
     thread_start(thread)
 
 threading.Thread.start = start
+write = sys.stdout.write
+
+def noted(text):  # the report's last line: the command is done
+    if text.startswith("Results:"):
+        ended.append(True)
+    return write(text)
+
+sys.stdout.write = noted
 
 def note(phase, info):
     if phase == "start" and threading.current_thread() is threading.main_thread():
-        seen.append("run" if started else "start-up")
+        seen.append("end" if ended else "run" if started else "start-up")
 
 gc.callbacks.append(note)
 atexit.register(
-    lambda: open(OUT, "w").write(json.dumps({"seen": seen, "enabled": gc.isenabled()}))
+    lambda: open(OUT, "w").write(json.dumps({"seen": seen, "enabled": started[0]}))
 )
 """
 
@@ -80,5 +89,7 @@ def test_the_start_up_of_a_run_makes_no_collection_and_the_run_collects(tmp_path
     observed = json.loads(out.read_text(encoding="utf-8"))
     # no collection before the run's event loop started (imports, suite, plan)
     assert "start-up" not in observed["seen"], observed
-    # and the collector is on again once the run started (and at the end)
+    # nor after the report (the process ends: there is nothing worth collecting)
+    assert "end" not in observed["seen"], observed
+    # and the collector is on when the run starts (its first thread)
     assert observed["enabled"] is True

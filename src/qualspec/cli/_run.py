@@ -25,7 +25,7 @@ from qualspec.cli._args import (
     positive_int,
     score,
 )
-from qualspec.cli._collector import collecting, paused_collector
+from qualspec.cli._collector import collecting, import_for_run, paused_collector
 from qualspec.cli._console import plural, say
 from qualspec.cli._dry_run import dry_run
 from qualspec.cli._large_run import budget_stop, large_run_report
@@ -383,6 +383,7 @@ def _execute(
     # these objects twice per run: 20-30 ms of CPU). Objects made later are collected.
     from qualspec.store import Store
 
+    import_for_run(suite.evaluation, plan.judge_model)
     collecting()
     return run_sync(main)
 
