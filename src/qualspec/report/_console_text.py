@@ -67,7 +67,31 @@ class _Block:
         append_parts(text, parts)
 
     def flush(self) -> None:
-        """Print the lines gathered so far."""
-        if self._text is not None:
-            self._console.print(self._text)
-            self._text = None
+        """Print the lines gathered so far.
+
+        Where no colour or style is written (a file, a pipe: no colour system) and every
+        line fits the console's width, the lines are written as they are: rich's layout of
+        a styled text (each line measured and wrapped, then cut into styled segments) gives
+        the same characters, at 30-60 ms for the 600 lines of a 200-row report.
+        """
+        text, self._text = self._text, None
+        if text is None:
+            return
+        console = self._console
+        plain = text.plain
+        if console.color_system is None and _fits(plain, console.width):
+            console.out(plain, highlight=False)
+        else:
+            console.print(text)
+
+
+def _fits(plain: str, width: int) -> bool:
+    """Whether every line of ``plain`` is printed as it is at ``width`` (no tab to expand,
+    no line to wrap)."""
+    from rich.cells import cell_len
+
+    if "\t" in plain:
+        return False
+    if plain.isascii():
+        return all(len(line) <= width for line in plain.split("\n"))
+    return all(cell_len(line) <= width for line in plain.split("\n"))
