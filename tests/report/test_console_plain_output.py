@@ -1,7 +1,7 @@
 """The console report written to a file or a pipe (no colour system): the same characters
 as rich's layout gives, without laying out every line (600 lines of a 200-row report took
-30-60 ms to wrap and cut into styled segments); styled, or with a line too long for the
-width, it is rich's layout as before."""
+30-60 ms to wrap and cut into styled segments): only a line too long for the width is
+wrapped by rich; styled (a terminal), it is rich's layout as before."""
 
 from __future__ import annotations
 
@@ -68,18 +68,26 @@ def test_a_report_to_a_file_is_written_without_rich_laying_out_its_lines(
     out = printed(build(200), width=200)
     assert "row-199" in out and "9/10" in out
     assert not any(wraps), "the report's lines were laid out (wrapped) by rich"
+    # at 80 columns only the few lines longer than that are laid out, not the 200 rows
+    narrow = printed(build(200), width=80)
+    assert "row-199" in narrow
+    assert 0 < sum(wraps) < 10
 
 
 def test_the_plain_output_is_what_rich_lays_out() -> None:
     run = build(30, answer="une réponse, 回答 ")
-    plain = printed(run, width=120)  # no colour system: the lines as they are
-    # styled for a terminal, then with the styles taken out: rich's layout of the same text
-    styled = printed(run, width=120, color_system="truecolor", force_terminal=True)
-    assert plain == Text.from_ansi(styled).plain
-    assert "回答" in plain
+    for width in (40, 80, 120):
+        plain = printed(run, width=width)  # no colour system: the lines as they are
+        # styled for a terminal, the styles then taken out: rich's layout of the same text
+        styled = printed(run, width=width, color_system="truecolor", force_terminal=True)
+        assert plain == Text.from_ansi(styled).plain
+        assert "回答" in plain
 
 
 def test_a_line_longer_than_the_width_is_wrapped_as_before(wraps: list[bool]) -> None:
-    out = printed(build(3, answer="word " * 60), width=80)
+    run = build(3, answer="word " * 60)
+    out = printed(run, width=80)
     assert any(wraps)
     assert all(len(line) <= 80 for line in out.splitlines())
+    styled = printed(run, width=80, color_system="truecolor", force_terminal=True)
+    assert out == Text.from_ansi(styled).plain
