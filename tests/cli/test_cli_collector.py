@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from qualspec.testing import FakeServer
 
@@ -22,7 +23,7 @@ PRELUDE = """
 import atexit, gc, json, sys, threading
 import qualspec.cli  # imported before the hook: what is measured is main()
 
-seen, started, ended = [], [], []
+seen, started, ended, printing = [], [], [], []
 thread_start = threading.Thread.start
 
 def start(thread):  # the run's first thread: the store, opened off the event loop
@@ -35,6 +36,7 @@ write = sys.stdout.write
 def noted(text):  # the report's last line: the command is done
     if text.startswith("Results:"):
         ended.append(True)
+    printing.append(gc.isenabled())
     return write(text)
 
 sys.stdout.write = noted
@@ -44,9 +46,8 @@ def note(phase, info):
         seen.append("end" if ended else "run" if started else "start-up")
 
 gc.callbacks.append(note)
-atexit.register(
-    lambda: open(OUT, "w").write(json.dumps({"seen": seen, "enabled": started[0]}))
-)
+seen_all = lambda: {"seen": seen, "enabled": started[:1], "printing": printing[:1]}
+atexit.register(lambda: open(OUT, "w").write(json.dumps(seen_all())))
 """
 
 
@@ -68,7 +69,8 @@ def _suite(path: Path, base_url: str) -> Path:
     return path
 
 
-def test_the_start_up_of_a_run_makes_no_collection_and_the_run_collects(tmp_path: Path) -> None:
+def _observed(tmp_path: Path, *flags: str) -> tuple[str, dict[str, Any]]:
+    """``qualspec run SUITE FLAGS`` as the script: its output and what the hooks saw."""
     out = tmp_path / "gc.json"
     code = f"OUT = {str(out)!r}\n{PRELUDE}\nfrom qualspec.cli import main\nmain()\n"
     env = dict(os.environ, QUALSPEC_HOME=str(tmp_path / "home"), FAKE_KEY="sk-test")
@@ -76,7 +78,7 @@ def test_the_start_up_of_a_run_makes_no_collection_and_the_run_collects(tmp_path
     with FakeServer(log_requests=False) as server:
         suite = _suite(tmp_path / "suite.yaml", server.base_url)
         result = subprocess.run(
-            [sys.executable, "-c", code, "run", str(suite)],
+            [sys.executable, "-c", code, "run", str(suite), *flags],
             cwd=tmp_path,
             env=env,
             capture_output=True,
@@ -85,11 +87,23 @@ def test_the_start_up_of_a_run_makes_no_collection_and_the_run_collects(tmp_path
             check=False,
         )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Calls: 200 candidate, 200 judge" in result.stdout
-    observed = json.loads(out.read_text(encoding="utf-8"))
+    return result.stdout, json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_the_start_up_of_a_run_makes_no_collection_and_the_run_collects(tmp_path: Path) -> None:
+    stdout, observed = _observed(tmp_path)
+    assert "Calls: 200 candidate, 200 judge" in stdout
     # no collection before the run's event loop started (imports, suite, plan)
     assert "start-up" not in observed["seen"], observed
     # nor after the report (the process ends: there is nothing worth collecting)
     assert "end" not in observed["seen"], observed
     # and the collector is on when the run starts (its first thread)
-    assert observed["enabled"] is True
+    assert observed["enabled"] == [True]
+
+
+def test_a_dry_run_collects_as_usual_once_the_plan_is_made(tmp_path: Path) -> None:
+    stdout, observed = _observed(tmp_path, "--dry-run")
+    assert "200" in stdout
+    assert "start-up" not in observed["seen"], observed
+    # the collector is on when the dry run prints its plan (a large plan's walk collects)
+    assert observed["printing"] == [True]

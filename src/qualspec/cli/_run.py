@@ -257,6 +257,7 @@ def _run_command(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     cache_ttl = _cache_ttl(ns.cache_ttl)
     prices = PriceTable.load(Path(ns.prices) if ns.prices else None)
     if ns.dry_run:
+        collecting()  # the start-up is over: a dry run of a large plan collects as usual
         dry_run(ns, plan, prices, console)
         return 0
     outcome, store, refs, analysis = _execute(ns, suite, plan, _options(ns, cache_ttl), argv)
