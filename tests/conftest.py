@@ -59,8 +59,9 @@ def _group_shared_fixtures(items: list[pytest.Item]) -> None:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """The node ID a test is reported under, without the ``@group`` suffix that --dist
     loadgroup adds: what the summary and --durations print can be passed back to pytest.
-    In the controlling process only (a worker checks the ID against its test's)."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    In the controlling process only, on a report that came from a worker (pytest-xdist sets
+    its ``node``; a worker checks the ID against its test's)."""
+    if getattr(report, "node", None) is None:
         return
     at = report.nodeid.rfind("@")
     if at > report.nodeid.rfind("]") and at > report.nodeid.find("::") >= 0:

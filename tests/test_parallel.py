@@ -91,6 +91,8 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("QS_RECORD", str(record))
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)  # this test may itself run on a worker
     return record
 
 
