@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 
 
 def spawn(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
@@ -27,11 +28,30 @@ def spawn(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
     return proc, base_url
 
 
-def start_server(latency: float, *, log: bool = True) -> tuple[subprocess.Popen[str], str]:
-    """The fake server on a free port, in its own process (so its CPU is not counted):
-    the process and its base URL. ``log``: False passes ``--no-log``."""
-    argv = [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", "0"]
+def start_server(
+    latency: float, *, log: bool = True, port: int = 0
+) -> tuple[subprocess.Popen[str], str]:
+    """The fake server on ``port`` (0: a free one), in its own process (so its CPU is not
+    counted): the process and its base URL. ``log``: False passes ``--no-log``."""
+    argv = [sys.executable, "-m", "qualspec.testing.fakeserver", "--port", str(port)]
     return spawn(argv + ["--latency", str(latency)] + ([] if log else ["--no-log"]))
+
+
+def qualspec_run_argv(suite: Path, db: Path, out: Path, *flags: str) -> list[str]:
+    """The ``qualspec run`` a benchmark measures, as a child process: ``suite`` on a SQLite
+    store at ``db``, its results file at ``out``, no report printed (``--quiet``) and no judge
+    calibration (the same calls as a bare baseline), then ``flags``."""
+    head = [sys.executable, "-c", "from qualspec.cli import main; main()", "run", str(suite)]
+    return [
+        *head,
+        "--db",
+        f"sqlite:///{db}",
+        "--output",
+        str(out),
+        "--quiet",
+        "--no-calibration",
+        *flags,
+    ]
 
 
 def server_calls(base_url: str) -> int:

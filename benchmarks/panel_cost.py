@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_calls import server_calls, start_server  # noqa: E402 - beside this file
+from fake_calls import qualspec_run_argv, server_calls, start_server  # noqa: E402 - beside this file
 
 SUITE = """
 name: panel_cost
@@ -64,19 +64,7 @@ def run_once(kind: str, url: str, args: argparse.Namespace, work: Path) -> dict[
     before = server_calls(url)
     start = time.perf_counter()
     subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from qualspec.cli import main; main()",
-            "run",
-            str(suite),
-            "--db",
-            f"sqlite:///{here / 'bench.db'}",
-            "--no-calibration",
-            "--quiet",
-            "-o",
-            str(here / "out.json"),
-        ],
+        qualspec_run_argv(suite, here / "bench.db", here / "out.json"),
         check=True,
         env=env,
         cwd=here,

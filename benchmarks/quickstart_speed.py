@@ -28,6 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_calls import qualspec_run_argv  # noqa: E402 - beside this file
+
 TARGET_S = 45.0
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,19 +41,7 @@ def _run_qualspec(suite: Path, work: Path) -> tuple[float, Path]:
     env = {**os.environ, "QUALSPEC_HOME": str(work / "home")}
     start = time.perf_counter()
     subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from qualspec.cli import main; main()",
-            "run",
-            str(suite),
-            "--db",
-            f"sqlite:///{db}",
-            "--quiet",
-            "--no-calibration",  # the same calls as the raw baseline: no judge calibration
-            "--output",
-            str(work / "out.json"),
-        ],
+        qualspec_run_argv(suite, db, work / "out.json"),
         check=True,
         env=env,
         cwd=ROOT,

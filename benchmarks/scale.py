@@ -10,8 +10,9 @@ server (``qualspec.testing.fakeserver``) in its own process at 0 ms, SQLite reco
 Each size is one ``qualspec run`` in a child process on a fresh database; its RSS is
 sampled while it runs and its peak is the kernel's (``ru_maxrss`` of the child). The bare
 client makes the same calls (as many as the run, at most 100,000: its rate is steady by
-then) in the same invocation, alternating with the runs. Goals: peak RSS <= 300 MB at
-every size, and calls/s >= 60% of bare. ``--rerun``: the largest size run again on its
+then) in the same invocation, alternating with the runs. The run's CPU seconds per cell
+are printed too: unlike calls/s, they hardly move with the machine's load. Goals: peak RSS
+<= 300 MB at every size, and calls/s >= 60% of bare. ``--rerun``: the largest size run again on its
 database, every answer from the cache (goal: 0 calls, under 2 minutes at 1,000,000). The
 fake server and the bare client are ``fake_calls``'s (shared with ``engine_throughput.py``).
 """
@@ -32,9 +33,72 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_calls import bare, start_server, stop_server  # noqa: E402 - beside this file
+from fake_calls import bare, qualspec_run_argv, server_calls, start_server, stop_server  # noqa: E402
 
 _BARE_MAX = 100_000
+_MILESTONES = (10_000, 100_000, 1_000_000, 10_000_000)
+
+
+class Watch:
+    """Samples a child's RSS (every 0.2 s) and the fake server's call count (every second)
+    while it runs: the RSS when the calls pass 10k / 100k / 1M (to show it is flat), and a
+    progress line every ``every`` seconds (so a run cut short still says how far it got)."""
+
+    def __init__(self, pid: int, base_url: str, size: int, every: float) -> None:
+        self.pid, self.base_url, self.size, self.every = pid, base_url, size, every
+        self.peak = 0.0
+        self.at: dict[int, tuple[float, float]] = {}  # calls -> (RSS then, peak so far)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._first = server_calls(base_url)
+
+    def __enter__(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _rss(self) -> float | None:
+        try:
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            return None
+        return None
+
+    def _run(self) -> None:
+        start = last_print = last_calls = time.perf_counter()
+        while not self._stop.wait(0.2):
+            rss = self._rss()
+            if rss is None:
+                return
+            self.peak = max(self.peak, rss)
+            now = time.perf_counter()
+            if now - last_calls < 1.0:
+                continue
+            last_calls = now
+            try:
+                done = server_calls(self.base_url) - self._first
+            except OSError:
+                continue
+            for mark in _MILESTONES:
+                if mark <= self.size and done >= mark and mark not in self.at:
+                    self.at[mark] = (rss, self.peak)
+                    print(
+                        f"  at {mark:>9,} calls: RSS {rss:6.1f} MB, peak so far "
+                        f"{self.peak:6.1f} MB ({now - start:.0f} s)",
+                        flush=True,
+                    )
+            if now - last_print >= self.every:
+                last_print = now
+                print(
+                    f"  {done:>9,} calls in {now - start:6.0f} s "
+                    f"({done / (now - start):6.1f}/s), RSS {rss:6.1f} MB",
+                    flush=True,
+                )
 
 
 def write_suite(tmp: Path, cells: int, base_url: str) -> Path:
@@ -61,24 +125,13 @@ def write_suite(tmp: Path, cells: int, base_url: str) -> Path:
     return suite
 
 
-def run_child(suite: Path, db: Path, out: Path, args: argparse.Namespace) -> dict[str, Any]:
+def run_child(
+    suite: Path, db: Path, out: Path, args: argparse.Namespace, base_url: str, size: int
+) -> dict[str, Any]:
     """One ``qualspec run`` in a child process: wall and CPU seconds, peak RSS (MB), the
-    largest RSS sampled while it ran, and the line it printed of the calls made."""
-    command = [
-        sys.executable,
-        "-c",
-        "from qualspec.cli import main; main()",
-        "run",
-        str(suite),
-        "--db",
-        f"sqlite:///{db}",
-        "--output",
-        str(out),
-        "--quiet",
-        "--no-calibration",
-        "--max-concurrency",
-        str(args.concurrency),
-    ]
+    largest RSS sampled while it ran, the RSS as the calls passed 10k / 100k / 1M, and the
+    line it printed of the calls made."""
+    command = qualspec_run_argv(suite, db, out, "--max-concurrency", str(args.concurrency))
     if not args.judge:
         command.append("--no-judge")
     env = {**os.environ, "BENCH_KEY": "bench"}
@@ -86,25 +139,9 @@ def run_child(suite: Path, db: Path, out: Path, args: argparse.Namespace) -> dic
     log = out.with_suffix(".log")
     with log.open("w", encoding="utf-8") as printed:
         child = subprocess.Popen(command, env=env, stdout=printed)
-    sampled = [0.0]
-    stop = threading.Event()
-
-    def sample() -> None:
-        status = Path(f"/proc/{child.pid}/status")
-        while not stop.wait(0.2):
-            try:
-                for line in status.read_text().splitlines():
-                    if line.startswith("VmRSS:"):
-                        sampled[0] = max(sampled[0], int(line.split()[1]) / 1024)
-            except OSError:
-                return
-
-    watcher = threading.Thread(target=sample, daemon=True)
-    watcher.start()
-    _, code, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    stop.set()
-    watcher.join()
+    with Watch(child.pid, base_url, size, args.progress_every) as watch:
+        _, code, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(code)
     if child.returncode != 0:
         raise SystemExit(f"qualspec run failed with exit code {child.returncode}")
@@ -114,11 +151,12 @@ def run_child(suite: Path, db: Path, out: Path, args: argparse.Namespace) -> dic
         "wall_s": wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_rss_mb": usage.ru_maxrss / 1024,
-        "sampled_rss_mb": sampled[0],
+        "sampled_rss_mb": watch.peak,
+        "rss_at": {mark: round(rss, 1) for mark, (rss, _) in watch.at.items()},
     }
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cells", type=int, default=None, help="N (default 1,000,000)")
     parser.add_argument("--sizes", default="10000,100000", help="smaller sizes measured first")
@@ -136,52 +174,119 @@ def main() -> None:
         action="store_true",
         help="then run the largest size again on its database: every answer cached",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--workdir",
+        default=None,
+        help="keep the suites, results and the largest size's database here (default: a "
+        "temporary folder, the databases deleted)",
+    )
+    parser.add_argument(
+        "--rerun-only",
+        action="store_true",
+        help="only the cached rerun of --cells, on the database an earlier invocation with "
+        "the same --workdir kept",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the fake server's port (0: a free one); a --rerun-only needs the first "
+        "invocation's (the cache is keyed by the endpoint)",
+    )
+    parser.add_argument(
+        "--progress-every", type=float, default=60.0, help="seconds between progress lines"
+    )
+    return parser.parse_args()
+
+
+def bare_rate(base_url: str, calls: int, concurrency: int) -> float:
+    """The bare client's calls/s over ``calls`` calls."""
+    begin = time.perf_counter()
+    asyncio.run(bare(base_url, calls, concurrency, "Answer: question {}"))
+    return calls / (time.perf_counter() - begin)
+
+
+def rerun(
+    suite: Path, tmp: Path, size: int, args: argparse.Namespace, base_url: str
+) -> dict[str, Any]:
+    """The cached rerun of ``size`` cells on the database of its first run (printed)."""
+    again = run_child(suite, tmp / f"scale-{size}.db", tmp / "rerun.json", args, base_url, size)
+    print(
+        f"{size:>9} cells, cached rerun: {again['wall_s']:.1f} s wall, "
+        f"{again['cpu_s']:.1f} s CPU, peak RSS {again['peak_rss_mb']:.1f} MB, "
+        f"{size / again['wall_s']:.0f} cells/s; "
+        f"{again['calls']} (goal: 0 calls, under 120 s)",
+        flush=True,
+    )
+    return again
+
+
+def measure(
+    size: int, tmp: Path, args: argparse.Namespace, base_url: str, last: bool
+) -> dict[str, Any]:
+    """One size: the bare rate, the run (and after the largest, the bare rate again and
+    with ``--rerun`` the cached rerun); its row, printed."""
+    calls = min(size, args.bare_calls)
+    before = bare_rate(base_url, calls, args.concurrency)
+    print(f"  bare client: {before:.1f} calls/s over {calls:,} calls", flush=True)
+    suite = write_suite(tmp, size, base_url)
+    run = run_child(
+        suite, tmp / f"scale-{size}.db", tmp / f"results-{size}.json", args, base_url, size
+    )
+    after = bare_rate(base_url, calls, args.concurrency) if last else before
+    rate = size / run["wall_s"]  # cells answered per second, start to exit
+    base = (before + after) / 2
+    row = {
+        "cells": size,
+        "judge": args.judge,
+        "peak_rss_mb": round(run["peak_rss_mb"], 1),
+        "sampled_rss_mb": round(run["sampled_rss_mb"], 1),
+        "rss_at_calls": run["rss_at"],
+        "wall_s": round(run["wall_s"], 1),
+        "cpu_s": round(run["cpu_s"], 1),
+        "cells_per_s": round(rate, 1),
+        "bare_calls_per_s": round(base, 1),
+        "bare_before_after": [round(before, 1), round(after, 1)],
+        "ratio_to_bare": round(rate / base, 2),
+        "load": os.getloadavg()[0],
+    }
+    print(
+        f"{size:>9} cells  peak RSS {row['peak_rss_mb']:7.1f} MB  "
+        f"{rate:8.1f} cells/s  bare {base:8.1f} calls/s (before {before:.1f}, after "
+        f"{after:.1f})  ratio {row['ratio_to_bare']:.2f}  ({row['wall_s']} s, "
+        f"{1000 * row['cpu_s'] / size:.2f} ms CPU/cell, load {row['load']:.1f})",
+        flush=True,
+    )
+    if args.rerun and last:
+        rerun(suite, tmp, size, args, base_url)
+    if not (args.workdir and last):
+        (tmp / f"scale-{size}.db").unlink(missing_ok=True)
+    (tmp / f"results-{size}.json").unlink(missing_ok=True)
+    return row
+
+
+def main() -> None:
+    args = parse_args()
     cells = args.cells or (200_000 if args.judge else 1_000_000)
     sizes = sorted({*(int(s) for s in args.sizes.split(",") if s.strip()), cells})
     sizes = [s for s in sizes if s <= cells]
 
-    proc, base_url = start_server(args.latency, log=False)
-    tmp = Path(tempfile.mkdtemp(prefix="qualspec-scale-"))
+    proc, base_url = start_server(args.latency, log=False, port=args.port)
+    if args.workdir:
+        tmp = Path(args.workdir)
+        tmp.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix="qualspec-scale-"))
     results = []
     try:
         asyncio.run(bare(base_url, 500, args.concurrency))  # warm up
+        if args.rerun_only:
+            if not (tmp / f"scale-{cells}.db").exists():
+                raise SystemExit(f"{tmp / f'scale-{cells}.db'}: no database to rerun on")
+            rerun(write_suite(tmp, cells, base_url), tmp, cells, args, base_url)
+            return
         for size in sizes:
-            calls = min(size, args.bare_calls)
-            begin = time.perf_counter()
-            asyncio.run(bare(base_url, calls, args.concurrency, "Answer: question {}"))
-            bare_rate = calls / (time.perf_counter() - begin)
-            suite = write_suite(tmp, size, base_url)
-            run = run_child(suite, tmp / f"scale-{size}.db", tmp / f"results-{size}.json", args)
-            rate = size / run["wall_s"]  # cells answered per second, start to exit
-            row = {
-                "cells": size,
-                "judge": args.judge,
-                "peak_rss_mb": round(run["peak_rss_mb"], 1),
-                "sampled_rss_mb": round(run["sampled_rss_mb"], 1),
-                "wall_s": round(run["wall_s"], 1),
-                "cpu_s": round(run["cpu_s"], 1),
-                "cells_per_s": round(rate, 1),
-                "bare_calls_per_s": round(bare_rate, 1),
-                "ratio_to_bare": round(rate / bare_rate, 2),
-            }
-            results.append(row)
-            print(
-                f"{size:>9} cells  peak RSS {row['peak_rss_mb']:7.1f} MB  "
-                f"{rate:8.1f} cells/s  bare {bare_rate:8.1f} calls/s  "
-                f"ratio {row['ratio_to_bare']:.2f}  ({row['wall_s']} s)",
-                flush=True,
-            )
-            if args.rerun and size == sizes[-1]:
-                again = run_child(suite, tmp / f"scale-{size}.db", tmp / "rerun.json", args)
-                print(
-                    f"{size:>9} cells, cached rerun: {again['wall_s']:.1f} s wall, "
-                    f"{again['cpu_s']:.1f} s CPU, peak RSS {again['peak_rss_mb']:.1f} MB; "
-                    f"{again['calls']} (goal: 0 calls, under 120 s)",
-                    flush=True,
-                )
-            (tmp / f"scale-{size}.db").unlink(missing_ok=True)
-            (tmp / f"results-{size}.json").unlink(missing_ok=True)
+            results.append(measure(size, tmp, args, base_url, size == sizes[-1]))
     finally:
         stop_server(proc)
     worst = max(r["peak_rss_mb"] for r in results)

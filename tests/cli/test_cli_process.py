@@ -38,6 +38,14 @@ NOT_IN_A_PLAIN_RUN = (
     "alembic",
     # a plan that repeats no cell has no answers to compare: no embedding modules
     "qualspec.analysis._live_embeddings",
+    # only the module of the command named on the command line is imported
+    "qualspec.cli._init",
+    "qualspec.cli._starter",
+    "qualspec.cli._history",
+    "qualspec.cli._agreement",
+    "qualspec.cli._grader_check",
+    "qualspec.cli._test",
+    "qualspec.cli._lab",
 )
 
 

@@ -53,6 +53,36 @@ def test_each_command_is_added_by_the_module_of_its_handler(
         assert handler.__module__ != "qualspec.cli._app", " ".join(path)
 
 
+def test_a_command_line_builds_and_imports_only_the_command_it_names() -> None:
+    whole = build_parser()
+    groups = [a for a in whole._actions if isinstance(a, argparse._SubParsersAction)]
+    names = list(groups[0].choices)
+    assert len(names) > 15  # init, run, ..., rubrics
+    for name in names:
+        alone = build_parser(["-v", name, "--help"])
+        alone_groups = [a for a in alone._actions if isinstance(a, argparse._SubParsersAction)]
+        assert list(alone_groups[0].choices) == [name]
+        expected = {path: p.get_default("handler") for path, p in _leaves(groups[0].choices[name])}
+        built = {
+            path: p.get_default("handler") for path, p in _leaves(alone_groups[0].choices[name])
+        }
+        assert built == expected, name
+    # a plain run imports the module of `run` and none of the other commands' modules
+    code = (
+        "import sys; from qualspec.cli import build_parser; "
+        "build_parser(['run', 'suite.yaml']).parse_args(['run', 'suite.yaml']); "
+        "print(sorted(m for m in sys.modules if m.startswith('qualspec.cli.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120
+    ).stdout
+    loaded = set(ast.literal_eval(out.strip()))
+    others = {"_init", "_starter", "_history", "_quality", "_agreement", "_grader_check"}
+    others |= {"_misc", "_reference", "_judge_check", "_labels", "_test", "_lab", "_trend"}
+    assert "qualspec.cli._run" in loaded
+    assert sorted(loaded & {f"qualspec.cli.{m}" for m in others}) == []
+
+
 def test_every_command_takes_the_global_flags() -> None:
     for path, parser in _leaves(build_parser()):
         options = {o for action in parser._actions for o in action.option_strings}

@@ -59,3 +59,19 @@ def test_panel_cost_runs_and_counts_three_judges_calls(repo_root: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Panel / single: judge calls 3.00x, all calls 2.00x, wall " in done.stdout
+
+
+def test_kill_resume_kills_at_half_and_the_resume_answers_each_cell_once(repo_root: Path) -> None:
+    script = repo_root / "benchmarks" / "kill_resume.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--cells", "600", "--concurrency", "8"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "killed at " in out and "calls of the resume " in out, out
+    assert "vs planned + concurrency 608: ok" in out, out
+    assert "600 responses, 600 distinct keys: one response per cell" in out, out

@@ -15,9 +15,13 @@ NAME`` then runs that very suite).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import logging
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -30,6 +34,7 @@ import pytest
 import yaml
 
 import qualspec
+from qualspec.cli import main
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
@@ -110,6 +115,56 @@ def _sh(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPro
     return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
 
 
+def _qualspec(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run one ``qualspec ...`` command line in this process, in ``cwd``, as its script would
+    (the environment is this process's; stdin is empty, not a terminal, as for a script).
+
+    In-process, not a subprocess: the page's commands are about what qualspec does, and a
+    process start-up per command (over 50 of them) took most of this test's time on a loaded
+    machine. ``> FILE`` (the only shell syntax the pages use) writes stdout to FILE. What the
+    script itself adds (its start-up, its exit) is tested by tests/test_package.py.
+    """
+    argv = shlex.split(command)
+    assert argv[0] == "qualspec", command
+    redirect = None
+    if ">" in argv:
+        at = argv.index(">")
+        argv, redirect = argv[:at], argv[at + 1]
+    out, err = io.StringIO(), io.StringIO()
+    logger = logging.getLogger("qualspec")
+    handlers, level = list(logger.handlers), logger.level  # --verbose adds a handler
+    here = Path.cwd()
+    try:
+        os.chdir(cwd)
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            _empty_stdin(),
+        ):
+            try:
+                main(argv[1:])
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.chdir(here)
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
+    if redirect is not None:
+        (cwd / redirect).write_text(out.getvalue())
+    return subprocess.CompletedProcess(command, code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _empty_stdin() -> Iterator[None]:
+    saved = sys.stdin
+    sys.stdin = io.StringIO("")  # a command that asks (qualspec init) takes its defaults
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
 @pytest.mark.timeout(3600)  # the embedded model on a busy 2-core machine is slow
 def test_the_first_setup_command_runs_the_quickstart_on_the_embedded_model(
     repo_root: Path, tmp_path: Path
@@ -148,12 +203,12 @@ def _on_fake_server(text: str) -> str:
     return text.replace("local/smollm2", FAKE_MODEL)
 
 
-def _seed_runs(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
+def _seed_runs(tmp_path: Path) -> dict[str, str]:
     """Two runs of the quickstart (the second with one prompt edited) for RUN_ID, RUN_A and
     RUN_B, and their results files as results/a.json and results/b.json."""
     suite = tmp_path / "examples" / "quickstart.yaml"
-    result = _sh(
-        "qualspec run examples/quickstart.yaml --quiet --output results/a.json", tmp_path, env
+    result = _qualspec(
+        "qualspec run examples/quickstart.yaml --quiet --output results/a.json", tmp_path
     )
     assert result.returncode == 0, result.stderr
     suite.write_text(
@@ -161,11 +216,10 @@ def _seed_runs(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
             "What is the capital of France?", "Name the capital city of France."
         )
     )
-    result = _sh(
+    result = _qualspec(
         "qualspec run examples/quickstart.yaml --scenarios capital_of_france --temps 0 "
         "--quiet --output results/b.json",
         tmp_path,
-        env,
     )
     assert result.returncode == 0, result.stderr
     db = f"sqlite:///{tmp_path / '.qualspec' / 'qualspec.db'}"
@@ -177,9 +231,7 @@ def _seed_runs(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
     return {"RUN_ID": first, "RUN_A": first, "RUN_B": latest}
 
 
-def _run_commands(
-    page: str, text: str, tmp_path: Path, env: dict[str, str], seeds: dict[str, str]
-) -> int:
+def _run_commands(page: str, text: str, tmp_path: Path, seeds: dict[str, str]) -> int:
     _write_files(text, tmp_path)
     bodies = _blocks(text, "bash")
     if page == "README.md":
@@ -195,7 +247,7 @@ def _run_commands(
                 (tmp_path / "qualspec.yaml").unlink(missing_ok=True)
             for name, value in seeds.items():
                 command = re.sub(rf"\b{name}\b", value, command)
-            result = _sh(command, tmp_path, env)
+            result = _qualspec(command, tmp_path)
             # exit 1 is --fail-on-regression's answer when the edited prompt scored lower:
             # a result, not an error of the command
             ok = (0, 1) if "--fail-on-regression" in command else (0,)
@@ -241,13 +293,12 @@ def test_the_docs_commands_and_code_run_on_an_openai_compatible_server(
         for name, value in settings.items():
             monkeypatch.setenv(name, value)
         monkeypatch.delenv("QUALSPEC_DATABASE_URL", raising=False)
-        env = dict(os.environ)
-        seeds = _seed_runs(work, env)
+        seeds = _seed_runs(work)
 
         commands = codes = suites = 0
         pages = list(_pages(repo_root))
         for page, text in pages:
-            commands += _run_commands(page, text, work, env, seeds)
+            commands += _run_commands(page, text, work, seeds)
         # Python blocks run in the same folder, with the runs and the server above
         monkeypatch.chdir(work)
         for page, text in pages:

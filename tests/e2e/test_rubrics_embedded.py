@@ -74,7 +74,7 @@ def test_rubric_pipeline_runs_on_the_embedded_model(
             rubrics_path.write_text(json.dumps({"rubrics": FALLBACK}))
     else:
         rubrics_path.write_text(json.dumps({"rubrics": FALLBACK}))
-    rubrics = json.loads(rubrics_path.read_text())["rubrics"][:2]  # keep the matrix tiny
+    rubrics = json.loads(rubrics_path.read_text())["rubrics"][:1]  # keep the matrix tiny
     rubrics_path.write_text(json.dumps({"rubrics": rubrics}))
 
     scores_path = tmp_path / "scores.json"

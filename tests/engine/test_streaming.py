@@ -198,3 +198,36 @@ def test_a_streamed_plan_with_reference_answers_is_counted_without_expanding(
     kinds = [(i.kind, i.input_id) for i in plan.items]
     assert len(kinds) == 18 and kinds[0] == ("reference", "a")
     assert sum(kind == "reference" for kind, _ in kinds) == 6
+
+
+async def _run_peak(server: FakeServer, tmp: Path, runs: int) -> int:
+    """The peak of memory traced while a run of 50 input rows x ``runs`` cells executes."""
+    tmp.mkdir()
+    suite = load_suite(_suite(tmp, 50, server.base_url, runs_per_temperature=str(runs)))
+    options = ExecuteOptions(judge=False, max_concurrency=8, max_in_flight=64, summarise_above=20)
+    async with Session(db=f"sqlite:///{tmp / 'q.db'}", options=options) as session:
+        calls = server.calls
+        tracemalloc.start()
+        try:
+            outcome = await session.run(suite)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert outcome.summarised and outcome.status == "finished"
+    assert outcome.stats.candidate_calls == server.calls - calls == 50 * runs
+    return peak
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(900)  # 1,700 calls traced by tracemalloc: minutes on a loaded machine
+async def test_a_run_holds_the_same_memory_at_ten_times_the_cells(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    await _run_peak(server, tmp_path / "warm", 1)  # imports, first use
+    small = await _run_peak(server, tmp_path / "small", 3)
+    large = await _run_peak(server, tmp_path / "large", 30)
+    # the same input rows (the store encodes each row once, in a memo of the last 4,096),
+    # ten times the cells: a run that kept something per cell (a record, a key, a task)
+    # would hold ~10x; what is held is the window of items in flight and the batch being
+    # written, whatever the size
+    assert large < 1.5 * small + 512 * 1024, f"{small / 2**20:.2f} MB -> {large / 2**20:.2f} MB"

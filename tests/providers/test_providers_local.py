@@ -75,6 +75,29 @@ def test_smollm2_structured_output_has_a_score(provider: LocalProvider) -> None:
     assert isinstance(response.structured["score"], int)
 
 
+def test_a_verdicts_reasoning_has_a_tighter_grammar_bound_than_other_strings(
+    provider: LocalProvider,
+) -> None:
+    # a small model fills its reasoning to the bound (the quickstart's verdicts all did):
+    # one sentence, not 240 characters of repetition, keeps each judge call short
+    verdict = {
+        "type": "object",
+        "properties": {
+            "scores": {"type": "object", "properties": {"1": {"type": "integer"}}},
+            "reasoning": {"type": "string"},
+            "label": {"type": "string"},
+            "short": {"type": "string", "maxLength": 20},
+        },
+    }
+    request = ChatRequest(
+        model="smollm2", messages=(Message("user", "Rate it"),), json_schema=verdict
+    )
+    sent = provider.build_kwargs(request)["response_format"]["schema"]["properties"]
+    assert sent["reasoning"]["maxLength"] == 120
+    assert sent["label"]["maxLength"] == 240 and sent["short"]["maxLength"] == 20
+    assert "maxLength" not in verdict["properties"]["reasoning"]  # the caller's is untouched
+
+
 def test_calls_do_not_block_the_event_loop(provider: LocalProvider) -> None:
     request = ChatRequest(model="smollm2", messages=(Message("user", "Say hello."),), max_tokens=8)
 

@@ -84,11 +84,8 @@ def test_a_recorded_suite_replays_offline_with_no_model_call(
     recorded = server.calls
     assert recorded == 3
     server.reset()
-    replay = _run(pytester, db, "--qualspec-record=none")
-    replay.assert_outcomes(passed=1, failed=1)  # the same verdicts, from the recording
-    assert "FAILED: score 2 < threshold 7" in replay.stdout.str()
-    assert server.calls == 0
-    # a call never recorded is a clear failure in replay mode, not a model call
+    # the replay, beside a new test whose call was never recorded (one pytest run for both:
+    # each run is a pytest start-up in a subprocess)
     pytester.makepyfile(
         test_new="""
 import pytest
@@ -98,9 +95,14 @@ def test_unrecorded(qualspec_judge):
     assert qualspec_judge("Rome.", "Names Paris").passed
 """
     )
-    missing = _run(pytester, db, "--qualspec-record=none", "test_new.py")
-    missing.assert_outcomes(failed=1)
-    text = missing.stdout.str()
+    replay = _run(pytester, db, "--qualspec-record=none", "-rf")
+    # the same verdicts, from the recording; the call never recorded is a clear failure in
+    # replay mode, not a model call
+    replay.assert_outcomes(passed=1, failed=2)
+    text = replay.stdout.str()
+    assert "FAILED test_judged.py::test_bad_answer" in text
+    assert "FAILED test_new.py::test_unrecorded" in text
+    assert "FAILED: score 2 < threshold 7" in text
     assert "not recorded" in text and "--qualspec-record=new" in text
     assert server.calls == 0
     # --qualspec-record=all calls again, whatever is recorded

@@ -407,9 +407,21 @@ def create(name: str, config: ProviderConfig | None) -> LocalProvider:
 MAX_GRAMMAR_STRING = 240
 """Characters a string of a structured answer may take on a local model (its grammar)."""
 
+MAX_GRAMMAR_REASONING = 120
+"""Characters a verdict's ``reasoning`` string may take on a local model: one sentence.
 
-def bounded_strings(schema: Mapping[str, Any], limit: int = MAX_GRAMMAR_STRING) -> dict[str, Any]:
-    """``schema`` with every string that has no ``maxLength`` given ``limit`` characters.
+A small model fills whatever room its grammar leaves (SmolLM2's quickstart verdicts all
+ran to the bound, repeating one sentence): the reasoning's bound is most of a judge call's
+output tokens, and so of its time."""
+
+
+def bounded_strings(
+    schema: Mapping[str, Any],
+    limit: int = MAX_GRAMMAR_STRING,
+    reasoning_limit: int = MAX_GRAMMAR_REASONING,
+) -> dict[str, Any]:
+    """``schema`` with every string that has no ``maxLength`` given ``limit`` characters,
+    and a string property named ``reasoning`` (a verdict's) ``reasoning_limit``.
 
     A small local model constrained by a grammar can write a reasoning string until its
     token limit, cutting the JSON off: bounded, the verdict always closes (and is fast).
@@ -417,13 +429,29 @@ def bounded_strings(schema: Mapping[str, Any], limit: int = MAX_GRAMMAR_STRING) 
     Example:
         >>> bounded_strings({"type": "object", "properties": {"r": {"type": "string"}}})
         {'type': 'object', 'properties': {'r': {'type': 'string', 'maxLength': 240}}}
+        >>> bounded_strings({"properties": {"reasoning": {"type": "string"}}})
+        {'properties': {'reasoning': {'type': 'string', 'maxLength': 120}}}
     """
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if isinstance(value, Mapping):
-            out[key] = bounded_strings(value, limit)
+        if key == "properties" and isinstance(value, Mapping):
+            out[key] = {
+                name: bounded_strings(
+                    prop,
+                    min(limit, reasoning_limit) if name == "reasoning" else limit,
+                    reasoning_limit,
+                )
+                if isinstance(prop, Mapping)
+                else prop
+                for name, prop in value.items()
+            }
+        elif isinstance(value, Mapping):
+            out[key] = bounded_strings(value, limit, reasoning_limit)
         elif isinstance(value, list):
-            out[key] = [bounded_strings(v, limit) if isinstance(v, Mapping) else v for v in value]
+            out[key] = [
+                bounded_strings(v, limit, reasoning_limit) if isinstance(v, Mapping) else v
+                for v in value
+            ]
         else:
             out[key] = value
     if out.get("type") == "string" and "maxLength" not in out:

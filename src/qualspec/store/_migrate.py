@@ -43,10 +43,33 @@ def _config(connection: Connection | None = None) -> Config:
     return cfg
 
 
-def _script() -> Any:
-    from alembic.script import ScriptDirectory
+_SCRIPTS: list[Any] = []
 
-    return ScriptDirectory.from_config(_config())
+
+def _script() -> Any:
+    """The migration scripts, read once per process: alembic reads (executes) every
+    revision file each time it builds one, and an open used to build it four times."""
+    if not _SCRIPTS:
+        from alembic.script import ScriptDirectory
+
+        _SCRIPTS.append(ScriptDirectory.from_config(_config()))
+    return _SCRIPTS[0]
+
+
+def _run(connection: Connection, revision: str, *, down: bool) -> None:
+    """``alembic upgrade/downgrade REVISION`` on ``connection``, with the scripts read once
+    (what ``alembic.command.upgrade`` does, less building a new ``ScriptDirectory``)."""
+    from alembic.runtime.environment import EnvironmentContext
+
+    script = _script()
+
+    def steps(rev: Any, _context: Any) -> Any:
+        if down:
+            return script._downgrade_revs(revision, rev)
+        return script._upgrade_revs(revision, rev)
+
+    with EnvironmentContext(_config(connection), script, fn=steps, destination_rev=revision):
+        script.run_env()
 
 
 def revisions() -> list[str]:
@@ -89,18 +112,14 @@ def _locked_begin(engine: Engine) -> Any:
 
 def upgrade_engine(engine: Engine, revision: str = "head") -> None:
     """Upgrade the database behind ``engine`` to ``revision``."""
-    from alembic import command
-
     with _locked_begin(engine) as conn:
-        command.upgrade(_config(conn), revision)
+        _run(conn, revision, down=False)
 
 
 def downgrade_engine(engine: Engine, revision: str) -> None:
     """Downgrade the database behind ``engine`` to ``revision``."""
-    from alembic import command
-
     with _locked_begin(engine) as conn:
-        command.downgrade(_config(conn), revision)
+        _run(conn, revision, down=True)
 
 
 def upgrade(url: str, revision: str = "head") -> None:
@@ -161,20 +180,43 @@ def _create_fresh(engine: Engine, head: str) -> bool:
     """
     from sqlalchemy import inspect, text
 
-    from qualspec.store._schema import metadata
-
     with _locked_begin(engine) as conn:
         if inspect(conn).get_table_names():
             return False
-        metadata.create_all(conn, checkfirst=False)  # no table exists: no check per table
-        conn.execute(
-            text(
-                "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
-                "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
-            )
-        )
+        for statement in _fresh_ddl(conn):  # what ``metadata.create_all`` runs
+            conn.exec_driver_sql(statement)
         conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": head})
     return True
+
+
+_FRESH_DDL: dict[tuple[str, Any], tuple[str, ...]] = {}
+
+
+def _fresh_ddl(conn: Connection) -> tuple[str, ...]:
+    """The statements creating every table and index at ``head`` (and the version table),
+    compiled once per dialect and server version in this process: compiling them is most
+    of the time a fresh database takes to open."""
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    from qualspec.store._schema import metadata
+
+    dialect = conn.dialect
+    key = (dialect.name, dialect.server_version_info)
+    cached = _FRESH_DDL.get(key)
+    if cached is None:
+        statements: list[str] = []
+        for table in metadata.sorted_tables:  # parents before the tables naming them
+            statements.append(str(CreateTable(table).compile(dialect=dialect)).strip())
+            statements.extend(
+                str(CreateIndex(index).compile(dialect=dialect)).strip()
+                for index in sorted(table.indexes, key=lambda index: str(index.name))
+            )
+        statements.append(
+            "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+            "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
+        )
+        cached = _FRESH_DDL[key] = tuple(statements)
+    return cached
 
 
 def ensure_schema(engine: Engine, display: str) -> None:
