@@ -29,6 +29,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.pluginmanager.hasplugin("xdist"):
+        _group_embedded_model(items)
         _group_shared_fixtures(items)
     if config.getoption("--run-live"):
         return
@@ -36,6 +37,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "live" in item.keywords:
             item.add_marker(skip)
+
+
+EMBEDDED_MODEL_GROUP = "embedded-model"
+
+
+def _group_embedded_model(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the tests marked ``embedded_model`` (they generate with SmolLM2
+    through llama.cpp, in-process or in a server they start) all run on one worker, one at a
+    time: two models generating at once on a 2-core machine only slow each other down, past
+    the calls' time limits."""
+    for item in items:
+        if item.get_closest_marker("embedded_model") is not None:
+            item.add_marker(pytest.mark.xdist_group(EMBEDDED_MODEL_GROUP))
 
 
 def _group_shared_fixtures(items: list[pytest.Item]) -> None:

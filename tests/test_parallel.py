@@ -1,8 +1,9 @@
 """The test command runs on every CPU (pytest-xdist, ``-n auto`` in pyproject.toml's addopts),
 run here by pytest itself (``pytester``) on a small project with this suite's root conftest
 and addopts: one worker per CPU, a module-scoped fixture made once (its module's tests stay
-on one worker), node IDs printed as pytest takes them back (no ``@group`` suffix), the ten
-slowest still listed; ``-n0`` and ``-p no:xdist`` run in one process (docs/development.md)."""
+on one worker), the tests marked ``embedded_model`` on one worker, node IDs printed as pytest
+takes them back (no ``@group`` suffix), the ten slowest still listed; ``-n0`` and
+``-p no:xdist`` run in one process (docs/development.md)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,21 @@ def test_free(i):
 """
 
 
+MODEL = """
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.embedded_model
+@pytest.mark.parametrize("i", range(3))
+def test_generates(i):
+    with Path(os.environ["QS_RECORD"]).open("a") as out:
+        out.write("model {}\\n".format(os.environ.get("PYTEST_XDIST_WORKER", "main")))
+"""
+
+
 def _cpus() -> int:
     """What the suite's conftest counts: the CPUs this process may use, capped by a cgroup
     v2 CPU quota."""
@@ -84,9 +100,10 @@ def _cpus() -> int:
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copy2(REPO / "tests" / "conftest.py", pytester.path / "conftest.py")
     options = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    addopts = options["tool"]["pytest"]["ini_options"]["addopts"]
-    pytester.makeini(f"[pytest]\naddopts = {addopts}\n")
-    pytester.makepyfile(test_shared=SHARED, test_free=FREE)
+    ini = options["tool"]["pytest"]["ini_options"]
+    markers = "".join(f"\n    {marker}" for marker in ini["markers"])
+    pytester.makeini(f"[pytest]\naddopts = {ini['addopts']}\nmarkers ={markers}\n")
+    pytester.makepyfile(test_shared=SHARED, test_free=FREE, test_model_a=MODEL, test_model_b=MODEL)
     record = pytester.path / "record.txt"
     monkeypatch.setenv("QS_RECORD", str(record))
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
@@ -100,7 +117,7 @@ def test_the_default_run_uses_a_worker_per_cpu_and_groups_module_fixtures(
     pytester: pytest.Pytester, project: Path
 ) -> None:
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=600)
-    result.assert_outcomes(passed=13, failed=1)
+    result.assert_outcomes(passed=19, failed=1)
     lines = project.read_text().splitlines()
     free = [line.split() for line in lines if line.startswith("free ")]
     assert len(free) == 8
@@ -110,6 +127,9 @@ def test_the_default_run_uses_a_worker_per_cpu_and_groups_module_fixtures(
     made = [line.split()[1] for line in lines if line.startswith("made ")]
     shared = {line.split()[1] for line in lines if line.startswith("shared ")}
     assert len(made) == 1 and shared == set(made), lines
+    # the tests marked embedded_model, in two modules, ran on one worker (one at a time)
+    model = [line.split()[1] for line in lines if line.startswith("model ")]
+    assert len(model) == 6 and len(set(model)) == 1 and model[0].startswith("gw"), lines
     out = result.stdout.str()
     failed = [line for line in out.splitlines() if line.startswith("FAILED ")]
     assert failed and failed[0].startswith("FAILED test_shared.py::test_fails - "), out
@@ -125,7 +145,7 @@ def test_one_process_on_request(
     pytester: pytest.Pytester, project: Path, args: tuple[str, ...]
 ) -> None:
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=600)
-    result.assert_outcomes(passed=13, failed=1)
+    result.assert_outcomes(passed=19, failed=1)
     lines = project.read_text().splitlines()
     assert {line.split()[1] for line in lines} == {"main"}, lines
     assert "FAILED test_shared.py::test_fails - " in result.stdout.str()
