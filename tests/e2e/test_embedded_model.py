@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from qualspec import Candidate, Evaluation, ExecuteOptions, Scenario
 from qualspec.engine import execute_plan, expand
 from qualspec.spec import load_evaluation
 from qualspec.store import Store
+
+pytestmark = pytest.mark.embedded_model
 
 
 def test_embedded_model_answers_and_is_judged(tmp_path: Path) -> None:
@@ -25,8 +29,9 @@ def test_embedded_model_answers_and_is_judged(tmp_path: Path) -> None:
     )
     suite = load_evaluation(evaluation, tmp_path)
     with Store.open(f"sqlite:///{tmp_path / 'q.db'}") as store:
-        # no judge calibration here (16 more calls): the quickstart's README test shows it
-        options = ExecuteOptions(calibrate=False)
+        # no judge calibration here (16 more calls): the quickstart's README test shows it;
+        # no call time limit a loaded machine could reach (the test's own is the hang guard)
+        options = ExecuteOptions(calibrate=False, timeout=600)
         out = execute_plan(suite, expand(suite), store=store, options=options, argv=[])
     assert out.status == "finished"
     (response,) = out.record.responses

@@ -122,6 +122,7 @@ def test_examples_dry_run_counts(
 
 
 @pytest.mark.timeout(1800)
+@pytest.mark.embedded_model
 def test_temperature_example_on_the_embedded_model(
     tmp_path: Path,
     repo_root: Path,
@@ -143,6 +144,8 @@ def test_temperature_example_on_the_embedded_model(
         "--temps",
         "0,1",
         "--no-calibration",
+        "--timeout",  # no call time limit a loaded machine could reach
+        "600",
         "--quiet",
         "--output",
         "out.json",
@@ -187,6 +190,7 @@ def test_company_profile_dry_run_counts(
 
 
 @pytest.mark.timeout(1800)
+@pytest.mark.embedded_model
 def test_company_profile_example_on_the_embedded_model(
     tmp_path: Path,
     repo_root: Path,
@@ -207,6 +211,8 @@ def test_company_profile_example_on_the_embedded_model(
         "run",
         "examples/company_profile/suite.yaml",
         "--no-calibration",
+        "--timeout",  # no call time limit a loaded machine could reach
+        "600",
         "--quiet",
         "--output",
         "out.json",

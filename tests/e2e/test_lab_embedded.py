@@ -4,29 +4,37 @@ call is recorded in the Lab's own run."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from qualspec.lab import LAB_SUITE, generate_answer
+from qualspec import ExecuteOptions, Session
+from qualspec.lab import LAB_SUITE, GenerateAnswerResponse, agenerate_answer
 from qualspec.store import Store
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.embedded_model]
 
 
 def test_the_lab_runs_on_the_embedded_model(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'lab.db'}"
-    result = generate_answer(
-        instruct="What is the capital of France?",
-        resp_format="One short sentence",
-        eval_crit="Names Paris as the capital",
-        iter_max=2,
-        score_threshold=1.0,
-        model="local/smollm2",
-        db=db,
-        max_tokens=32,
-        judge_max_tokens=160,
-    )
+
+    async def lab() -> GenerateAnswerResponse:
+        # no call time limit a loaded machine could reach (the test's own is the hang guard)
+        async with Session(db=db, options=ExecuteOptions(timeout=600)) as session:
+            return await agenerate_answer(
+                instruct="What is the capital of France?",
+                resp_format="One short sentence",
+                eval_crit="Names Paris as the capital",
+                iter_max=2,
+                score_threshold=1.0,
+                model="local/smollm2",
+                session=session,
+                max_tokens=32,
+                judge_max_tokens=160,
+            )
+
+    result = asyncio.run(lab())
     assert 1 <= result.total_iterations <= 2
     assert [i.iteration_number for i in result.iterations] == list(
         range(1, result.total_iterations + 1)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.embedded_model
+
 CELLS = 12
 COUNTRIES = [
     "France",
@@ -40,7 +42,7 @@ providers:
   llama:
     type: openai
     base_urls: %(urls)s
-    timeout: 240
+    timeout: 600
     max_concurrency: 1
     replica_cooldown: 600
 candidates:
@@ -86,7 +88,7 @@ def _start(model: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + 300
     while True:
         try:
             with urllib.request.urlopen(f"{url}/models", timeout=5):
@@ -134,7 +136,7 @@ def _answered(db: Path) -> int:
     return int(row[0])
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1800)
 def test_a_replica_killed_mid_run_loses_no_cell(
     replicas: list[tuple[subprocess.Popen[bytes], str]], tmp_path: Path
 ) -> None:

@@ -20,10 +20,12 @@ import pytest
 
 from qualspec.cli import main
 
+pytestmark = pytest.mark.embedded_model
+
 SUITE = """
 name: llama-server
 providers:
-  llama: {type: openai, base_url: "%(url)s", timeout: 240, max_concurrency: 1}
+  llama: {type: openai, base_url: "%(url)s", timeout: 600, max_concurrency: 1}
 candidates:
   - {name: smol, model: llama/smollm2, params: {max_tokens: 48}}
 judge: {model: llama/smollm2}
@@ -75,7 +77,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 300
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/models", timeout=5):
@@ -93,7 +95,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1200)
 def test_a_suite_runs_against_llama_cpp_server_as_candidate_and_judge(
     llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -118,7 +120,7 @@ def test_a_suite_runs_against_llama_cpp_server_as_candidate_and_judge(
 EXPECTED_SUITE = """
 name: llama-server-expected
 providers:
-  llama: {type: openai, base_url: "%(url)s", timeout: 240, max_concurrency: 1}
+  llama: {type: openai, base_url: "%(url)s", timeout: 600, max_concurrency: 1}
 candidates:
   - {name: smol, model: llama/smollm2, params: {max_tokens: 24}}
 judge: {model: llama/smollm2, scoring: expected, structured_output: json_object}
@@ -129,7 +131,7 @@ scenarios:
 """
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1200)
 def test_expected_scores_from_llama_cpp_server_log_probabilities(
     llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

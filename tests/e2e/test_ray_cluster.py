@@ -34,7 +34,12 @@ from qualspec.errors import ProviderError
 from qualspec.store import Store
 from qualspec.testing import FakeServer
 
+# the cluster's tests on one pytest-xdist worker, one at a time (they share the module's
+# cluster, and a second cluster starting beside it would only slow both down)
+pytestmark = pytest.mark.xdist_group("ray-cluster")
+
 CELLS = 40
+START_ATTEMPTS = 3  # Ray gives each node's raylet 30 s to register (not settable): retried
 OPTIONS = qualspec.ExecuteOptions(judge=False, use_cache=False)
 SUITE = """
 name: %(name)s
@@ -85,22 +90,23 @@ def cluster() -> Iterator[tuple[Any, Any]]:
         env.delenv("RAY_ADDRESS", raising=False)
         from ray.cluster_utils import Cluster  # after the settings: Ray reads them on import
 
-        env.setenv("RAY_gcs_server_port_wait_time_s", "120")  # a loaded 2-core machine
+        env.setenv("RAY_gcs_server_port_wait_time_s", "300")  # a loaded 2-core machine
         temp = tempfile.mkdtemp(prefix="qsray", dir="/tmp")  # short: Unix socket paths
         args = {"num_cpus": 2, "temp_dir": temp}
         started = Cluster(initialize_head=False, shutdown_at_exit=False)
         try:
-            for attempt in (1, 2):  # Ray gives a raylet 30 s to start: once more if loaded
+            for attempt in range(1, START_ATTEMPTS + 1):
                 try:
-                    started.add_node(**args, include_dashboard=False)
-                    worker = started.add_node(**args)
-                    started.wait_for_nodes()
+                    # wait=False: no 30 s limit on a node showing up; wait_for_nodes' instead
+                    started.add_node(**args, include_dashboard=False, wait=False)
+                    worker = started.add_node(**args, wait=False)
+                    started.wait_for_nodes(timeout=300)
                     break
                 except Exception:
                     started.shutdown()  # what did start, by its recorded PIDs
                     for pid in _marked(marker):  # a node that failed to start: its own, by PID
                         os.kill(pid, signal.SIGKILL)
-                    if attempt == 2:
+                    if attempt == START_ATTEMPTS:
                         raise
                     started = Cluster(initialize_head=False, shutdown_at_exit=False)
             yield started, worker

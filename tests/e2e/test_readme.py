@@ -166,6 +166,7 @@ def _empty_stdin() -> Iterator[None]:
 
 
 @pytest.mark.timeout(3600)  # the embedded model on a busy 2-core machine is slow
+@pytest.mark.embedded_model
 def test_the_first_setup_command_runs_the_quickstart_on_the_embedded_model(
     repo_root: Path, tmp_path: Path
 ) -> None:
@@ -177,7 +178,8 @@ def test_the_first_setup_command_runs_the_quickstart_on_the_embedded_model(
 
     setup = _blocks(readme, "bash")[0].splitlines()[0]
     first_run = setup.split("&&", 1)[1].strip()
-    result = _sh(first_run + " --quiet", tmp_path, env)
+    # --timeout: no call time limit a loaded machine could reach (the default is 120 s)
+    result = _sh(first_run + " --quiet --timeout 600", tmp_path, env)
     assert result.returncode == 0, result.stderr
     assert "SCENARIO: capital_of_france" in result.stdout
     db = f"sqlite:///{tmp_path / '.qualspec' / 'qualspec.db'}"

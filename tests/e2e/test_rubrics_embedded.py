@@ -20,6 +20,8 @@ from helpers_sessions import BETA_ID, beta_lines  # noqa: E402
 
 from helpers_cli import run_cli
 
+pytestmark = pytest.mark.embedded_model
+
 FALLBACK = [
     {
         "id": "rubric_001",

@@ -5,8 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from qualspec import ExecuteOptions
 from qualspec.store import Store
 from qualspec.testkit import GenderStereotypeTest, MultipleChoiceTest, RefusalTest
+
+pytestmark = pytest.mark.embedded_model
+
+# no call time limit a loaded machine could reach (the test's own is the hang guard)
+LOADED = ExecuteOptions(timeout=600)
 
 
 def test_the_built_in_tests_run_on_the_embedded_model(tmp_path: Path) -> None:
@@ -21,7 +29,7 @@ def test_the_built_in_tests_run_on_the_embedded_model(tmp_path: Path) -> None:
         "multiple_choice": {"answered", "accuracy"},
     }
     for test in (GenderStereotypeTest(), RefusalTest(), MultipleChoiceTest()):
-        outcome = test.run(["local/smollm2"], db=db, limit=1)
+        outcome = test.run(["local/smollm2"], db=db, limit=1, options=LOADED)
         assert outcome.status == "finished", outcome.warnings
         results = outcome.results["local/smollm2"]
         assert set(results) == expected[test.test_name()]

@@ -16,6 +16,8 @@ from qualspec.errors import ConfigError
 from qualspec.providers import ChatRequest, ChatResponse, Message, ProviderPool, resolve_model_path
 from qualspec.providers._local import LocalProvider, create
 
+pytestmark = pytest.mark.embedded_model
+
 SCHEMA = {
     "type": "object",
     "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10}},

@@ -12,6 +12,8 @@ from qualspec.errors import ProviderError
 from qualspec.providers import ChatRequest, Message, _local
 from qualspec.providers._local import create
 
+pytestmark = pytest.mark.embedded_model
+
 LONG = ChatRequest(
     model="smollm2",
     messages=(Message("user", "Count from 1 to 2000, separated by commas."),),

@@ -11,6 +11,8 @@ import pytest
 from qualspec.providers import ChatRequest, Message, resolve_model_path
 from qualspec.providers._local import LocalProvider, unload_local_models
 
+pytestmark = pytest.mark.embedded_model
+
 MESSAGES = (
     Message("system", 'Answer with JSON: {"score": 0-10}.'),
     Message("user", "How good is 'Paris' as the capital of France?"),

@@ -22,6 +22,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import llama_cpp  # the local extra must be installed
+import pytest
+
+pytestmark = pytest.mark.embedded_model
 
 SCRIPT = r"""
 import asyncio, hashlib, json, sys

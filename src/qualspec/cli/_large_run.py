@@ -1,4 +1,4 @@
-"""The end of a large ``qualspec run`` (more work items than ``FULL_RECORD_LIMIT``): the
+"""The end of a large ``qualspec run`` (more work items than ``--summarise-above``): the
 results file streamed from the store a page at a time, and a summary of counts instead
 of a report of every cell (the web app and ``qualspec report`` show the detail)."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qualspec.cli._console import plural, say
-from qualspec.cli._store_close import KEEP_VIEW_FROM, KEEP_VIEW_UNTIL
+from qualspec.cli._store_close import KEEP_VIEW_UNTIL
 from qualspec.messages import one_line
 
 if TYPE_CHECKING:
@@ -79,9 +79,11 @@ def large_run_report(
 
 def _keep_view(store: Store, run_id: str, answers: int) -> bool:
     """Keep the run's page snapshot (built from the store in parts) so that the first
-    view of ``qualspec serve`` reads it; False when not kept (too few or too many answers,
-    see ``KEEP_VIEW_UNTIL``, or it could not be built: the server builds it then)."""
-    if not KEEP_VIEW_FROM <= answers <= KEEP_VIEW_UNTIL:
+    view of ``qualspec serve`` reads it; False when not kept (too many answers, see
+    ``KEEP_VIEW_UNTIL``, or it could not be built: the server builds it then). Whatever
+    its size, a summarised run has no per-cell report: its page is where to look next
+    (``--summarise-above`` below ``KEEP_VIEW_FROM`` summarises smaller runs)."""
+    if answers > KEEP_VIEW_UNTIL:
         return False
     from qualspec.web import keep_run_view
 

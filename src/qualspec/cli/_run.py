@@ -109,6 +109,14 @@ def _add_call_flags(run: argparse.ArgumentParser) -> None:
         metavar="N",
         help="retries after a failed attempt (default 3)",
     )
+    run.add_argument(
+        "--summarise-above",
+        type=positive_int,
+        default=5_000,
+        metavar="N",
+        help="a run of more work items than N ends with counts only, its results file "
+        "streamed from the store: nothing loaded whole (default 5000)",
+    )
     add_output(run, "--output", hint="the results file is always JSON", help="results JSON path")
     run.add_argument(
         "--html",
@@ -297,6 +305,7 @@ def _options(ns: argparse.Namespace, cache_ttl: dict[str, float | None]) -> Exec
         judge=not ns.no_judge,
         store_retry_s=ns.store_retry,
         calibrate=not getattr(ns, "no_calibration", False),
+        summarise_above=ns.summarise_above,
         **_ray_options(ns),
     )
 
