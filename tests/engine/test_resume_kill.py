@@ -202,10 +202,11 @@ def test_calls_never_run_ahead_of_the_store_by_more_than_the_concurrency(
 def test_two_resumes_of_one_run_at_once_the_second_is_refused(
     server: ServerProcess, tmp_path: Path
 ) -> None:
-    # 2 s a call, one at a time: the holder's 12 calls take 20 s at least, longer than the
-    # two refused CLI runs below take on a loaded machine (0.3 s let it finish first)
+    # 2 s a call, one at a time: the holder's 240 calls would take 8 minutes, far longer than
+    # the two refused CLI runs below take on any machine (12 calls, 24 s, let a loaded
+    # machine's holder finish first); it is released below by setting the latency to 0
     server.control(latency=2.0)
-    suite = write_suite(tmp_path / "suite.yaml", server.base_url, n_inputs=12, name="lock")
+    suite = write_suite(tmp_path / "suite.yaml", server.base_url, n_inputs=240, name="lock")
     home = tmp_path / "home"
     env = cli_env(home)
     args = ["run", str(suite), "--no-judge", "--quiet", "--max-concurrency", "1"]
@@ -240,12 +241,12 @@ def test_two_resumes_of_one_run_at_once_the_second_is_refused(
         assert store.get_run(run_id).owner_pid == holder.pid
 
         server.control(latency=0.0)  # let the holder finish quickly
-        out, err = holder.communicate(timeout=30)
+        out, err = holder.communicate(timeout=300)
         assert holder.returncode == 0, f"{out}\n{err}"
         record = store.load_run(run_id)
     assert run_ids(home) == [run_id]
     assert record.summary.status == "finished"
-    _assert_complete(record, 12)
+    _assert_complete(record, 240)
 
 
 @contextmanager
