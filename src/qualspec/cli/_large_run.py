@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qualspec.cli._args import positive_int
 from qualspec.cli._console import plural, say
 from qualspec.cli._store_close import KEEP_VIEW_UNTIL
 from qualspec.messages import one_line
@@ -21,7 +22,19 @@ if TYPE_CHECKING:
     from qualspec.engine import RunOutcome
     from qualspec.store import Store
 
-__all__ = ["budget_stop", "large_run_report"]
+__all__ = ["add_summarise_above", "budget_stop", "large_run_report"]
+
+
+def add_summarise_above(run: argparse.ArgumentParser) -> None:
+    """``qualspec run --summarise-above N``: where a run starts to end the large way."""
+    run.add_argument(
+        "--summarise-above",
+        type=positive_int,
+        default=5_000,
+        metavar="N",
+        help="a run of more work items than N ends with counts only, its results file "
+        "streamed from the store: nothing loaded whole (default 5000)",
+    )
 
 
 def large_run_report(

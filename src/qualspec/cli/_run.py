@@ -28,7 +28,7 @@ from qualspec.cli._args import (
 from qualspec.cli._collector import collecting, import_for_run, paused_collector
 from qualspec.cli._console import plural, say
 from qualspec.cli._dry_run import dry_run
-from qualspec.cli._large_run import budget_stop, large_run_report
+from qualspec.cli._large_run import add_summarise_above, budget_stop, large_run_report
 from qualspec.cli._progress import LazyProgress
 from qualspec.cli._store_close import BackgroundClose, view_keeper
 from qualspec.messages import one_line
@@ -109,14 +109,7 @@ def _add_call_flags(run: argparse.ArgumentParser) -> None:
         metavar="N",
         help="retries after a failed attempt (default 3)",
     )
-    run.add_argument(
-        "--summarise-above",
-        type=positive_int,
-        default=5_000,
-        metavar="N",
-        help="a run of more work items than N ends with counts only, its results file "
-        "streamed from the store: nothing loaded whole (default 5000)",
-    )
+    add_summarise_above(run)
     add_output(run, "--output", hint="the results file is always JSON", help="results JSON path")
     run.add_argument(
         "--html",
