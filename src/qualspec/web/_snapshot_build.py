@@ -151,8 +151,9 @@ class _Verdicts:
         self.has_input = self.has_role = False
 
     def add(self, key: CellKey, answer: Answer) -> None:
-        own = answer.judgments
-        verdict = answer_verdict(own, error=answer.record.error is not None)
+        verdict = answer.parts  # made with the answer, from the same records
+        if verdict is None:
+            verdict = answer_verdict(answer.judgments, error=answer.record.error is not None)
         self._rows(self.stream.add(key, verdict))
 
     def close(self) -> None:
