@@ -36,7 +36,7 @@ log = logging.getLogger("qualspec.store")
 
 _STOP = object()
 _MAX_BATCH = 500
-_LINGER_S = 0.002
+_LINGER_S = float(__import__("os").environ.get("QS_LINGER", "0.002"))
 _RETRY_FIRST_S = 0.1
 _RETRY_MAX_S = 2.0
 _SLOW_COMMIT_S = 1.0

@@ -19,6 +19,7 @@ matrix says how many it left out, and the answers' filters still reach every ans
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -52,12 +53,27 @@ MATRIX_KEEP = 20_000
 past them it counts the rest, and the answers' filters still reach every answer."""
 
 
+_SORT_CHUNK = 8192  # values sorted at a time (their sort keys held at once)
+
+
 def _ranks(table: dict[Any, int], part: Callable[[Any], Any]) -> Any:
-    """Per code of ``table`` (value -> code), its rank among the values ordered by
-    ``part(value)`` (ties: first seen first): unique, so each value stays together."""
-    ranked = sorted(table.items(), key=lambda item: (part(item[0]), item[1]))
-    out = np.empty(len(ranked), dtype=np.int64)
-    for rank, (_, code) in enumerate(ranked):
+    """Per code of ``table`` (value -> code, codes counted from 0 in the table's order),
+    its rank among the values ordered by ``part(value)`` (ties: first seen first): unique,
+    so each value stays together. Sorted :data:`_SORT_CHUNK` values at a time and merged,
+    so that a run's every input id is ranked without holding a sort key for each."""
+    values = list(table)
+
+    def order(code: int) -> Any:
+        return part(values[code])
+
+    chunks = [
+        sorted(range(start, min(start + _SORT_CHUNK, len(values))), key=order)
+        for start in range(0, len(values), _SORT_CHUNK)
+    ]
+    out = np.empty(len(values), dtype=np.int64)
+    # merge is stable: equal keys come from the earlier chunk (the lower code) first
+    ranked = chunks[0] if len(chunks) == 1 else heapq.merge(*chunks, key=order)
+    for rank, code in enumerate(ranked):
         out[code] = rank
     return out
 
