@@ -56,25 +56,27 @@ past them it counts the rest, and the answers' filters still reach every answer.
 _SORT_CHUNK = 8192  # values sorted at a time (their sort keys held at once)
 
 
-def _ranks(table: dict[Any, int], part: Callable[[Any], Any]) -> Any:
-    """Per code of ``table`` (value -> code, codes counted from 0 in the table's order),
-    its rank among the values ordered by ``part(value)`` (ties: first seen first): unique,
-    so each value stays together. Sorted :data:`_SORT_CHUNK` values at a time and merged,
-    so that a run's every input id is ranked without holding a sort key for each."""
-    values = list(table)
+def _ranks(table: dict[Any, int], part: Callable[[Any], Any], out: Any = None) -> Any:
+    """Per code of ``table`` (value -> code), its rank among the values ordered by
+    ``part(value)`` (ties: first seen first), written into ``out`` (default: a new array
+    of one per value, for codes counted from 0): unique, so each value stays together.
+    Sorted :data:`_SORT_CHUNK` values at a time and merged, so that a run's every input
+    id is ranked without holding a sort key for each."""
+    values, codes = list(table), list(table.values())
 
-    def order(code: int) -> Any:
-        return part(values[code])
+    def order(at: int) -> Any:
+        return part(values[at])
 
     chunks = [
         sorted(range(start, min(start + _SORT_CHUNK, len(values))), key=order)
         for start in range(0, len(values), _SORT_CHUNK)
     ]
-    out = np.empty(len(values), dtype=np.int64)
-    # merge is stable: equal keys come from the earlier chunk (the lower code) first
+    if out is None:
+        out = np.empty(len(values), dtype=np.int64)
+    # merge is stable: equal keys come from the earlier chunk (seen first) first
     ranked = chunks[0] if len(chunks) == 1 else heapq.merge(*chunks, key=order)
-    for rank, code in enumerate(ranked):
-        out[code] = rank
+    for rank, at in enumerate(ranked):
+        out[codes[at]] = rank
     return out
 
 
@@ -82,31 +84,38 @@ def suite_ids(store: Store, summary: RunSummary) -> Any:
     """The database ids of the run's current candidate responses in the suite's order
     (cells as :func:`qualspec.analysis.run_verdicts` orders them, each by run index)."""
     key = suite_order(RunRecord(summary=summary))
-    tables: dict[str, dict[Any, int]] = {n: {} for n in ("s", "p", "r", "c", "t")}
+    tables: dict[str, dict[Any, int]] = {n: {} for n in ("s", "r", "c", "t")}
+    inputs: dict[Any, dict[Any, int]] = {}  # scenario -> input id -> its row's code
     cols = {n: array("i") for n in ("s", "p", "r", "c", "t", "n")}
     ids = array("q")
+    n_inputs = 0
     for batch in store.response_cells(summary.id):
         for row_id, scenario, input_id, role, candidate, temperature, run_index in batch:
             ids.append(row_id)
-            for name, value in (
-                ("s", scenario),
-                ("p", (scenario, input_id)),
-                ("r", role),
-                ("c", candidate),
-                ("t", temperature),
-            ):
+            for name, value in (("s", scenario), ("r", role), ("c", candidate), ("t", temperature)):
                 table = tables[name]
                 cols[name].append(table.setdefault(value, len(table)))
+            rows = inputs.get(scenario)
+            if rows is None:
+                rows = inputs[scenario] = {}
+            code = rows.get(input_id)
+            if code is None:
+                code = rows[input_id] = n_inputs
+                n_inputs += 1
+            cols["p"].append(code)
             cols["n"].append(run_index)
     if not ids:
         return np.zeros(0, dtype=np.int64)
     ranks = {
         "s": _ranks(tables["s"], lambda s: key((s, None, None, "", None))[0]),
-        "p": _ranks(tables["p"], lambda p: key((p[0], p[1], None, "", None))[1:3]),
         "r": _ranks(tables["r"], lambda r: key(("", None, r, "", None))[3:5]),
         "c": _ranks(tables["c"], lambda c: key(("", None, None, c, None))[5]),
         "t": _ranks(tables["t"], lambda t: key(("", None, None, "", t))[6]),
     }
+    # an input row's rank among its scenario's (the scenario is sorted on first)
+    ranks["p"] = np.empty(n_inputs, dtype=np.int64)
+    for scenario, rows in inputs.items():
+        _ranks(rows, lambda i, s=scenario: key((s, i, None, "", None))[1:3], ranks["p"])
     keys = [np.frombuffer(cols["n"], dtype=np.int32)]
     for name in ("t", "c", "r", "p", "s"):  # the last is the first sorted on
         keys.append(ranks[name][np.frombuffer(cols[name], dtype=np.int32)])
