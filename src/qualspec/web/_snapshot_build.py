@@ -19,6 +19,7 @@ matrix says how many it left out, and the answers' filters still reach every ans
 
 from __future__ import annotations
 
+import functools
 import heapq
 from array import array
 from collections.abc import Callable, Iterator
@@ -80,6 +81,11 @@ def _ranks(table: dict[Any, int], part: Callable[[Any], Any], out: Any = None) -
     return out
 
 
+def _input_rank(key: Callable[[CellKey], Any], scenario: str, input_id: Any) -> Any:
+    """The part of the suite's sort key that orders a scenario's input rows."""
+    return key((scenario, input_id, None, "", None))[1:3]
+
+
 def suite_ids(store: Store, summary: RunSummary) -> Any:
     """The database ids of the run's current candidate responses in the suite's order
     (cells as :func:`qualspec.analysis.run_verdicts` orders them, each by run index)."""
@@ -115,7 +121,7 @@ def suite_ids(store: Store, summary: RunSummary) -> Any:
     # an input row's rank among its scenario's (the scenario is sorted on first)
     ranks["p"] = np.empty(n_inputs, dtype=np.int64)
     for scenario, rows in inputs.items():
-        _ranks(rows, lambda i, s=scenario: key((s, i, None, "", None))[1:3], ranks["p"])
+        _ranks(rows, functools.partial(_input_rank, key, scenario), ranks["p"])
     keys = [np.frombuffer(cols["n"], dtype=np.int32)]
     for name in ("t", "c", "r", "p", "s"):  # the last is the first sorted on
         keys.append(ranks[name][np.frombuffer(cols[name], dtype=np.int32)])
