@@ -2,8 +2,10 @@
 
 Model calls finish on the event loop; writing each row there would block it. The
 recorder takes records from a queue and commits whatever has arrived (one transaction
-per batch) within a few milliseconds, so a result is durable moments after it exists and a
-kill loses at most the batch being written (resume calls those again).
+per batch: its answers, evaluation records and cache entries together) within a few
+milliseconds, or while records keep coming at most 50, so a result is durable moments
+after it exists and a kill loses at most the batch being written (resume calls those
+again).
 
 When the database cannot write (a restart, a dropped connection, a full disk), the same
 batch is tried again with backoff and a fresh connection until ``retry_window_s`` has
