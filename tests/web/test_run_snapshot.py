@@ -328,3 +328,42 @@ def test_the_suite_order_of_more_input_rows_than_one_sort_chunk(tmp_path: Path) 
     rows = entry.structured["page"]["matrix"]["rows"]
     assert [(r["where"]["scenario"], r["where"]["input"]) for r in rows] == expected
     assert expected[:3] == [("beta", "r0-b"), ("beta", "r1"), ("beta", "r2")]
+
+
+def test_the_matrix_rows_query_strings_are_urlencodes(tmp_path: Path) -> None:
+    """Each matrix row's query string (made without ``urlencode``'s cost per value) is
+    the text ``urlencode`` writes, whatever the names hold."""
+    from urllib.parse import urlencode
+
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    names = [("plain", "r1", "c"), ("a b/c?", "é&=+%", "x~y.z-_"), ("中文", "", "tab\there")]
+    with Store.open(db) as store:
+        run_id = store.create_run("q", "h", {})
+        store.record_responses(
+            run_id,
+            [
+                ResponseRecord(
+                    key=f"k{n}",
+                    candidate=candidate,
+                    role=None,
+                    scenario=scenario,
+                    input_id=input_id,
+                    temperature=None,
+                    effective_temperature=None,
+                    run_index=0,
+                    provider="p",
+                    model="m",
+                    text="answer",
+                )
+                for n, (scenario, input_id, candidate) in enumerate(names)
+            ],
+        )
+        store.finish_run(run_id, "finished")
+        assert keep_run_view(store, run_id)
+    entry, _ = _kept(db, run_id)
+    rows = entry.structured["page"]["matrix"]["rows"]
+    assert len(rows) == len(names)
+    for row in rows:  # (kept as JSON, its "where" comes back with its keys sorted)
+        where = {k: row["where"][k] for k in ("scenario", "input", "role", "candidate")}
+        assert row["q"] == urlencode(where)
+    assert {row["where"]["scenario"] for row in rows} == {s for s, _, _ in names}

@@ -13,14 +13,12 @@ stays at ``/runs/{id}/report``.
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
-from urllib.parse import quote_plus, urlencode
+from urllib.parse import urlencode
 
 from qualspec.analysis import (
     CellKey,
@@ -35,6 +33,7 @@ from qualspec.store import RunSummary, Store
 from qualspec.web._explore import NONE, SORTS, Query, score_text
 from qualspec.web._labels import people_labels
 from qualspec.web._overview import Tally
+from qualspec.web._query_string import query_of
 from qualspec.web._snapshot import RunView
 
 __all__ = [
@@ -152,23 +151,6 @@ def _where(key: RowKey) -> dict[str, str]:
     }
 
 
-_PLAIN = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch  # what quote_plus leaves as it is
-_quoted = lru_cache(maxsize=4096)(quote_plus)  # scenario, role and candidate names recur
-
-
-def _query_of(where: Mapping[str, Any]) -> str:
-    """``urlencode(where)``, the same text, at a fraction of its cost (a matrix row per
-    candidate row of a large run): a plain value is written as it is, a repeated one
-    quoted once."""
-    parts = []
-    for name, value in where.items():
-        if type(value) is not str:
-            return urlencode(where)
-        key = name if _PLAIN(name) else quote_plus(name)
-        parts.append(f"{key}={value if _PLAIN(value) else _quoted(value)}")
-    return "&".join(parts)
-
-
 def matrix_row(
     key: RowKey, row: RowVerdict, cells: list[tuple[CellKey, CellVerdict]]
 ) -> dict[str, Any]:
@@ -189,7 +171,7 @@ def matrix_row(
     where = _where(key)
     return {
         "where": where,
-        "q": _query_of(where),  # the query string of its answers
+        "q": query_of(where),  # the query string of its answers
         "passed": row.passed,
         "label": row.label,
         "reasons": list(row.reasons),
