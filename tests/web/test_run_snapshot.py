@@ -287,3 +287,83 @@ def test_the_snapshot_is_built_from_parts_never_from_the_whole_run(
         assert keep_run_view(store, run_id)
     again, _ = _kept(db, run_id)
     assert again.structured == entry.structured
+
+
+def test_the_suite_order_of_more_input_rows_than_one_sort_chunk(tmp_path: Path) -> None:
+    """The snapshot ranks input ids a chunk of 8,192 at a time, per scenario, and merges
+    (so that a large run's ids never all hold a sort key at once): its rows come in the
+    order of the run's verdicts (ids the run's plan did not list: natural order, ``r9``
+    before ``r10``) at 9,000 input rows over two scenarios, recorded shuffled."""
+    import random
+
+    from qualspec.analysis import run_verdicts
+
+    db = f"sqlite:///{tmp_path / 'order.db'}"
+    cells = [(s, f"r{i}" if i % 7 else f"r{i}-b") for s in ("beta", "alpha") for i in range(4500)]
+    random.Random(7).shuffle(cells)
+    with Store.open(db) as store:
+        run_id = store.create_run("order", "h", {"dimensions": {"scenarios": ["beta", "alpha"]}})
+        records = [
+            ResponseRecord(
+                key=f"k{n}",
+                candidate="c",
+                role=None,
+                scenario=scenario,
+                input_id=input_id,
+                temperature=None,
+                effective_temperature=None,
+                run_index=0,
+                provider="p",
+                model="m",
+                text="answer",
+            )
+            for n, (scenario, input_id) in enumerate(cells)
+        ]
+        for start in range(0, len(records), 1000):
+            store.record_responses(run_id, records[start : start + 1000])
+        store.finish_run(run_id, "finished")
+        expected = [(s, i) for s, i, _, _ in run_verdicts(store.load_run(run_id)).rows]
+        assert keep_run_view(store, run_id)
+    entry, _ = _kept(db, run_id)
+    rows = entry.structured["page"]["matrix"]["rows"]
+    assert [(r["where"]["scenario"], r["where"]["input"]) for r in rows] == expected
+    assert expected[:3] == [("beta", "r0-b"), ("beta", "r1"), ("beta", "r2")]
+
+
+def test_the_matrix_rows_query_strings_are_urlencodes(tmp_path: Path) -> None:
+    """Each matrix row's query string (made without ``urlencode``'s cost per value) is
+    the text ``urlencode`` writes, whatever the names hold."""
+    from urllib.parse import urlencode
+
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    names = [("plain", "r1", "c"), ("a b/c?", "é&=+%", "x~y.z-_"), ("中文", "", "tab\there")]
+    with Store.open(db) as store:
+        run_id = store.create_run("q", "h", {})
+        store.record_responses(
+            run_id,
+            [
+                ResponseRecord(
+                    key=f"k{n}",
+                    candidate=candidate,
+                    role=None,
+                    scenario=scenario,
+                    input_id=input_id,
+                    temperature=None,
+                    effective_temperature=None,
+                    run_index=0,
+                    provider="p",
+                    model="m",
+                    text="answer",
+                )
+                for n, (scenario, input_id, candidate) in enumerate(names)
+            ],
+        )
+        store.finish_run(run_id, "finished")
+        assert keep_run_view(store, run_id)
+    entry, _ = _kept(db, run_id)
+    rows = entry.structured["page"]["matrix"]["rows"]
+    assert len(rows) == len(names)
+    for row in rows:  # (kept as JSON, its "where" comes back with its keys sorted)
+        where = {k: row["where"][k] for k in ("scenario", "input", "role", "candidate")}
+        assert row["q"] == urlencode(where)
+    assert {row["where"]["scenario"] for row in rows} == {s for s, _, _ in names}

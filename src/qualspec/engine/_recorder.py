@@ -2,8 +2,10 @@
 
 Model calls finish on the event loop; writing each row there would block it. The
 recorder takes records from a queue and commits whatever has arrived (one transaction
-per batch) within a few milliseconds, so a result is durable moments after it exists and a
-kill loses at most the batch being written (resume calls those again).
+per batch: its answers, evaluation records and cache entries together) within a few
+milliseconds, or while records keep coming at most 50, so a result is durable moments
+after it exists and a kill loses at most the batch being written (resume calls those
+again).
 
 When the database cannot write (a restart, a dropped connection, a full disk), the same
 batch is tried again with backoff and a fresh connection until ``retry_window_s`` has
@@ -37,6 +39,7 @@ log = logging.getLogger("qualspec.store")
 _STOP = object()
 _MAX_BATCH = 500
 _LINGER_S = 0.002
+_LINGER_MAX_S = 0.05
 _RETRY_FIRST_S = 0.1
 _RETRY_MAX_S = 2.0
 _SLOW_COMMIT_S = 1.0
@@ -174,17 +177,36 @@ class Recorder:
                 continue
             batch = [first]
             if first is not _STOP:
-                # Linger a moment so a busy run commits in tens of rows per transaction, not
-                # one. Sleeping, then taking what arrived, wakes this thread once per batch:
-                # waiting on the queue woke it (and took the GIL from the event loop) once
-                # per record.
-                time.sleep(_LINGER_S)
-            while len(batch) < _MAX_BATCH and batch[-1] is not _STOP:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+                self._gather(batch)
             stop = self._write_batch(batch)
+
+    def _gather(self, batch: list[Any]) -> None:
+        """Add to ``batch`` what arrives while records keep coming, so that a busy run
+        commits as many rows per transaction as arrive meanwhile (a transaction's fixed
+        cost was most of a batch of ten's) and an idle one within ``_LINGER_S``: taken
+        every ``_LINGER_S`` until a pause brings nothing (the engine waits on these
+        commits: its slots are freed by them), ``_MAX_BATCH`` rows or ``_LINGER_MAX_S``.
+        Sleeping, then taking what arrived, wakes this thread once per interval: waiting
+        on the queue woke it (and took the GIL from the event loop) once per record."""
+        deadline = time.monotonic() + _LINGER_MAX_S
+        while True:
+            time.sleep(_LINGER_S)
+            if not self._drain(batch) or batch[-1] is _STOP or len(batch) >= _MAX_BATCH:
+                return
+            if time.monotonic() >= deadline:
+                return
+
+    def _drain(self, batch: list[Any]) -> int:
+        """Move what is queued (up to ``_MAX_BATCH`` in ``batch``, up to a ``_STOP``) into
+        ``batch``; how many."""
+        taken = 0
+        while len(batch) < _MAX_BATCH and batch[-1] is not _STOP:
+            try:
+                batch.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+            taken += 1
+        return taken
 
     def _beat(self) -> float:
         """Refresh the run lock; return when to do it next. A failure is never fatal."""
@@ -221,6 +243,10 @@ class Recorder:
             ("j", "judgments", lambda rows: store.record_judgments(run_id, rows)),
             ("c", "cache entries", store.cache_put_many),
         ]
+        if self._together(records, writers):
+            for kind, _, _ in writers:
+                self._notify(callbacks[kind])
+            return stop
         retry = _Retry()
         for kind, what, write in writers:
             rows = records[kind]
@@ -229,6 +255,29 @@ class Recorder:
             # written, or failed for good (dropped): either way nobody may wait for them
             self._notify(callbacks[kind])
         return stop
+
+    def _together(
+        self,
+        records: dict[str, list[Any]],
+        writers: list[tuple[str, str, Callable[[list[Any]], None]]],
+    ) -> bool:
+        """Write a batch of several kinds (answers and their cache entries) in one
+        transaction (``Store.together``: one commit, whose fixed cost was most of a small
+        batch's); False when it was not (one kind, or it failed: rolled back whole, then
+        written kind by kind with their own retries, so that a judgment that cannot be
+        written never holds back the answers)."""
+        together = getattr(self._store, "together", None)
+        if together is None or self.error is not None or sum(map(bool, records.values())) < 2:
+            return False
+        try:
+            with together():
+                for kind, _, write in writers:
+                    if records[kind]:
+                        write(records[kind])
+        except Exception as exc:  # noqa: BLE001 - written again kind by kind, which reports
+            log.debug("batch not written together (%s): kind by kind", one_line(exc))
+            return False
+        return True
 
     def _write(self, retry: _Retry, what: str, count: int, write: Callable[[], None]) -> bool:
         """Run ``write`` until it succeeds (True) or fails for good (False, fatal)."""

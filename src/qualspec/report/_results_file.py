@@ -162,13 +162,17 @@ def _iso(value: datetime | None) -> str | None:
 _ROW_ID_FIELDS = frozenset({"prompt_versions", "prompt_version", "input_hash"})
 
 
+_EXPORTED: dict[type, tuple[str, ...]] = {}  # a record type -> the fields it exports
+
+
 def record_fields(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:
     """A record's fields for a results file or export, without the store's row ids."""
-    return {
-        f.name: getattr(record, f.name)
-        for f in dataclasses.fields(record)
-        if f.name not in _ROW_ID_FIELDS
-    }
+    names = _EXPORTED.get(type(record))
+    if names is None:
+        names = _EXPORTED[type(record)] = tuple(
+            f.name for f in dataclasses.fields(record) if f.name not in _ROW_ID_FIELDS
+        )
+    return {name: getattr(record, name) for name in names}
 
 
 def _record_dict(record: ResponseRecord | JudgmentRecord) -> dict[str, Any]:

@@ -47,6 +47,8 @@ def write_results_stream(store: Store, run_id: str, path: str | os.PathLike[str]
         "verdicts": None,
     }
     text = json.dumps(head, indent=2, ensure_ascii=False, default=_json_default)
+    # one encoder for every line (json.dumps with these options makes one per call)
+    encode = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
     with _atomic_writer(path) as handle:
         handle.write(text[: text.rindex("}")].rstrip() + ',\n  "responses": [')
         first = True
@@ -60,7 +62,7 @@ def write_results_stream(store: Store, run_id: str, path: str | os.PathLike[str]
                     judged.get(response.key, ()), key=lambda j: (j.evaluator, j.criterion)
                 )
                 item["judgments"] = [_judgment_dict(j, None) for j in mine]
-                line = json.dumps(item, ensure_ascii=False, default=_json_default)
+                line = encode(item)
                 handle.write(("\n    " if first else ",\n    ") + line)
                 first = False
         handle.write("\n  ]\n}\n")

@@ -82,6 +82,7 @@ class Database:
         if self.dialect == "sqlite":
             _install_sqlite_events(self.engine, memory=memory)
         self._writer = self.engine.execution_options(**{WRITE_OPTION: True})
+        self._shared = threading.local()  # the transaction of together(), per thread
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
@@ -91,9 +92,29 @@ class Database:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction (SQLite: ``BEGIN IMMEDIATE``), committed on exit."""
+        """A write transaction (SQLite: ``BEGIN IMMEDIATE``), committed on exit; inside
+        :meth:`together` on this thread, its transaction."""
+        shared = getattr(self._shared, "conn", None)
+        if shared is not None:
+            with _translate(self.display):
+                yield shared
+            return
         with self._lock, _translate(self.display), self._writer.begin() as conn:
             yield conn
+
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """One write transaction for every :meth:`write` made in it on this thread,
+        committed at its end (an error rolls back all): one commit for several batches."""
+        if getattr(self._shared, "conn", None) is not None:  # nested: the outer one's
+            yield
+            return
+        with self.write() as conn:
+            self._shared.conn = conn
+            try:
+                yield
+            finally:
+                self._shared.conn = None
 
     def insert(self, table: Any) -> Any:
         """The dialect's INSERT construct (it has ``on_conflict_do_update/nothing``)."""

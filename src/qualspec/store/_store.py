@@ -7,6 +7,7 @@ at once.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -193,18 +194,20 @@ class Store:
     # ------------------------------------------------------------------ results
 
     def record_responses(self, run_id: str, records: Sequence[ResponseRecord]) -> None:
-        """Upsert a batch of responses in one transaction, idempotently by key.
-
-        A later record replaces an earlier error for the same key; a success is kept. A
-        record's ``input_values`` (the input row its prompt was rendered with) are stored
-        once per distinct row, by hash, in the same transaction (secret-looking text
-        masked: see ``redact_values``); the record's ``input_hash`` is set to the row's.
-        """
+        """Upsert a batch of responses in one transaction, idempotently by key: a later
+        record replaces an earlier error for the same key; a success is kept. A record's
+        ``input_values`` (its input row) are stored once per distinct row, by hash, in the
+        same transaction (secrets masked: ``redact_values``), its ``input_hash`` set."""
         _results.record_responses(self._db, run_id, records)
 
     def record_judgments(self, run_id: str, records: Sequence[JudgmentRecord]) -> None:
         """Upsert a batch of evaluation records by (evaluator, response_key, criterion)."""
         _results.record_judgments(self._db, run_id, records)
+
+    def together(self) -> contextlib.AbstractContextManager[None]:
+        """Writes made in it on this thread (``record_responses``, ``cache_put_many``, ...)
+        share one transaction, committed at its end; an error rolls back all."""
+        return self._db.together()
 
     def response_keys(self, run_id: str, ok_only: bool = True) -> set[str]:
         """Keys of a run's recorded responses (successes only when ``ok_only``)."""

@@ -59,6 +59,7 @@ class Answer:
     judged_on: tuple[tuple[str, str], ...]  # (evaluator, criterion) recorded
     prompt_key: tuple[Any, ...] = ()
     texts: tuple[str, ...] = ()  # what a search reads besides the prompt
+    parts: AnswerVerdict | None = None  # what its verdict was made from (its records')
 
     @property
     def score_text(self) -> str:
@@ -233,4 +234,5 @@ def make_answer(
         judged_on=tuple((j.evaluator, j.criterion) for j in own),
         prompt_key=book.key(r),
         texts=tuple(texts),
+        parts=parts,
     )

@@ -33,6 +33,7 @@ from qualspec.store import RunSummary, Store
 from qualspec.web._explore import NONE, SORTS, Query, score_text
 from qualspec.web._labels import people_labels
 from qualspec.web._overview import Tally
+from qualspec.web._query_string import query_of
 from qualspec.web._snapshot import RunView
 
 __all__ = [
@@ -170,7 +171,7 @@ def matrix_row(
     where = _where(key)
     return {
         "where": where,
-        "q": urlencode(where),  # the query string of its answers
+        "q": query_of(where),  # the query string of its answers
         "passed": row.passed,
         "label": row.label,
         "reasons": list(row.reasons),

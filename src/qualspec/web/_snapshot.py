@@ -39,6 +39,7 @@ SNAPSHOT_VERSION = 3
 """Bump when a snapshot's layout or meaning changes (an older one is then rebuilt)."""
 LABELS = ("PASS", "FAIL", "ERROR", "UNSCORED", "ANSWERED")
 _FAIL = LABELS.index("FAIL")
+_LABEL = {label: i for i, label in enumerate(LABELS)}
 _VALUES = ("candidate", "role", "scenario", "input", "temperature")
 
 
@@ -55,10 +56,6 @@ def _pack(values: Any, dtype: str) -> dict[str, str]:
 def _unpack(packed: Mapping[str, str]) -> Any:
     raw = zlib.decompress(base64.b64decode(packed["data"]))
     return np.frombuffer(raw, dtype=np.dtype(packed["dtype"]))
-
-
-def _nan(x: float | None) -> float:
-    return math.nan if x is None else float(x)
 
 
 class Columns:
@@ -80,28 +77,36 @@ class Columns:
 
     def add(self, answer: Answer, row_id: int) -> None:
         """The next answer (in the suite's order) and its response's database id."""
-        r, cols = answer.record, self.cols
-        where = (
-            r.candidate,
-            r.role if r.role is not None else NONE,
-            r.scenario,
-            r.input_id if r.input_id is not None else NONE,
-            answer.temperature,
-        )
-        for name, value in zip(_VALUES, where, strict=True):
-            table = self.tables[name]
-            cols[name].append(table.setdefault(value, len(table)))
+        r, cols, tables = answer.record, self.cols, self.tables
+        for name, value in (
+            ("candidate", r.candidate),
+            ("role", r.role if r.role is not None else NONE),
+            ("scenario", r.scenario),
+            ("input", r.input_id if r.input_id is not None else NONE),
+            ("temperature", answer.temperature),
+        ):
+            table = tables[name]
+            code = table.get(value)
+            if code is None:
+                code = table[value] = len(table)
+            cols[name].append(code)
         cols["id"].append(row_id)
-        cols["label"].append(LABELS.index(answer.label))
-        cols["score"].append(_nan(answer.score))
+        cols["label"].append(_LABEL[answer.label])
+        cols["score"].append(math.nan if answer.score is None else answer.score)
         cols["scale"].append(answer.scale)
-        cols["latency"].append(_nan(r.latency_s))
-        cols["cost"].append(_nan(r.cost_usd))
-        cols["prompt"].append(self.prompts.setdefault(answer.prompt_key, len(self.prompts)))
+        cols["latency"].append(math.nan if r.latency_s is None else r.latency_s)
+        cols["cost"].append(math.nan if r.cost_usd is None else r.cost_usd)
+        prompts = self.prompts
+        code = prompts.get(answer.prompt_key)
+        if code is None:
+            code = prompts[answer.prompt_key] = len(prompts)
+        cols["prompt"].append(code)
+        aspects, flat, at = self.aspects, self.flat, self.at
         for name, keys in (("failing", answer.failing), ("judged", answer.judged_on)):
-            aspects = self.aspects
-            self.flat[name].extend(aspects.setdefault(k, len(aspects)) for k in dict.fromkeys(keys))
-            self.at[name].append(len(self.flat[name]))
+            if keys:
+                unique = dict.fromkeys(keys) if len(keys) > 1 else keys
+                flat[name].extend(aspects.setdefault(k, len(aspects)) for k in unique)
+            at[name].append(len(flat[name]))
 
     def snapshot(
         self, hay: Mapping[tuple[Any, ...], str], page: Mapping[str, Any]

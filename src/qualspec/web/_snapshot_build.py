@@ -19,6 +19,8 @@ matrix says how many it left out, and the answers' filters still reach every ans
 
 from __future__ import annotations
 
+import functools
+import heapq
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -52,45 +54,74 @@ MATRIX_KEEP = 20_000
 past them it counts the rest, and the answers' filters still reach every answer."""
 
 
-def _ranks(table: dict[Any, int], part: Callable[[Any], Any]) -> Any:
+_SORT_CHUNK = 8192  # values sorted at a time (their sort keys held at once)
+
+
+def _ranks(table: dict[Any, int], part: Callable[[Any], Any], out: Any = None) -> Any:
     """Per code of ``table`` (value -> code), its rank among the values ordered by
-    ``part(value)`` (ties: first seen first): unique, so each value stays together."""
-    ranked = sorted(table.items(), key=lambda item: (part(item[0]), item[1]))
-    out = np.empty(len(ranked), dtype=np.int64)
-    for rank, (_, code) in enumerate(ranked):
-        out[code] = rank
+    ``part(value)`` (ties: first seen first), written into ``out`` (default: a new array
+    of one per value, for codes counted from 0): unique, so each value stays together.
+    Sorted :data:`_SORT_CHUNK` values at a time and merged, so that a run's every input
+    id is ranked without holding a sort key for each."""
+    values, codes = list(table), list(table.values())
+
+    def order(at: int) -> Any:
+        return part(values[at])
+
+    chunks = [
+        sorted(range(start, min(start + _SORT_CHUNK, len(values))), key=order)
+        for start in range(0, len(values), _SORT_CHUNK)
+    ]
+    if out is None:
+        out = np.empty(len(values), dtype=np.int64)
+    # merge is stable: equal keys come from the earlier chunk (seen first) first
+    ranked = chunks[0] if len(chunks) == 1 else heapq.merge(*chunks, key=order)
+    for rank, at in enumerate(ranked):
+        out[codes[at]] = rank
     return out
+
+
+def _input_rank(key: Callable[[CellKey], Any], scenario: str, input_id: Any) -> Any:
+    """The part of the suite's sort key that orders a scenario's input rows."""
+    return key((scenario, input_id, None, "", None))[1:3]
 
 
 def suite_ids(store: Store, summary: RunSummary) -> Any:
     """The database ids of the run's current candidate responses in the suite's order
     (cells as :func:`qualspec.analysis.run_verdicts` orders them, each by run index)."""
     key = suite_order(RunRecord(summary=summary))
-    tables: dict[str, dict[Any, int]] = {n: {} for n in ("s", "p", "r", "c", "t")}
+    tables: dict[str, dict[Any, int]] = {n: {} for n in ("s", "r", "c", "t")}
+    inputs: dict[Any, dict[Any, int]] = {}  # scenario -> input id -> its row's code
     cols = {n: array("i") for n in ("s", "p", "r", "c", "t", "n")}
     ids = array("q")
+    n_inputs = 0
     for batch in store.response_cells(summary.id):
         for row_id, scenario, input_id, role, candidate, temperature, run_index in batch:
             ids.append(row_id)
-            for name, value in (
-                ("s", scenario),
-                ("p", (scenario, input_id)),
-                ("r", role),
-                ("c", candidate),
-                ("t", temperature),
-            ):
+            for name, value in (("s", scenario), ("r", role), ("c", candidate), ("t", temperature)):
                 table = tables[name]
                 cols[name].append(table.setdefault(value, len(table)))
+            rows = inputs.get(scenario)
+            if rows is None:
+                rows = inputs[scenario] = {}
+            code = rows.get(input_id)
+            if code is None:
+                code = rows[input_id] = n_inputs
+                n_inputs += 1
+            cols["p"].append(code)
             cols["n"].append(run_index)
     if not ids:
         return np.zeros(0, dtype=np.int64)
     ranks = {
         "s": _ranks(tables["s"], lambda s: key((s, None, None, "", None))[0]),
-        "p": _ranks(tables["p"], lambda p: key((p[0], p[1], None, "", None))[1:3]),
         "r": _ranks(tables["r"], lambda r: key(("", None, r, "", None))[3:5]),
         "c": _ranks(tables["c"], lambda c: key(("", None, None, c, None))[5]),
         "t": _ranks(tables["t"], lambda t: key(("", None, None, "", t))[6]),
     }
+    # an input row's rank among its scenario's (the scenario is sorted on first)
+    ranks["p"] = np.empty(n_inputs, dtype=np.int64)
+    for scenario, rows in inputs.items():
+        _ranks(rows, functools.partial(_input_rank, key, scenario), ranks["p"])
     keys = [np.frombuffer(cols["n"], dtype=np.int32)]
     for name in ("t", "c", "r", "p", "s"):  # the last is the first sorted on
         keys.append(ranks[name][np.frombuffer(cols[name], dtype=np.int32)])
@@ -151,8 +182,9 @@ class _Verdicts:
         self.has_input = self.has_role = False
 
     def add(self, key: CellKey, answer: Answer) -> None:
-        own = answer.judgments
-        verdict = answer_verdict(own, error=answer.record.error is not None)
+        verdict = answer.parts  # made with the answer, from the same records
+        if verdict is None:
+            verdict = answer_verdict(answer.judgments, error=answer.record.error is not None)
         self._rows(self.stream.add(key, verdict))
 
     def close(self) -> None:
