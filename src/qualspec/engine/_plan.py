@@ -19,6 +19,7 @@ from qualspec.engine._matrix import (
     check_seed,
     criteria_at,
     matrix,
+    matrix_survey,
     prompts_per_row,
     scenario_rows,
 )
@@ -83,8 +84,10 @@ class Plan:
 
     @functools.cached_property
     def survey(self) -> PlanSurvey:
-        """One pass over the items, kept: their models, candidates and prompt parts."""
-        return survey(self.items)
+        """Their models, candidates and prompt parts: known from the suite's dimensions for
+        a plan from :func:`expand`, else one pass over the items, kept."""
+        known = self.items.survey if isinstance(self.items, LazyItems) else None
+        return known if known is not None else survey(self.items)
 
     @functools.cached_property
     def _evaluators(self) -> tuple[Evaluator | None, ...]:
@@ -222,10 +225,16 @@ class Plan:
         extra = {k: v for k, v in (params or {}).items() if k != "temperature"}
         base = self.items
         facts = base if isinstance(base, LazyItems) else None
+        known = facts.survey if facts is not None else None
+        if known is not None and chosen and base:  # a candidate of ``chosen`` is asked
+            known = dataclasses.replace(known, others=(*known.others, "/".join(address)))
+            known = dataclasses.replace(known, others=tuple(dict.fromkeys(known.others)))
         items = LazyItems(
             lambda: with_reference_items(base, address, chosen, extra),
             criteria=facts.criteria if facts is not None else None,
             checks=facts.checks if facts is not None else None,
+            survey=known,
+            input_order=facts.input_order if facts is not None else None,
         )
         return dataclasses.replace(self, items=items)
 
@@ -334,6 +343,10 @@ def expand(
         criteria=per_row > 0 and any(criteria_at(suite, s, t) for s in chosen for t in temps),
         checks=per_row > 0 and any(s.expect for s in chosen),
         keep=_kept(suite, chosen, per_row * n_inputs),
+        survey=matrix_survey(chosen, role_list, cells, [])
+        if per_row * n_inputs
+        else PlanSurvey((), (), frozenset()),
+        input_order=functools.partial(_input_order, suite, chosen if per_row else []),
     )
 
     judges = tuple(evaluation.evaluator_configs())
@@ -377,9 +390,26 @@ def _with_references(
     lazy = plan.items
     if references and isinstance(lazy, LazyItems):
         count = cells_count + references
-        counted = LazyItems(lazy.produce, count=count, criteria=lazy.criteria, checks=lazy.checks)
+        counted = LazyItems(
+            lazy.produce,
+            count=count,
+            criteria=lazy.criteria,
+            checks=lazy.checks,
+            survey=lazy.survey,
+            input_order=lazy.input_order,
+        )
         plan = dataclasses.replace(plan, items=counted)
     return plan
+
+
+def _input_order(suite: LoadedSuite, scenarios: list[Scenario]) -> dict[str, list[str]]:
+    """The input ids of each of ``scenarios`` with inputs, in file order (what a walk of
+    the plan finds, read from the rows alone)."""
+    return {
+        s.name: [row.id for row in suite.inputs[s.name]]
+        for s in scenarios
+        if suite.inputs.get(s.name)
+    }
 
 
 def _created(config: EvaluatorConfig) -> Evaluator | None:

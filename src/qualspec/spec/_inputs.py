@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,10 @@ def template_problems(template: str, rows: Iterable[InputRow]) -> list[str]:
         problems.append(f"'{snippet}' is not a template variable; write {{{{ name }}}}")
     wanted = list(dict.fromkeys(names))
     if not wanted:
+        return problems
+    # streamed rows know the keys every row has (found when the file was scanned): no pass
+    common = getattr(rows, "common_keys", None)
+    if common and isinstance(rows, Sized) and len(rows) and all(n in common for n in wanted):
         return problems
     missing: dict[str, list[str]] = {name: [] for name in wanted}
     any_rows = False
