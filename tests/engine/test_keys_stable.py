@@ -8,7 +8,10 @@ change to them would make every cached answer of every store miss.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
+
+import pytest
 
 from qualspec.engine import call_key, cell_key, expand
 from qualspec.providers import Message
@@ -94,3 +97,52 @@ def test_a_plans_keys_are_unchanged(tmp_path: Path) -> None:
         ("candidate", "290540c268d2e4908de7aa92d508b7f9", "4bee83c46340bc31d1e277b11d9f44d7"),
     ]
     assert digest == "33fea5e31fc02f1da28f16cb386b9a65361a894df6f717f05bb89edd68d5eafb"
+
+
+def _call_key_as_before(
+    provider: str,
+    model: str,
+    messages: tuple[Message, ...],
+    params: dict[str, object],
+    run_index: int,
+    json_schema: dict[str, object] | None = None,
+) -> str:
+    """``call_key`` as it was written before: one ``json.dumps`` of the whole payload."""
+    payload = {
+        "p": provider,
+        "m": model,
+        "msg": [[m.role, m.content] for m in messages],
+        "par": params,
+        "run": run_index,
+        "js": json_schema,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "plain",
+        'quotes " and \\ backslashes',
+        "tabs\tnew\nlines\r and \x00\x1f controls",
+        "ünïcödé — ☃ 😀 中文",
+        "",
+        "{{ not a variable }} </script>",
+    ],
+)
+def test_call_key_is_the_one_json_dump_of_the_payload(content: str) -> None:
+    messages = (Message("system", "Sys — é"), Message("user", content))
+    params: dict[str, object] = {
+        "temperature": 0.3,
+        "seed": 3,
+        "stop": ["\n", "é"],
+        "nested": {"z": 1.5, "a": [True, None, 1e-7]},
+    }
+    schema: dict[str, object] = {"type": "object", "required": ["b", "a"]}
+    for args in [
+        ("p", "m", messages, params, 0, None),
+        ("prov/x", "mödel", messages[1:], {}, 4, schema),
+        ("p", "m", messages, {"temperature": None}, 0, {"description": content}),
+    ]:
+        assert call_key(*args) == _call_key_as_before(*args)  # type: ignore[arg-type]

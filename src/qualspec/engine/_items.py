@@ -25,13 +25,16 @@ def call_key(
     return CallKeys(provider, model, params, run_index, json_schema).key(messages_json(messages))
 
 
-def _dumps(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+# what json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) makes
+_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_string = json.encoder.encode_basestring  # how that encoder writes a str (ensure_ascii off)
 
 
 def messages_json(messages: tuple[Message, ...]) -> str:
     """The messages as :func:`call_key` hashes them (made once per row, shared by every
-    temperature and run of a cell)."""
+    temperature and run of a cell): ``[[role, content], ...]`` as that JSON."""
+    if all(type(m.role) is str and type(m.content) is str for m in messages):
+        return "[" + ",".join(f"[{_string(m.role)},{_string(m.content)}]" for m in messages) + "]"
     return _dumps([[m.role, m.content] for m in messages])
 
 

@@ -137,6 +137,8 @@ def matrix(
     """The candidate cells in expansion order: scenario -> input row -> role -> candidate
     (with its ``(provider, model)``) -> temperature -> run. What a cell's row does not
     change is made once per scenario, role and candidate."""
+    from qualspec.spec import render_prompt
+
     for scenario in scenarios:
         criteria = {t: criteria_at(suite, scenario, t) for t in temperatures}
         cells = [
@@ -145,18 +147,10 @@ def matrix(
             for candidate, address in candidates
         ]
         for row in scenario_rows(suite, scenario):
-            prompt = _render(scenario.prompt, row)
+            prompt = render_prompt(scenario.prompt, row.values) if row else scenario.prompt
             values = dict(row.values) if row else None
             for cell in cells:
                 yield from cell.items(row, values, prompt, criteria)
-
-
-def _render(template: str, row: InputRow | None) -> str:
-    if row is None:
-        return template
-    from qualspec.spec import render_prompt
-
-    return render_prompt(template, row.values)
 
 
 def _run_params(params: dict[str, Any], run_index: int) -> dict[str, Any]:

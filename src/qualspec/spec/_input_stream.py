@@ -60,7 +60,8 @@ class StreamedRows(Sequence[InputRow]):
             if isinstance(raw, SpecIssue):  # the file was edited since the suite was loaded
                 changed = f"{raw.message} (the file changed after the suite was loaded)"
                 raise SpecError([dataclasses.replace(raw, message=changed)])
-            yield InputRow(id=row_id_of(raw.values, number), values=dict(raw.values))
+            values = raw.values if isinstance(raw.values, dict) else dict(raw.values)
+            yield InputRow(id=row_id_of(values, number), values=values)  # a fresh dict
 
     def __len__(self) -> int:
         return self.length
