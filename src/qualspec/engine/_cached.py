@@ -45,10 +45,9 @@ class CachedAnswers:
         """The cache key of each item (by its key) whose answer may come from the cache:
         not done in this run, its kind not refreshed."""
         refresh = self._opt.refresh_kinds
-        key_of = self._calls.cache_key
-        providers = self._providers
+        key_of = {name: self._calls.cache_key_of(p) for name, p in self._providers.items()}
         return {
-            item.key: key_of(item.call_key, providers[item.provider])
+            item.key: key_of[item.provider](item.call_key)
             for item in items
             if item.key not in done and item.key not in self._done and item.kind not in refresh
         }
@@ -82,12 +81,44 @@ class CachedAnswers:
             else:
                 stats.cached_reference += 1
             stats.saved_usd += saved or 0.0
-            # a bulk-read answer never waited for a slot: no queue time (None), as recorded
-            reply = Reply.from_cache(entry, key=cache_key, queue_s=None)
-            record = self._response_record(item, reply, now)
+            record = self._cached_record(item, entry, cache_key, now)
             self._recorder.response(record, on_commit=self._unwritten())
             out[item.key] = record
         return out
+
+    def _cached_record(
+        self, item: WorkItem, entry: CacheEntry, cache_key: str, now: datetime
+    ) -> ResponseRecord:
+        """The record ``_response_record`` makes of ``Reply.from_cache(entry)``, made
+        directly: nothing paid, no attempt, the entry's tokens, and no queue time (None: a
+        bulk-read answer never waited for a slot)."""
+        values = item.input_values
+        return ResponseRecord(
+            key=item.key,
+            candidate=item.candidate,
+            role=item.role,
+            scenario=item.scenario,
+            input_id=item.input_id,
+            temperature=item.temperature,
+            effective_temperature=entry.effective_temperature,
+            run_index=item.run_index,
+            provider=item.provider,
+            model=item.model,
+            text=entry.text,
+            finish_reason=entry.finish_reason,
+            input_tokens=entry.input_tokens,
+            output_tokens=entry.output_tokens,
+            latency_s=0.0,
+            queue_s=None,
+            cost_usd=0.0,
+            attempts=0,
+            cached=True,
+            prompt_versions=self._part_versions(item),
+            created_at=now,
+            kind=item.kind,
+            call_key=cache_key,
+            input_values=values if values is None or type(values) is dict else dict(values),
+        )
 
     def _response_record(
         self, item: WorkItem, reply: Reply, now: datetime | None = None

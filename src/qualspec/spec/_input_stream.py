@@ -3,8 +3,9 @@
 Loading a suite scans such a file once (every row checked as before: keys, duplicate ids,
 row shapes) and keeps only its path and row count; each expansion of the plan reads the
 rows again, one at a time (:class:`StreamedRows`). Duplicate ids are found in constant
-memory: four bits per hashed id (a Bloom filter of 16 MiB), and a second look only at the
-ids whose bits were all taken (at 1,000,000 distinct ids, almost never: no second pass).
+memory: four bits per hashed id (a Bloom filter of a bit per byte of the file, 16 MiB at
+most), and a second look only at the ids whose bits were all taken (at 1,000,000 distinct
+ids, almost never: no second pass).
 The keys every row has are kept too, so that checking the prompt's template variables
 needs no pass of its own.
 """
@@ -24,7 +25,8 @@ from qualspec.spec._inputs import InputRow, RawRow, csv_rows, jsonl_rows, row_id
 __all__ = ["STREAMED_KINDS", "StreamedRows", "scan_inputs_file"]
 
 STREAMED_KINDS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
-_BITS = 1 << 27  # 16 MiB of bits, four per id: a false suspect about once in 10**6 rows
+_MAX_BITS = 1 << 27  # 16 MiB: four bits per id, a false suspect about once in 10**6 rows
+_MIN_BITS = 1 << 16
 _HASHES = 4
 _MAX_ISSUES = 50
 
@@ -98,7 +100,11 @@ def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[
     most 50, the last saying how many more)."""
     issues: list[SpecIssue] = []
     more = 0
-    seen = bytearray(_BITS // 8)
+    try:  # a bit per byte of the file (a row is more than a byte): small files, small
+        size = path.stat().st_size
+    except OSError:
+        size = _MAX_BITS
+    seen = bytearray(min(_MAX_BITS, max(_MIN_BITS, size * 8)) // 8)
     suspects: set[str] = set()
     count = 0
     common: set[str] | None = None
@@ -137,10 +143,11 @@ def _seen_before(seen: bytearray, row_id: str) -> bool:
     """Set ``row_id``'s bits in ``seen``; whether they were all set already (it may
     repeat an id: false only for an id met for the first time)."""
     digest = int.from_bytes(hashlib.blake2b(row_id.encode(), digest_size=16).digest())
+    bits = len(seen) * 8
     taken = True
     for _ in range(_HASHES):
-        bit = digest % _BITS
-        digest //= _BITS
+        bit = digest % bits
+        digest //= bits
         byte, mask = bit >> 3, 1 << (bit & 7)
         if not seen[byte] & mask:
             taken = False
