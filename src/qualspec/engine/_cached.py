@@ -81,44 +81,12 @@ class CachedAnswers:
             else:
                 stats.cached_reference += 1
             stats.saved_usd += saved or 0.0
-            record = self._cached_record(item, entry, cache_key, now)
+            # a bulk-read answer never waited for a slot: no queue time (None), as recorded
+            reply = Reply.from_cache(entry, key=cache_key, queue_s=None)
+            record = self._response_record(item, reply, now)
             self._recorder.response(record, on_commit=self._unwritten())
             out[item.key] = record
         return out
-
-    def _cached_record(
-        self, item: WorkItem, entry: CacheEntry, cache_key: str, now: datetime
-    ) -> ResponseRecord:
-        """The record ``_response_record`` makes of ``Reply.from_cache(entry)``, made
-        directly: nothing paid, no attempt, the entry's tokens, and no queue time (None: a
-        bulk-read answer never waited for a slot)."""
-        values = item.input_values
-        return ResponseRecord(
-            key=item.key,
-            candidate=item.candidate,
-            role=item.role,
-            scenario=item.scenario,
-            input_id=item.input_id,
-            temperature=item.temperature,
-            effective_temperature=entry.effective_temperature,
-            run_index=item.run_index,
-            provider=item.provider,
-            model=item.model,
-            text=entry.text,
-            finish_reason=entry.finish_reason,
-            input_tokens=entry.input_tokens,
-            output_tokens=entry.output_tokens,
-            latency_s=0.0,
-            queue_s=None,
-            cost_usd=0.0,
-            attempts=0,
-            cached=True,
-            prompt_versions=self._part_versions(item),
-            created_at=now,
-            kind=item.kind,
-            call_key=cache_key,
-            input_values=values if values is None or type(values) is dict else dict(values),
-        )
 
     def _response_record(
         self, item: WorkItem, reply: Reply, now: datetime | None = None
