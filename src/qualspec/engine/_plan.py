@@ -29,7 +29,7 @@ from qualspec.errors import ConfigError
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator
-    from qualspec.spec import Candidate, EvaluatorConfig, LoadedSuite, Role, Scenario
+    from qualspec.spec import Candidate, EvaluatorConfig, InputRow, LoadedSuite, Role, Scenario
 
 __all__ = ["LazyItems", "Plan", "check_plan", "expand", "parse_temperatures"]
 
@@ -405,11 +405,13 @@ def _with_references(
 def _input_order(suite: LoadedSuite, scenarios: list[Scenario]) -> dict[str, list[str]]:
     """The input ids of each of ``scenarios`` with inputs, in file order (what a walk of
     the plan finds, read from the rows alone)."""
-    return {
-        s.name: [row.id for row in suite.inputs[s.name]]
-        for s in scenarios
-        if suite.inputs.get(s.name)
-    }
+    from qualspec.spec import StreamedRows
+
+    def ids(rows: Sequence[InputRow]) -> list[str]:
+        known = rows.ids if isinstance(rows, StreamedRows) else None  # kept by the scan
+        return list(known) if known is not None else [row.id for row in rows]
+
+    return {s.name: ids(suite.inputs[s.name]) for s in scenarios if suite.inputs.get(s.name)}
 
 
 def _created(config: EvaluatorConfig) -> Evaluator | None:

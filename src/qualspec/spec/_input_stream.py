@@ -28,6 +28,7 @@ STREAMED_KINDS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 _MAX_BITS = 1 << 27  # 16 MiB: four bits per id, a false suspect about once in 10**6 rows
 _MIN_BITS = 1 << 16
 _HASHES = 4
+_KEPT_IDS = 10_000
 _MAX_ISSUES = 50
 
 
@@ -56,6 +57,9 @@ class StreamedRows(Sequence[InputRow]):
     length: int
     # the keys every row has (a CSV: its header), known from the scan
     common_keys: frozenset[str] = frozenset()
+    # the row ids in file order, kept by the scan for a file of at most 10,000 rows
+    # (what a run's metadata records); None: a larger file
+    ids: tuple[str, ...] | None = None
 
     def __iter__(self) -> Iterator[InputRow]:
         for number, raw in enumerate(_raw_rows(self.path, self.shown), start=1):
@@ -108,6 +112,7 @@ def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[
     suspects: set[str] = set()
     count = 0
     common: set[str] | None = None
+    ids: list[str] | None = []
     for number, raw in enumerate(_raw_rows(path, shown), start=1):
         problem = raw if isinstance(raw, SpecIssue) else _key_issue(raw, number, shown)
         if problem is not None:
@@ -124,6 +129,10 @@ def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[
         elif len(common) != len(raw.values) or not common.issubset(raw.values):
             common.intersection_update(raw.values)
         row_id = row_id_of(raw.values, number)
+        if ids is not None and len(ids) < _KEPT_IDS:
+            ids.append(row_id)
+        else:  # a large file: its ids are not kept
+            ids = None
         if _seen_before(seen, row_id):
             suspects.add(row_id)
     del seen
@@ -136,7 +145,8 @@ def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[
         issues.append(SpecIssue(shown, last.line, 1, "", f"... and {more} more issue(s)"))
     if issues:
         return None, issues[: _MAX_ISSUES + 1]
-    return StreamedRows(path, shown, length=count, common_keys=frozenset(common or ())), []
+    kept = tuple(ids) if ids is not None else None
+    return StreamedRows(path, shown, count, frozenset(common or ()), kept), []
 
 
 def _seen_before(seen: bytearray, row_id: str) -> bool:
