@@ -335,19 +335,8 @@ def expand(
     cells = [(by_candidate[name], addresses[name]) for name in chosen_candidates]
     for candidate, _ in cells:
         check_seed(candidate, n_runs)  # now, not when the stream reaches its cells
-    per_row = len(role_list) * len(cells) * len(temps) * n_runs
     n_inputs = sum(len(scenario_rows(suite, scenario)) for scenario in chosen)
-    items = LazyItems(
-        lambda: matrix(suite, chosen, role_list, cells, temps, n_runs),
-        count=per_row * n_inputs,
-        criteria=per_row > 0 and any(criteria_at(suite, s, t) for s in chosen for t in temps),
-        checks=per_row > 0 and any(s.expect for s in chosen),
-        keep=_kept(suite, chosen, per_row * n_inputs),
-        survey=matrix_survey(chosen, role_list, cells, [])
-        if per_row * n_inputs
-        else PlanSurvey((), (), frozenset()),
-        input_order=functools.partial(_input_order, suite, chosen if per_row else []),
-    )
+    items = _matrix_items(suite, chosen, role_list, cells, temps, n_runs)
 
     judges = tuple(evaluation.evaluator_configs())
     judge, judge_max = judges[0], judges[0].params.get("max_tokens")
@@ -367,6 +356,30 @@ def expand(
         input_rows=sum(len(suite.inputs.get(s.name, ())) for s in chosen),
     )
     return _with_references(suite, plan, chosen, role_list, cells)
+
+
+def _matrix_items(
+    suite: LoadedSuite,
+    chosen: list[Scenario],
+    roles: list[Role | None],
+    cells: list[tuple[Candidate, tuple[str, str]]],
+    temps: tuple[float | None, ...],
+    runs: int,
+) -> LazyItems:
+    """The matrix's items, produced on demand, with what a run needs to know of them
+    counted from the dimensions (nothing expanded)."""
+    per_row = len(roles) * len(cells) * len(temps) * runs
+    count = per_row * sum(len(scenario_rows(suite, scenario)) for scenario in chosen)
+    found = matrix_survey(chosen, roles, cells, []) if count else PlanSurvey((), (), frozenset())
+    return LazyItems(
+        lambda: matrix(suite, chosen, roles, cells, temps, runs),
+        count=count,
+        criteria=per_row > 0 and any(criteria_at(suite, s, t) for s in chosen for t in temps),
+        checks=per_row > 0 and any(s.expect for s in chosen),
+        keep=_kept(suite, chosen, count),
+        survey=found,
+        input_order=functools.partial(_input_order, suite, chosen if per_row else []),
+    )
 
 
 def _with_references(
