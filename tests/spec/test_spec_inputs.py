@@ -162,3 +162,32 @@ def test_template_problems() -> None:
         "with that key, or remove the {{ }}"
     ]
     assert template_problems("{{ a-b }}", rows)[0].startswith("'{{ a-b }}' is not a template")
+
+
+def test_render_prompt_splits_a_template_as_substitution_would() -> None:
+    values = {"a": "{{ b }}", "b": "B", "n": 1.5, "d": {"k": [1, "é"]}}
+    template = "{{a}}{{b}} x {{ n }}{{d}} {{ missing-dash }} {{b}}"
+    assert render_prompt(template, values) == '{{ b }}B x 1.5{"k": [1, "é"]} {{ missing-dash }} B'
+    assert render_prompt("", values) == ""
+    with pytest.raises(KeyError):
+        render_prompt("{{ nope }}", values)
+
+
+def test_a_streamed_file_missing_a_variable_deep_in_it_is_still_reported(tmp_path: Path) -> None:
+    """The scan keeps the keys every row has: a JSONL row without the variable (the keys
+    differ by row) is found, as is a CSV whose header lacks it; a file of at most 10,000
+    rows keeps its ids in order for the run's metadata."""
+    lines = [f'{{"id": "r{i}", "question": "q{i}"}}' for i in range(3000)]
+    lines[2500] = '{"id": "r2500", "other": "x"}'
+    files = {"rows.jsonl": "\n".join(lines) + "\n", "rows.csv": "id,other\na,1\n"}
+    for name, shown in (("rows.jsonl", "r2500"), ("rows.csv", "a")):
+        with pytest.raises(SpecError) as caught:
+            load_suite(_suite(tmp_path, name, files))
+        assert f"'question' is missing from input row(s) {shown};" in str(caught.value)
+    good = "id,question\n" + "".join(f"r{i},q{i}\n" for i in range(10_001))
+    (tmp_path / "rows.csv").write_text(good)
+    rows = load_suite(_suite(tmp_path, "rows.csv")).inputs["ask"]
+    assert len(rows) == 10_001 and getattr(rows, "ids", ()) is None
+    (tmp_path / "rows.csv").write_text(good[: good.index("r10000,")])
+    rows = load_suite(_suite(tmp_path, "rows.csv")).inputs["ask"]
+    assert getattr(rows, "ids", None) == tuple(f"r{i}" for i in range(10_000))

@@ -51,9 +51,17 @@ class CallCache:
     def cache_key(self, call: str, provider: Provider) -> str:
         """The cache key of a call: its call key plus the endpoint it goes to (for replicas,
         the provider's ``cache_endpoint``: one key whichever replica answers)."""
+        return self.cache_key_of(provider)(call)
+
+    def cache_key_of(self, provider: Provider) -> Callable[[str], str]:
+        """:meth:`cache_key` for many calls to ``provider`` (its endpoint found once)."""
         where = getattr(provider, "cache_endpoint", None) or endpoint(provider)
-        text = f"{call}@{where}"
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        suffix = f"@{where}"
+
+        def key(call: str) -> str:
+            return hashlib.sha256((call + suffix).encode()).hexdigest()[:32]
+
+        return key
 
     def _reads_enabled(self, kind: str | None = None) -> bool:
         if kind is not None and kind in self.options.refresh_kinds:

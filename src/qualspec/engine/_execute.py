@@ -19,10 +19,10 @@ import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from qualspec.engine._blocks import Block, OpenGroups, batches, response_aspects
+from qualspec.engine._cached import CachedAnswers
 from qualspec.engine._calls import CallEngine, CallStopped
 from qualspec.engine._context import EvaluationContext
 from qualspec.engine._evaluator_calls import EvaluatorCalls
@@ -37,11 +37,10 @@ from qualspec.engine._evaluators import (
 from qualspec.engine._items import WorkItem
 from qualspec.engine._judgment import judgment_record
 from qualspec.engine._options import ExecuteOptions, ExecuteStats, ProgressFn
-from qualspec.engine._reply import Reply
 from qualspec.errors import AuthenticationError, ConfigError
 from qualspec.messages import one_line as _one_line
 from qualspec.providers import STRUCTURED_MODES, ChatRequest, Provider, effective_temperature
-from qualspec.store import ResponseRecord, Store
+from qualspec.store import CacheEntry, ResponseRecord, Store
 
 if TYPE_CHECKING:
     from qualspec.engine._sink import Sink
@@ -67,6 +66,21 @@ BACKLOG = 4 * BATCH
 
 
 @dataclass(frozen=True, slots=True)
+class _Found:
+    """What the store holds for a batch of items (see ``Executor._look_up_batch``)."""
+
+    items: list[WorkItem]
+    done: dict[str, ResponseRecord]
+    evaluations: set[tuple[str, str, str]]
+    cache_keys: dict[str, str]  # item key -> cache key, of the items the cache may answer
+    entries: dict[str, CacheEntry]
+
+    def keys(self) -> list[str]:
+        """The keys of the batch's items."""
+        return [item.key for item in self.items]
+
+
+@dataclass(frozen=True, slots=True)
 class BoundEvaluator:
     """An evaluator with the id of its prompt version in the store."""
 
@@ -74,7 +88,7 @@ class BoundEvaluator:
     prompt_version: int | None = None
 
 
-class Executor(EvaluatorCalls):
+class Executor(CachedAnswers, EvaluatorCalls):
     """Runs the work of a plan that the store does not yet hold."""
 
     def __init__(
@@ -139,9 +153,17 @@ class Executor(EvaluatorCalls):
             # structured: the first failure (a refused key) cancels every other task, and
             # the run waits for them before it raises
             async with asyncio.TaskGroup() as tasks:
+                ahead: tuple[list[Block], asyncio.Task[_Found]] | None = None
                 for batch in batches(self._items, BATCH):
+                    # the next batch's store lookups run while this one is started
+                    found = tasks.create_task(self._look_up_batch(batch))
+                    if ahead is not None:
+                        await self._wait_for_writes()
+                        await self._schedule(*ahead, tasks, gate)
+                    ahead = (batch, found)
+                if ahead is not None:
                     await self._wait_for_writes()
-                    await self._schedule(batch, tasks, gate)
+                    await self._schedule(*ahead, tasks, gate)
                 self._start_groups(self._open_groups.rest(), tasks)
                 self._count_evaluations([], [], final=True)
         except BaseExceptionGroup as failed:
@@ -155,21 +177,37 @@ class Executor(EvaluatorCalls):
             )
         return stats
 
-    async def _schedule(
-        self, batch: list[Block], tasks: asyncio.TaskGroup, gate: asyncio.Semaphore
-    ) -> None:
-        """Start a batch of blocks: what the store holds for it looked up in one query
-        each, then one task per item (at most ``window`` in flight) and per group."""
-        loop = asyncio.get_running_loop()
+    async def _look_up_batch(self, batch: list[Block]) -> _Found:
+        """What the store holds for a batch: a resumed run's done answers and evaluations,
+        and the cache entries of the rest (one query each, in a worker thread)."""
         items = [item for block in batch for item in block.items]
-        keys = [item.key for item in items]
-        done = {k: self._done[k] for k in keys if k in self._done}
+        done: dict[str, ResponseRecord] = {}
+        evaluations: set[tuple[str, str, str]] = set()
         if self._look_up:
+            keys = [item.key for item in items]
             done = await asyncio.to_thread(self.store.done_responses, self.run_id, keys)
-            found = await asyncio.to_thread(self.store.done_evaluations, self.run_id, keys)
-            for block in batch:  # forgotten with the block
-                self._done_e |= block.hold(found)
-        cached = await self._prefetch_cache([i for i in items if i.key not in done])
+            evaluations = await asyncio.to_thread(self.store.done_evaluations, self.run_id, keys)
+        cache_keys = self._cache_keys(items, done)
+        return _Found(items, done, evaluations, cache_keys, await self._cache_entries(cache_keys))
+
+    async def _schedule(
+        self,
+        batch: list[Block],
+        found: asyncio.Task[_Found],
+        tasks: asyncio.TaskGroup,
+        gate: asyncio.Semaphore,
+    ) -> None:
+        """Start a batch of blocks once what the store holds for it is known: one task per
+        item to answer or evaluate (at most ``window`` in flight) and per group; an answer
+        the store holds with nothing to evaluate is done here, without a task."""
+        loop = asyncio.get_running_loop()
+        looked = await found
+        done = {k: self._done[k] for k in looked.keys() if k in self._done}
+        done.update(looked.done)
+        for block in batch:  # forgotten with the block
+            self._done_e |= block.hold(looked.evaluations)
+        cached = self._cached_records(looked.items, looked.cache_keys, looked.entries)
+        answered = 0
         for block in batch:
             futures = bool(self._group_evals) or any(i.depends_on for i in block.items)
             closed = self._open_groups.add(block)
@@ -179,16 +217,24 @@ class Executor(EvaluatorCalls):
                 if futures:
                     self._answers[item.key] = loop.create_future()
             for item in block.items:
+                existing = done.get(item.key) or cached.get(item.key)
+                if existing is not None and not self._response_evals:
+                    future = self._answers.get(item.key)
+                    if future is not None:
+                        future.set_result(existing)
+                    answered += 1
+                    continue
                 await gate.acquire()
                 self._in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self._in_flight)
-                existing = done.get(item.key) or cached.get(item.key)
                 block.pending += 1
                 task = tasks.create_task(self._cell(item, existing))
                 task.add_done_callback(functools.partial(self._finished, block, gate))
             self._start_groups(closed, tasks)
             block.closed = True
             self._forget_if_done(block)
+        if answered:
+            self._progress("candidate", answered)
 
     def _start_groups(
         self, closed: list[tuple[int, str, list[WorkItem], list[Block]]], tasks: asyncio.TaskGroup
@@ -432,69 +478,7 @@ class Executor(EvaluatorCalls):
 
     # ---------------------------------------------------------------- helpers
 
-    def _response_record(self, item: WorkItem, reply: Reply) -> ResponseRecord:
-        return ResponseRecord.from_reply(
-            reply,
-            key=item.key,
-            candidate=item.candidate,
-            role=item.role,
-            scenario=item.scenario,
-            input_id=item.input_id,
-            temperature=item.temperature,
-            run_index=item.run_index,
-            provider=item.provider,
-            model=item.model,
-            prompt_versions=self._part_versions(item),
-            created_at=_now(),
-            kind=item.kind,
-            call_key=reply.key,
-            input_values=item.input_values,
-        )
-
-    async def _prefetch_cache(self, items: list[WorkItem]) -> dict[str, ResponseRecord]:
-        """Bulk-read cached answers for a batch of work not yet done in this run."""
-        refresh = self._opt.refresh_kinds
-        todo = [i for i in items if i.key not in self._done and i.kind not in refresh]
-        keys = {
-            item.key: self._calls.cache_key(item.call_key, self._providers[item.provider])
-            for item in todo
-        }
-        entries = {}
-        if keys:
-            entries = await asyncio.to_thread(self._calls.cache_get_many, set(keys.values()))
-        out: dict[str, ResponseRecord] = {}
-        for item in todo:
-            entry = entries.get(keys[item.key])
-            if entry is None:
-                continue
-            saved = self._calls.cost(
-                item.provider, item.model, entry.input_tokens, entry.output_tokens
-            )
-            if item.kind == "candidate":
-                self.stats.cached_candidate += 1
-            else:
-                self.stats.cached_reference += 1
-            self.stats.saved_usd += saved or 0.0
-            # a bulk-read answer never waited for a slot: no queue time (None), as recorded
-            reply = Reply.from_cache(entry, key=keys[item.key], queue_s=None)
-            record = self._response_record(item, reply)
-            self._recorder.response(record, on_commit=self._unwritten())
-            out[item.key] = record
-        return out
-
-    def _part_versions(self, item: WorkItem) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for name, text in item.prompt_parts.items():
-            version = self._versions.get(name, {}).get(text)
-            if version is not None:
-                out[name] = version
-        return out
-
     @property
     def store(self) -> Store:
         """The store the run records into."""
         return self._calls.store
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)

@@ -10,7 +10,7 @@ from typing import Any
 
 from qualspec.providers import Message
 
-__all__ = ["WorkItem", "call_key", "cell_key", "reference_key"]
+__all__ = ["CallKeys", "WorkItem", "call_key", "cell_key", "messages_json", "reference_key"]
 
 
 def call_key(
@@ -22,16 +22,45 @@ def call_key(
     json_schema: Mapping[str, Any] | None = None,
 ) -> str:
     """Hash of everything that makes a call: the cache, resume and diff key."""
-    payload = {
-        "p": provider,
-        "m": model,
-        "msg": [[m.role, m.content] for m in messages],
-        "par": params,
-        "run": run_index,
-        "js": json_schema,
-    }
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return CallKeys(provider, model, params, run_index, json_schema).key(messages_json(messages))
+
+
+# what json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) makes
+_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_string = json.encoder.encode_basestring  # how that encoder writes a str (ensure_ascii off)
+
+
+def messages_json(messages: tuple[Message, ...]) -> str:
+    """The messages as :func:`call_key` hashes them (made once per row, shared by every
+    temperature and run of a cell): ``[[role, content], ...]`` as that JSON."""
+    if all(type(m.role) is str and type(m.content) is str for m in messages):
+        return "[" + ",".join(f"[{_string(m.role)},{_string(m.content)}]" for m in messages) + "]"
+    return _dumps([[m.role, m.content] for m in messages])
+
+
+class CallKeys:
+    """:func:`call_key` of calls that differ only in their messages: the JSON around the
+    messages is made once. The text hashed is exactly what ``json.dumps`` makes of the
+    whole payload with sorted keys (``js``, ``m``, ``msg``, ``p``, ``par``, ``run``), so
+    every key is the same string as ever (an existing store's cache still hits)."""
+
+    __slots__ = ("_head", "_tail")
+
+    def __init__(
+        self,
+        provider: str,
+        model: str,
+        params: Mapping[str, Any],
+        run_index: int,
+        json_schema: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._head = f'{{"js":{_dumps(json_schema)},"m":{_dumps(model)},"msg":'
+        self._tail = f',"p":{_dumps(provider)},"par":{_dumps(params)},"run":{_dumps(run_index)}}}'
+
+    def key(self, messages: str) -> str:
+        """The call key of the messages as :func:`messages_json` wrote them."""
+        text = self._head + messages + self._tail
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def cell_key(call: str, candidate: str, role: object, scenario: str, row: object) -> str:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from qualspec.engine._items import WorkItem, call_key, reference_key
+
+if TYPE_CHECKING:
+    from qualspec.engine._plan_check import PlanSurvey
 
 __all__ = ["LazyItems", "any_item", "with_reference_items"]
 
@@ -24,8 +27,10 @@ class LazyItems(Sequence[WorkItem]):
     indexing builds the whole list once (meant for small plans and tests: a run only
     iterates). ``criteria`` and ``checks``: whether some item has criteria / checks
     (None: unknown, found by looking). ``keep``: the first iteration builds the list and
-    later ones read it (a small plan whose rows are in memory: a run walks its plan four
-    times, checks, progress, metadata and the run, each time hashing every call's key).
+    later ones read it (a small plan whose rows are in memory). ``survey``: what one pass
+    over the items would find (their models and prompt parts), known from the suite's
+    dimensions; ``input_order``: the input ids of each scenario with inputs, in file order,
+    read from the suite's rows. With both known, a run walks the plan once: the run itself.
     """
 
     def __init__(
@@ -36,12 +41,16 @@ class LazyItems(Sequence[WorkItem]):
         criteria: bool | None = None,
         checks: bool | None = None,
         keep: bool = False,
+        survey: PlanSurvey | None = None,
+        input_order: Callable[[], dict[str, list[str]]] | None = None,
     ) -> None:
         self.produce = produce
         self._count = count
         self.criteria = criteria
         self.checks = checks
         self.keep = keep
+        self.survey = survey
+        self.input_order = input_order
         self._list: list[WorkItem] | None = None
 
     def __iter__(self) -> Iterator[WorkItem]:

@@ -11,14 +11,22 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qualspec.engine._items import WorkItem, call_key, cell_key
+from qualspec.engine._items import CallKeys, WorkItem, cell_key, messages_json
+from qualspec.engine._plan_check import PlanSurvey
 from qualspec.errors import ConfigError
 from qualspec.providers import Message
 
 if TYPE_CHECKING:
     from qualspec.spec import Candidate, InputRow, LoadedSuite, Role, Scenario
 
-__all__ = ["check_seed", "criteria_at", "matrix", "prompts_per_row", "scenario_rows"]
+__all__ = [
+    "check_seed",
+    "criteria_at",
+    "matrix",
+    "matrix_survey",
+    "prompts_per_row",
+    "scenario_rows",
+]
 
 
 def criteria_at(
@@ -64,6 +72,44 @@ def _system(role: Role | None, scenario: Scenario, candidate: Candidate) -> tupl
     return next(((n, s) for n, s in sources if s is not None), ("", None))
 
 
+def _prompt_parts(scenario: Scenario, role: Role | None, candidate: Candidate) -> dict[str, str]:
+    """The texts whose versions a cell's answers record, by source name. Prompt versions
+    are tracked per named source: editing one scenario's prompt bumps that scenario's
+    version only. The system prompt follows role > scenario > candidate."""
+    system_name, system = _system(role, scenario, candidate)
+    parts: dict[str, str] = {}
+    if system is not None:
+        parts[system_name] = system
+    if role and role.preamble:
+        parts[f"preamble:{role.name}"] = role.preamble
+    parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
+    return parts
+
+
+def matrix_survey(
+    scenarios: list[Scenario],
+    roles: list[Role | None],
+    candidates: list[tuple[Candidate, tuple[str, str]]],
+    references: list[str],
+) -> PlanSurvey:
+    """What :func:`survey` finds in the items of :func:`matrix` (with the reference
+    answers of models ``references``, as ``Plan.with_references`` places them), from the
+    dimensions alone: nothing expanded, no inputs file read. ``scenarios``, ``roles`` and
+    ``candidates`` are those of a matrix with at least one cell."""
+    parts = {
+        part
+        for scenario in scenarios
+        for role in roles
+        for candidate, _ in candidates
+        for part in _prompt_parts(scenario, role, candidate).items()
+    }
+    return PlanSurvey(
+        others=tuple(dict.fromkeys(references)),
+        candidates=tuple(dict.fromkeys((c.name, "/".join(a)) for c, a in candidates)),
+        prompt_parts=frozenset(parts),
+    )
+
+
 def check_seed(candidate: Candidate, runs: int) -> None:
     """Refuse a seed that cannot move on by the run index (several runs)."""
     seed = candidate.params.get("seed")
@@ -91,26 +137,20 @@ def matrix(
     """The candidate cells in expansion order: scenario -> input row -> role -> candidate
     (with its ``(provider, model)``) -> temperature -> run. What a cell's row does not
     change is made once per scenario, role and candidate."""
+    from qualspec.spec import render_prompt
+
     for scenario in scenarios:
         criteria = {t: criteria_at(suite, scenario, t) for t in temperatures}
         cells = [
-            _Cell.of(scenario, role, candidate, address)
+            _Cell.of(scenario, role, candidate, address, temperatures, runs)
             for role in roles
             for candidate, address in candidates
         ]
         for row in scenario_rows(suite, scenario):
-            prompt = _render(scenario.prompt, row)
+            prompt = render_prompt(scenario.prompt, row.values) if row else scenario.prompt
             values = dict(row.values) if row else None
             for cell in cells:
-                yield from cell.items(row, values, prompt, temperatures, runs, criteria)
-
-
-def _render(template: str, row: InputRow | None) -> str:
-    if row is None:
-        return template
-    from qualspec.spec import render_prompt
-
-    return render_prompt(template, row.values)
+                yield from cell.items(row, values, prompt, criteria)
 
 
 def _run_params(params: dict[str, Any], run_index: int) -> dict[str, Any]:
@@ -139,21 +179,31 @@ class _Cell:
     params: dict[str, Any]
     schema: dict[str, Any] | None
     checks: tuple[tuple[str, Any], ...]
+    # per temperature and run: (temperature, run index, parameters sent, their call keys)
+    calls: tuple[tuple[float | None, int, dict[str, Any], CallKeys], ...]
 
     @classmethod
     def of(
-        cls, scenario: Scenario, role: Role | None, candidate: Candidate, address: tuple[str, str]
+        cls,
+        scenario: Scenario,
+        role: Role | None,
+        candidate: Candidate,
+        address: tuple[str, str],
+        temperatures: tuple[float | None, ...],
+        runs: int,
     ) -> _Cell:
-        # Prompt versions are tracked per named source: editing one scenario's prompt bumps
-        # that scenario's version only. The system prompt follows role > scenario > candidate.
-        system_name, system = _system(role, scenario, candidate)
+        system = _system(role, scenario, candidate)[1]
         preamble = role.preamble if role and role.preamble else None
-        parts: dict[str, str] = {}
-        if system is not None:
-            parts[system_name] = system
-        if role and preamble:
-            parts[f"preamble:{role.name}"] = preamble
-        parts[f"scenario_prompt:{scenario.name}"] = scenario.prompt
+        parts = _prompt_parts(scenario, role, candidate)
+        params = {k: v for k, v in candidate.params.items() if k != "temperature"}
+        schema = scenario.output_schema.to_json_schema() if scenario.output_schema else None
+        calls = []
+        for temperature in temperatures:
+            for run_index in range(runs):
+                run_params = _run_params(params, run_index)
+                key_params = {**run_params, "temperature": temperature}
+                keys = CallKeys(address[0], address[1], key_params, run_index, schema)
+                calls.append((temperature, run_index, run_params, keys))
         return cls(
             scenario,
             role,
@@ -163,9 +213,10 @@ class _Cell:
             Message("system", system) if system is not None else None,
             preamble,
             parts,
-            {k: v for k, v in candidate.params.items() if k != "temperature"},
-            scenario.output_schema.to_json_schema() if scenario.output_schema else None,
+            params,
+            schema,
             tuple((c.name, c.value) for c in scenario.expect),
+            tuple(calls),
         )
 
     def items(
@@ -173,38 +224,34 @@ class _Cell:
         row: InputRow | None,
         values: dict[str, Any] | None,
         prompt: str,
-        temperatures: tuple[float | None, ...],
-        runs: int,
         criteria: dict[float | None, tuple[str, ...]],
     ) -> Iterator[WorkItem]:
         """The cells of ``row`` (its rendered ``prompt``), by temperature and run."""
         user = Message("user", f"{self.preamble}\n\n{prompt}" if self.preamble else prompt)
         messages = (self.system, user) if self.system is not None else (user,)
+        sent = messages_json(messages)  # once per row: every temperature and run shares it
         scenario, role, name = self.scenario, self.role, self.candidate.name
-        for temperature in temperatures:
-            for run_index in range(runs):
-                run_params = _run_params(self.params, run_index)
-                key_params = {**run_params, "temperature": temperature}
-                call = call_key(
-                    self.provider, self.model, messages, key_params, run_index, self.schema
-                )
-                yield WorkItem(
-                    key=cell_key(call, name, role, scenario.name, row),
-                    call_key=call,
-                    candidate=name,
-                    role=role.name if role else None,
-                    scenario=scenario.name,
-                    input_id=row.id if row else None,
-                    temperature=temperature,
-                    run_index=run_index,
-                    provider=self.provider,
-                    model=self.model,
-                    messages=messages,
-                    params=run_params,
-                    criteria=criteria[temperature],
-                    context=scenario.context,
-                    prompt_parts=self.parts,
-                    input_values=values,
-                    checks=self.checks,
-                    json_schema=self.schema,
-                )
+        role_name = role.name if role else None
+        input_id = row.id if row else None
+        for temperature, run_index, run_params, keys in self.calls:
+            call = keys.key(sent)
+            yield WorkItem(
+                key=cell_key(call, name, role, scenario.name, row),
+                call_key=call,
+                candidate=name,
+                role=role_name,
+                scenario=scenario.name,
+                input_id=input_id,
+                temperature=temperature,
+                run_index=run_index,
+                provider=self.provider,
+                model=self.model,
+                messages=messages,
+                params=run_params,
+                criteria=criteria[temperature],
+                context=scenario.context,
+                prompt_parts=self.parts,
+                input_values=values,
+                checks=self.checks,
+                json_schema=self.schema,
+            )

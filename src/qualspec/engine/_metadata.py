@@ -114,9 +114,14 @@ INPUT_ORDER_LIMIT = 10_000
 
 
 def _input_order(plan: Plan) -> dict[str, list[str]]:
+    from qualspec.engine._lazy import LazyItems
+
     order: dict[str, dict[str, None]] = {}
     if plan.n_inputs > INPUT_ORDER_LIMIT:
         return {}
+    known = plan.items.input_order if isinstance(plan.items, LazyItems) else None
+    if known is not None:  # read from the rows: the plan is not walked for it
+        return known()
     for item in plan.items:
         if item.input_id is not None:
             order.setdefault(item.scenario, {})[item.input_id] = None

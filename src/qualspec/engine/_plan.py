@@ -19,6 +19,7 @@ from qualspec.engine._matrix import (
     check_seed,
     criteria_at,
     matrix,
+    matrix_survey,
     prompts_per_row,
     scenario_rows,
 )
@@ -28,7 +29,7 @@ from qualspec.errors import ConfigError
 
 if TYPE_CHECKING:
     from qualspec.engine._evaluators import Evaluator
-    from qualspec.spec import Candidate, EvaluatorConfig, LoadedSuite, Role, Scenario
+    from qualspec.spec import Candidate, EvaluatorConfig, InputRow, LoadedSuite, Role, Scenario
 
 __all__ = ["LazyItems", "Plan", "check_plan", "expand", "parse_temperatures"]
 
@@ -83,8 +84,10 @@ class Plan:
 
     @functools.cached_property
     def survey(self) -> PlanSurvey:
-        """One pass over the items, kept: their models, candidates and prompt parts."""
-        return survey(self.items)
+        """Their models, candidates and prompt parts: known from the suite's dimensions for
+        a plan from :func:`expand`, else one pass over the items, kept."""
+        known = self.items.survey if isinstance(self.items, LazyItems) else None
+        return known if known is not None else survey(self.items)
 
     @functools.cached_property
     def _evaluators(self) -> tuple[Evaluator | None, ...]:
@@ -222,10 +225,16 @@ class Plan:
         extra = {k: v for k, v in (params or {}).items() if k != "temperature"}
         base = self.items
         facts = base if isinstance(base, LazyItems) else None
+        known = facts.survey if facts is not None else None
+        if known is not None and chosen and base:  # a candidate of ``chosen`` is asked
+            known = dataclasses.replace(known, others=(*known.others, "/".join(address)))
+            known = dataclasses.replace(known, others=tuple(dict.fromkeys(known.others)))
         items = LazyItems(
             lambda: with_reference_items(base, address, chosen, extra),
             criteria=facts.criteria if facts is not None else None,
             checks=facts.checks if facts is not None else None,
+            survey=known,
+            input_order=facts.input_order if facts is not None else None,
         )
         return dataclasses.replace(self, items=items)
 
@@ -326,15 +335,8 @@ def expand(
     cells = [(by_candidate[name], addresses[name]) for name in chosen_candidates]
     for candidate, _ in cells:
         check_seed(candidate, n_runs)  # now, not when the stream reaches its cells
-    per_row = len(role_list) * len(cells) * len(temps) * n_runs
     n_inputs = sum(len(scenario_rows(suite, scenario)) for scenario in chosen)
-    items = LazyItems(
-        lambda: matrix(suite, chosen, role_list, cells, temps, n_runs),
-        count=per_row * n_inputs,
-        criteria=per_row > 0 and any(criteria_at(suite, s, t) for s in chosen for t in temps),
-        checks=per_row > 0 and any(s.expect for s in chosen),
-        keep=_kept(suite, chosen, per_row * n_inputs),
-    )
+    items = _matrix_items(suite, chosen, role_list, cells, temps, n_runs)
 
     judges = tuple(evaluation.evaluator_configs())
     judge, judge_max = judges[0], judges[0].params.get("max_tokens")
@@ -354,6 +356,30 @@ def expand(
         input_rows=sum(len(suite.inputs.get(s.name, ())) for s in chosen),
     )
     return _with_references(suite, plan, chosen, role_list, cells)
+
+
+def _matrix_items(
+    suite: LoadedSuite,
+    chosen: list[Scenario],
+    roles: list[Role | None],
+    cells: list[tuple[Candidate, tuple[str, str]]],
+    temps: tuple[float | None, ...],
+    runs: int,
+) -> LazyItems:
+    """The matrix's items, produced on demand, with what a run needs to know of them
+    counted from the dimensions (nothing expanded)."""
+    per_row = len(roles) * len(cells) * len(temps) * runs
+    count = per_row * sum(len(scenario_rows(suite, scenario)) for scenario in chosen)
+    found = matrix_survey(chosen, roles, cells, []) if count else PlanSurvey((), (), frozenset())
+    return LazyItems(
+        lambda: matrix(suite, chosen, roles, cells, temps, runs),
+        count=count,
+        criteria=per_row > 0 and any(criteria_at(suite, s, t) for s in chosen for t in temps),
+        checks=per_row > 0 and any(s.expect for s in chosen),
+        keep=_kept(suite, chosen, count),
+        survey=found,
+        input_order=functools.partial(_input_order, suite, chosen if per_row else []),
+    )
 
 
 def _with_references(
@@ -377,9 +403,28 @@ def _with_references(
     lazy = plan.items
     if references and isinstance(lazy, LazyItems):
         count = cells_count + references
-        counted = LazyItems(lazy.produce, count=count, criteria=lazy.criteria, checks=lazy.checks)
+        counted = LazyItems(
+            lazy.produce,
+            count=count,
+            criteria=lazy.criteria,
+            checks=lazy.checks,
+            survey=lazy.survey,
+            input_order=lazy.input_order,
+        )
         plan = dataclasses.replace(plan, items=counted)
     return plan
+
+
+def _input_order(suite: LoadedSuite, scenarios: list[Scenario]) -> dict[str, list[str]]:
+    """The input ids of each of ``scenarios`` with inputs, in file order (what a walk of
+    the plan finds, read from the rows alone)."""
+    from qualspec.spec import StreamedRows
+
+    def ids(rows: Sequence[InputRow]) -> list[str]:
+        known = rows.ids if isinstance(rows, StreamedRows) else None  # kept by the scan
+        return list(known) if known is not None else [row.id for row in rows]
+
+    return {s.name: ids(suite.inputs[s.name]) for s in scenarios if suite.inputs.get(s.name)}
 
 
 def _created(config: EvaluatorConfig) -> Evaluator | None:

@@ -3,7 +3,11 @@
 Loading a suite scans such a file once (every row checked as before: keys, duplicate ids,
 row shapes) and keeps only its path and row count; each expansion of the plan reads the
 rows again, one at a time (:class:`StreamedRows`). Duplicate ids are found in constant
-memory: a bit per hashed id, and a second look only at the ids whose bit was taken.
+memory: four bits per hashed id (a Bloom filter of a bit per byte of the file, 16 MiB at
+most), and a second look only at the ids whose bits were all taken (at 1,000,000 distinct
+ids, almost never: no second pass).
+The keys every row has are kept too, so that checking the prompt's template variables
+needs no pass of its own.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ from qualspec.spec._inputs import InputRow, RawRow, csv_rows, jsonl_rows, row_id
 __all__ = ["STREAMED_KINDS", "StreamedRows", "scan_inputs_file"]
 
 STREAMED_KINDS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
-_BITS = 1 << 26  # 8 MiB of bits: about 1.5% of ids looked at again at 1,000,000 rows
+_MAX_BITS = 1 << 27  # 16 MiB: four bits per id, a false suspect about once in 10**6 rows
+_MIN_BITS = 1 << 16
+_HASHES = 4
+_KEPT_IDS = 10_000
 _MAX_ISSUES = 50
 
 
@@ -48,13 +55,19 @@ class StreamedRows(Sequence[InputRow]):
     path: Path
     shown: str
     length: int
+    # the keys every row has (a CSV: its header), known from the scan
+    common_keys: frozenset[str] = frozenset()
+    # the row ids in file order, kept by the scan for a file of at most 10,000 rows
+    # (what a run's metadata records); None: a larger file
+    ids: tuple[str, ...] | None = None
 
     def __iter__(self) -> Iterator[InputRow]:
         for number, raw in enumerate(_raw_rows(self.path, self.shown), start=1):
             if isinstance(raw, SpecIssue):  # the file was edited since the suite was loaded
                 changed = f"{raw.message} (the file changed after the suite was loaded)"
                 raise SpecError([dataclasses.replace(raw, message=changed)])
-            yield InputRow(id=row_id_of(raw.values, number), values=dict(raw.values))
+            values = raw.values if isinstance(raw.values, dict) else dict(raw.values)
+            yield InputRow(id=row_id_of(values, number), values=values)  # a fresh dict
 
     def __len__(self) -> int:
         return self.length
@@ -91,9 +104,15 @@ def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[
     most 50, the last saying how many more)."""
     issues: list[SpecIssue] = []
     more = 0
-    seen = bytearray(_BITS // 8)
+    try:  # a bit per byte of the file (a row is more than a byte): small files, small
+        size = path.stat().st_size
+    except OSError:
+        size = _MAX_BITS
+    seen = bytearray(min(_MAX_BITS, max(_MIN_BITS, size * 8)) // 8)
     suspects: set[str] = set()
     count = 0
+    common: set[str] | None = None
+    ids: list[str] | None = []
     for number, raw in enumerate(_raw_rows(path, shown), start=1):
         problem = raw if isinstance(raw, SpecIssue) else _key_issue(raw, number, shown)
         if problem is not None:
@@ -105,12 +124,17 @@ def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[
         if not isinstance(raw, RawRow):  # a SpecIssue always has a problem: never here
             continue
         count += 1
+        if common is None:
+            common = set(raw.values)
+        elif len(common) != len(raw.values) or not common.issubset(raw.values):
+            common.intersection_update(raw.values)
         row_id = row_id_of(raw.values, number)
-        bit = int.from_bytes(hashlib.blake2b(row_id.encode(), digest_size=8).digest()) % _BITS
-        if seen[bit >> 3] & (1 << (bit & 7)):
+        if ids is not None and len(ids) < _KEPT_IDS:
+            ids.append(row_id)
+        else:  # a large file: its ids are not kept
+            ids = None
+        if _seen_before(seen, row_id):
             suspects.add(row_id)
-        else:
-            seen[bit >> 3] |= 1 << (bit & 7)
     del seen
     if not issues and count == 0:
         issues.append(SpecIssue(shown, 1, 1, "", "inputs has no rows; add at least one"))
@@ -121,7 +145,24 @@ def scan_inputs_file(path: Path, shown: str) -> tuple[StreamedRows | None, list[
         issues.append(SpecIssue(shown, last.line, 1, "", f"... and {more} more issue(s)"))
     if issues:
         return None, issues[: _MAX_ISSUES + 1]
-    return StreamedRows(path, shown, length=count), []
+    kept = tuple(ids) if ids is not None else None
+    return StreamedRows(path, shown, count, frozenset(common or ()), kept), []
+
+
+def _seen_before(seen: bytearray, row_id: str) -> bool:
+    """Set ``row_id``'s bits in ``seen``; whether they were all set already (it may
+    repeat an id: false only for an id met for the first time)."""
+    digest = int.from_bytes(hashlib.blake2b(row_id.encode(), digest_size=16).digest())
+    bits = len(seen) * 8
+    taken = True
+    for _ in range(_HASHES):
+        bit = digest % bits
+        digest //= bits
+        byte, mask = bit >> 3, 1 << (bit & 7)
+        if not seen[byte] & mask:
+            taken = False
+            seen[byte] |= mask
+    return taken
 
 
 def _key_issue(raw: RawRow, number: int, shown: str) -> SpecIssue | None:

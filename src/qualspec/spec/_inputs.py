@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,22 @@ def _text(value: Any) -> str:
 
 def render_prompt(template: str, values: Mapping[str, Any]) -> str:
     """Replace each ``{{ name }}`` (whitespace optional) with the row's value."""
-    return _VARIABLE.sub(lambda m: _text(values[m.group(1)]), template)
+    literals, names = _pieces(template)
+    if not names:
+        return template
+    out = [literals[0]]
+    for name, literal in zip(names, literals[1:], strict=True):
+        out.append(_text(values[name]))
+        out.append(literal)
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _pieces(template: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A template's text around its variables, and their names (split once, rendered
+    for every row)."""
+    parts = _VARIABLE.split(template)  # literal, name, literal, ..., name, literal
+    return tuple(parts[0::2]), tuple(parts[1::2])
 
 
 def template_problems(template: str, rows: Iterable[InputRow]) -> list[str]:
@@ -88,6 +104,10 @@ def template_problems(template: str, rows: Iterable[InputRow]) -> list[str]:
         problems.append(f"'{snippet}' is not a template variable; write {{{{ name }}}}")
     wanted = list(dict.fromkeys(names))
     if not wanted:
+        return problems
+    # streamed rows know the keys every row has (found when the file was scanned): no pass
+    common = getattr(rows, "common_keys", None)
+    if common and isinstance(rows, Sized) and len(rows) and all(n in common for n in wanted):
         return problems
     missing: dict[str, list[str]] = {name: [] for name in wanted}
     any_rows = False

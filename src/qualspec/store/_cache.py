@@ -53,7 +53,7 @@ def cache_get_many(
     with db.read() as conn:
         for chunk in _chunks(wanted):
             query = select(cache_entries).where(c.key.in_(chunk))
-            for row in conn.execute(query).mappings():
+            for row in conn.execute(query).mappings().all():  # one fetchall, not per row
                 if _fresh(row, lifetimes, moment):
                     out[row["key"]] = CacheEntry(**{name: row[name] for name in _FIELDS})
     return out
