@@ -41,7 +41,18 @@ def test_rubric_pipeline_runs_on_the_embedded_model(
     folder.mkdir()
     (folder / f"{BETA_ID}.jsonl").write_text("\n".join(beta_lines()) + "\n")
     db = f"sqlite:///{tmp_path / 'q.db'}"
-    small = ("--model", "local/smollm2", "--retries", "1", "--db", db, "--quiet")
+    # --timeout 600: no call time limit a loaded machine could reach (the default is 120 s)
+    small = (
+        "--model",
+        "local/smollm2",
+        "--retries",
+        "1",
+        "--timeout",
+        "600",
+        "--db",
+        db,
+        "--quiet",
+    )
 
     extracted = tmp_path / "extracted.json"
     code, _, err = run_cli(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_sessions import ALPHA_ID, BETA_ID, SECRET, write_sessions
+from helpers_sessions import ALPHA_ID, BETA_ID, SECRET, beta_lines, write_sessions
 
 from helpers_cli import run_cli
 from qualspec.store import Store
@@ -225,3 +225,37 @@ def test_labels_and_metrics_select_the_sessions(tmp_path: Path) -> None:
     assert len(select_sessions(chats, score_name="excellence")) == 3
     by_file = select_sessions(chats, score_name="excellence", labels={"chat": 1.0})
     assert [c.session_id for c in by_file] == ["chat"]
+
+
+def test_timeout_limits_each_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--timeout SECONDS`` is each call's limit (as ``qualspec run --timeout``): a model
+    that never answers is an error naming the flag, not a 120 s wait per call."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    (folder / f"{BETA_ID}.jsonl").write_text("\n".join(beta_lines()) + "\n")
+    with FakeServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        server.hang_next(100)  # every call hangs far past any timeout
+        extracted = tmp_path / "extracted.json"
+        code, _, err = run_cli(
+            capsys,
+            "rubrics",
+            "extract",
+            str(folder),
+            "--model",
+            "openai/miner",
+            "--retries",
+            "0",
+            "--timeout",  # each of the 4 transport attempts (with backoff) waits 0.1 s
+            "0.1",
+            "--out",
+            str(extracted),
+            "--db",
+            f"sqlite:///{tmp_path / 'q.db'}",
+        )
+    assert code == 1 and "Traceback" not in err
+    (entry,) = json.loads(extracted.read_text())["sessions"]
+    assert entry["rubrics"] == [] and entry["error"] == "no answer within 0.1s (raise --timeout)"

@@ -76,10 +76,12 @@ def _write_json(data: Any, path: str | None) -> None:
 
 
 async def _in_session(ns: argparse.Namespace, options: MiningOptions, work: Any) -> Any:
-    from qualspec.engine import Session
+    from qualspec.engine import ExecuteOptions, Session
     from qualspec.providers import split_address
 
-    async with Session(db=ns.db, max_cost=ns.max_cost) as session:
+    # --timeout: each attempt's limit, as ``qualspec run --timeout``
+    execute = ExecuteOptions(max_cost=ns.max_cost, timeout=ns.timeout)
+    async with Session(db=ns.db, options=execute) as session:
         session.calls.providers([split_address(options.model)[0]])  # unknown provider: exit 2
         return await work(session)
 
@@ -130,6 +132,13 @@ def _add_mining(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-tokens", type=positive_int, metavar="N", help="the answer's token limit"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=120.0,
+        metavar="SECONDS",
+        help="per-attempt timeout of a model call (default 120)",
     )
     parser.add_argument("--max-cost", type=positive_float, metavar="USD", help="stop at this cost")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
