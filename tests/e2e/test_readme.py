@@ -198,7 +198,7 @@ def test_the_first_setup_command_runs_the_quickstart_on_the_embedded_model(
     assert "check PASS" in result.stdout or "check FAIL" in result.stdout
     # the embedded judge's calibration verdict is measured and shown
     assert "Judge check: judge local/smollm2" in " ".join(result.stdout.split())
-    assert data["run"]["metadata"]["judge_calibration"]["criteria"]["n_pairs"] == 4
+    assert data["run"]["metadata"]["judge_calibration"]["criteria"]["n_pairs"] == 2
 
 
 def _on_fake_server(text: str) -> str:
