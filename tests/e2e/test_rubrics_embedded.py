@@ -41,7 +41,11 @@ def test_rubric_pipeline_runs_on_the_embedded_model(
     folder.mkdir()
     (folder / f"{BETA_ID}.jsonl").write_text("\n".join(beta_lines()) + "\n")
     db = f"sqlite:///{tmp_path / 'q.db'}"
-    # --timeout 600: no call time limit a loaded machine could reach (the default is 120 s)
+    # --timeout 600: no call time limit a loaded machine could reach (the default is 120 s);
+    # --max-tokens 128: SmolLM2 echoes the prompt's template until the limit (500 tokens to
+    # extract, 200 to judge by default, each asked twice): the same steps, files and checks
+    # at a quarter of the model time (the readable answers are on the fake server:
+    # tests/rubrics/test_pipeline.py)
     small = (
         "--model",
         "local/smollm2",
@@ -49,6 +53,8 @@ def test_rubric_pipeline_runs_on_the_embedded_model(
         "1",
         "--timeout",
         "600",
+        "--max-tokens",
+        "128",
         "--db",
         db,
         "--quiet",
