@@ -1,0 +1,98 @@
+"""Cached answers are written in large transactions (issue 20, the cached rerun of a
+million cells): a batch of them is handed to the recorder together (``responses``), and
+the recorder writes what is queued of them in one transaction of up to 10,000 rows, where
+answers given one by one (each holding a call slot) are written 500 at a time.
+
+The store's first write is held until the rest is queued, so what each write finds
+queued is known: nothing here depends on timing."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from qualspec.engine import Recorder
+from qualspec.store import ResponseRecord, Store
+
+DEADLINE_S = 30.0  # generous: only ever waited out when a test fails
+
+
+def _record(i: int) -> ResponseRecord:
+    return ResponseRecord(
+        key=f"k{i:05d}",
+        candidate="c",
+        role=None,
+        scenario="s",
+        input_id=f"r{i}",
+        temperature=None,
+        effective_temperature=None,
+        run_index=0,
+        provider="p",
+        model="m",
+        text=f"answer {i}",
+        attempts=0,
+        cached=True,
+    )
+
+
+def _write_sizes(tmp_path: Path, give: Any) -> tuple[list[int], int, Store, str]:
+    """Start a recorder, hold its first write, ``give(recorder)`` meanwhile, then let it
+    write: the size of every write, how many ``on_commit`` callbacks ran."""
+    store = Store(f"sqlite:///{tmp_path / 'q.db'}")
+    run_id = store.create_run("s", "h", {})
+    sizes: list[int] = []
+    entered, release = threading.Event(), threading.Event()
+    real = store.record_responses
+
+    def held(run: str, records: Any) -> None:
+        sizes.append(len(records))
+        if len(sizes) == 1:
+            entered.set()
+            assert release.wait(DEADLINE_S)
+        real(run, records)
+
+    store.record_responses = held  # type: ignore[method-assign]
+    committed = [0]
+
+    def done() -> None:
+        committed[0] += 1
+
+    async def main() -> None:
+        async with Recorder(store, run_id) as recorder:
+            recorder.response(_record(99_999), on_commit=done)
+            assert await asyncio.to_thread(entered.wait, DEADLINE_S)
+            give(recorder, done)
+            release.set()
+
+    asyncio.run(main())
+    return sizes, committed[0], store, run_id
+
+
+def test_answers_given_together_are_written_in_one_large_transaction(tmp_path: Path) -> None:
+    def give(recorder: Recorder, done: Any) -> None:
+        for start in range(0, 1800, 600):  # three batches of cached answers
+            recorder.responses([_record(i) for i in range(start, start + 600)], on_commit=done)
+
+    sizes, committed, store, run_id = _write_sizes(tmp_path, give)
+    try:
+        assert sizes == [1, 1800]  # one transaction for all three batches
+        assert committed == 1 + 3  # one callback per batch, once it is durable
+        assert len(store.response_keys(run_id)) == 1801
+    finally:
+        store.close()
+
+
+def test_answers_given_one_by_one_are_still_written_500_at_a_time(tmp_path: Path) -> None:
+    def give(recorder: Recorder, done: Any) -> None:
+        for i in range(1200):
+            recorder.response(_record(i), on_commit=done)
+
+    sizes, committed, store, run_id = _write_sizes(tmp_path, give)
+    try:
+        assert sizes == [1, 500, 500, 200]  # each holds a call slot: small commits
+        assert committed == 1201
+        assert len(store.response_keys(run_id)) == 1201
+    finally:
+        store.close()
