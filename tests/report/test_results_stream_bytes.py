@@ -70,7 +70,7 @@ def _response(i: int, **extra: Any) -> ResponseRecord:
         run_index=i % 2,
         provider="p",
         model="m",
-        text=f"answer {i}: café ✓ \"quoted\"\n" if i % 7 else None,
+        text=f'answer {i}: café ✓ "quoted"\n' if i % 7 else None,
         error=None if i % 7 else "HTTP 500: boom",
         input_tokens=i,
         output_tokens=2 * i,

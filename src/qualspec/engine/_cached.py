@@ -16,9 +16,9 @@ from qualspec.store import ResponseRecord
 
 if TYPE_CHECKING:
     from qualspec.engine._calls import CallEngine
-    from qualspec.engine._reply import Reply
     from qualspec.engine._items import WorkItem
     from qualspec.engine._options import ExecuteOptions, ExecuteStats
+    from qualspec.engine._reply import Reply
     from qualspec.engine._sink import Sink
     from qualspec.providers import Provider
     from qualspec.store import CacheEntry
