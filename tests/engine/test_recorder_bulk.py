@@ -13,8 +13,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from qualspec import Candidate, Evaluation, ExecuteOptions, Scenario, Session
 from qualspec.engine import Recorder
+from qualspec.spec import ProviderConfig
 from qualspec.store import ResponseRecord, Store
+from qualspec.testing import FakeServer
 
 DEADLINE_S = 30.0  # generous: only ever waited out when a test fails
 
@@ -96,3 +101,68 @@ def test_answers_given_one_by_one_are_still_written_500_at_a_time(tmp_path: Path
         assert len(store.response_keys(run_id)) == 1201
     finally:
         store.close()
+
+
+class OneByOne:
+    """A sink without ``responses`` (its answers kept in a list of that name)."""
+
+    made: list[OneByOne] = []
+
+    def __init__(self, store: Store, run_id: str, **_: Any) -> None:
+        self.responses: list[ResponseRecord] = []
+        self.failure: str | None = None
+        OneByOne.made.append(self)
+
+    async def __aenter__(self) -> OneByOne:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        pass
+
+    def response(self, record: ResponseRecord, on_commit: Any = None) -> None:
+        self.responses.append(record)
+        if on_commit is not None:
+            on_commit()
+
+    def judgment(self, record: Any, on_commit: Any = None) -> None:
+        if on_commit is not None:
+            on_commit()
+
+    cache = judgment
+
+
+def test_a_sink_without_responses_is_given_cached_answers_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BULK_KEY", "sk-test")
+    OneByOne.made.clear()
+    with FakeServer() as server:
+        evaluation = Evaluation(
+            name="bulk",
+            candidates=[Candidate(name="c", model="fake/model")],
+            scenarios=[
+                Scenario(name="s", prompt="q {{ i }}", inputs=[{"i": i} for i in range(30)])
+            ],
+            providers={
+                "fake": ProviderConfig(
+                    type="openai", base_url=server.base_url, api_key_env="FAKE_BULK_KEY"
+                )
+            },
+        )
+        db = f"sqlite:///{tmp_path / 'q.db'}"
+
+        async def main() -> Any:
+            options = ExecuteOptions(judge=False)
+            async with Session(db=db, options=options, providers=evaluation.providers) as first:
+                await first.run(evaluation)  # the store's recorder: the cache is filled
+            async with Session(
+                db=db, options=options, providers=evaluation.providers, sink=OneByOne
+            ) as again:
+                return await again.run(evaluation)
+
+        outcome = asyncio.run(main())
+        assert server.calls == 30  # the second run: every answer from the cache
+    (sink,) = OneByOne.made
+    assert outcome.status == "finished"
+    assert len(sink.responses) == 30 and all(r.cached for r in sink.responses)
+    assert all(r.attempts == 0 and r.cost_usd == 0.0 for r in sink.responses)
