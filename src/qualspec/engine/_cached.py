@@ -89,31 +89,21 @@ class CachedAnswers:
             found = versions.get(id(parts))
             if found is None:
                 found = versions[id(parts)] = self._part_versions(item)
-            values = item.input_values
-            out[item.key] = ResponseRecord(
+            values = item.input_values  # a dict is kept (the store encodes a row once)
+            out[item.key] = ResponseRecord.from_cache_entry(
+                entry,
                 key=item.key,
                 candidate=item.candidate,
-                role=item.role,
-                scenario=item.scenario,
-                input_id=item.input_id,
-                temperature=item.temperature,
-                effective_temperature=entry.effective_temperature,
-                run_index=item.run_index,
                 provider=item.provider,
                 model=item.model,
-                text=entry.text,
-                finish_reason=entry.finish_reason,
-                input_tokens=entry.input_tokens,
-                output_tokens=entry.output_tokens,
-                latency_s=0.0,
-                queue_s=None,
-                cost_usd=0.0,
-                attempts=0,
-                cached=True,
+                scenario=item.scenario,
+                role=item.role,
+                input_id=item.input_id,
+                temperature=item.temperature,
+                run_index=item.run_index,
+                kind=item.kind,
                 prompt_versions=dict(found),
                 created_at=now,
-                kind=item.kind,
-                call_key=cache_key,
                 input_values=values if values is None or type(values) is dict else dict(values),
             )
         self._give_cached(list(out.values()))
