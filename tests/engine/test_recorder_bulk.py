@@ -166,3 +166,41 @@ def test_a_sink_without_responses_is_given_cached_answers_one_by_one(
     assert outcome.status == "finished"
     assert len(sink.responses) == 30 and all(r.cached for r in sink.responses)
     assert all(r.attempts == 0 and r.cost_usd == 0.0 for r in sink.responses)
+
+
+def test_a_record_from_a_cache_entry_is_what_from_reply_makes_of_its_cached_reply() -> None:
+    from datetime import UTC, datetime
+
+    from qualspec.engine import Reply
+    from qualspec.store import CacheEntry
+
+    entry = CacheEntry(
+        key="ck",
+        kind="candidate",
+        provider="p",
+        model="m",
+        text="hello",
+        finish_reason="stop",
+        input_tokens=3,
+        output_tokens=5,
+        effective_temperature=0.5,
+    )
+    identity: dict[str, Any] = {
+        "key": "k",
+        "candidate": "c",
+        "provider": "p",
+        "model": "m",
+        "scenario": "s",
+        "role": "r",
+        "input_id": "i",
+        "temperature": 0.5,
+        "run_index": 2,
+        "kind": "candidate",
+        "prompt_versions": {"scenario_prompt:1": 4},
+        "created_at": datetime(2026, 11, 28, tzinfo=UTC),
+        "input_values": {"q": "x"},
+    }
+    reply = Reply.from_cache(entry, key="ck", queue_s=None)
+    assert ResponseRecord.from_cache_entry(entry, **identity) == ResponseRecord.from_reply(
+        reply, call_key="ck", **identity
+    )
