@@ -12,13 +12,13 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from qualspec.engine._reply import Reply
 from qualspec.store import ResponseRecord
 
 if TYPE_CHECKING:
     from qualspec.engine._calls import CallEngine
     from qualspec.engine._items import WorkItem
     from qualspec.engine._options import ExecuteOptions, ExecuteStats
+    from qualspec.engine._reply import Reply
     from qualspec.engine._sink import Sink
     from qualspec.providers import Provider
     from qualspec.store import CacheEntry
@@ -37,8 +37,8 @@ class CachedAnswers:
     _versions: Mapping[str, Mapping[str, int]]
     stats: ExecuteStats
 
-    def _unwritten(self) -> Callable[[], None]:
-        """Counts a record given to the recorder until it is written (the executor's)."""
+    def _unwritten(self, rows: int = 1, *, bulk: bool = False) -> Callable[[], None]:
+        """Counts records given to the recorder until they are written (the executor's)."""
         raise NotImplementedError
 
     def _cache_keys(self, items: list[WorkItem], done: Mapping[str, object]) -> dict[str, str]:
@@ -62,31 +62,64 @@ class CachedAnswers:
         self, items: list[WorkItem], keys: Mapping[str, str], entries: Mapping[str, CacheEntry]
     ) -> dict[str, ResponseRecord]:
         """The response records of the items answered from the cache (by item key), given
-        to the recorder."""
+        to the recorder together (one ``responses`` call where the sink has it).
+
+        Each is made straight from its entry, as ``ResponseRecord.from_reply`` makes it
+        of ``Reply.from_cache`` (nothing paid, no attempt, no queue time: a bulk-read
+        answer never waited for a slot), without the reply in between."""
         out: dict[str, ResponseRecord] = {}
         if not entries:
             return out
         now = _now()
         stats = self.stats
+        cost = self._calls.cost
+        versions: dict[int, dict[str, int]] = {}  # by the id of an item's prompt parts
         for item in items:
             cache_key = keys.get(item.key)
             entry = entries.get(cache_key) if cache_key is not None else None
             if entry is None or cache_key is None:
                 continue
-            saved = self._calls.cost(
-                item.provider, item.model, entry.input_tokens, entry.output_tokens
-            )
+            saved = cost(item.provider, item.model, entry.input_tokens, entry.output_tokens)
             if item.kind == "candidate":
                 stats.cached_candidate += 1
             else:
                 stats.cached_reference += 1
             stats.saved_usd += saved or 0.0
-            # a bulk-read answer never waited for a slot: no queue time (None), as recorded
-            reply = Reply.from_cache(entry, key=cache_key, queue_s=None)
-            record = self._response_record(item, reply, now)
-            self._recorder.response(record, on_commit=self._unwritten())
-            out[item.key] = record
+            parts = item.prompt_parts
+            found = versions.get(id(parts))
+            if found is None:
+                found = versions[id(parts)] = self._part_versions(item)
+            values = item.input_values  # a dict is kept (the store encodes a row once)
+            out[item.key] = ResponseRecord.from_cache_entry(
+                entry,
+                key=item.key,
+                candidate=item.candidate,
+                provider=item.provider,
+                model=item.model,
+                scenario=item.scenario,
+                role=item.role,
+                input_id=item.input_id,
+                temperature=item.temperature,
+                run_index=item.run_index,
+                kind=item.kind,
+                prompt_versions=dict(found),
+                created_at=now,
+                input_values=values if values is None or type(values) is dict else dict(values),
+            )
+        self._give_cached(list(out.values()))
         return out
+
+    def _give_cached(self, records: list[ResponseRecord]) -> None:
+        """Hand cached answers to the recorder: together where it takes them so (its
+        ``responses``: large transactions), else one by one."""
+        if not records:
+            return
+        together = getattr(self._recorder, "responses", None)
+        if callable(together):
+            together(records, on_commit=self._unwritten(len(records), bulk=True))
+            return
+        for record in records:
+            self._recorder.response(record, on_commit=self._unwritten())
 
     def _response_record(
         self, item: WorkItem, reply: Reply, now: datetime | None = None

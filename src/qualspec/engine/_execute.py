@@ -63,6 +63,9 @@ BATCH = 500
 """Items read from the plan, and looked up in the store, at a time."""
 BACKLOG = 4 * BATCH
 """Records not yet written (beyond those holding a call slot) before the plan waits."""
+CACHED_BACKLOG = 40 * BATCH
+"""Cached answers not yet written before the plan waits: they are written in large
+transactions (see ``Recorder.responses``), so more of them may wait for one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,7 @@ class Executor(CachedAnswers, EvaluatorCalls):
         self._in_flight = 0
         self._judge_total = self._judge_shown = 0
         self._backlog = 0  # records given to the recorder, not yet written
+        self._cached_backlog = 0  # cached answers given together, not yet written
         self._drained = asyncio.Event()
         self._calls = calls
         self._providers = dict(providers)
@@ -248,22 +252,33 @@ class Executor(CachedAnswers, EvaluatorCalls):
             for block in held:
                 task.add_done_callback(functools.partial(self._finished, block, None))
 
-    def _unwritten(self) -> Callable[[], None]:
-        """Count a record given to the recorder without a call slot (a cached answer, an
-        evaluation) until it is written: the plan is read no faster than they are."""
-        self._backlog += 1
+    def _unwritten(self, rows: int = 1, *, bulk: bool = False) -> Callable[[], None]:
+        """Count ``rows`` records given to the recorder without a call slot (a cached
+        answer, an evaluation; ``bulk``: cached answers given together) until they are
+        written: the plan is read no faster than they are."""
+        if bulk:
+            self._cached_backlog += rows
+        else:
+            self._backlog += rows
 
         def written() -> None:
-            self._backlog -= 1
-            if self._backlog <= BACKLOG:
+            if bulk:
+                self._cached_backlog -= rows
+            else:
+                self._backlog -= rows
+            if not self._behind():
                 self._drained.set()
 
         return written
 
+    def _behind(self) -> bool:
+        return self._backlog > BACKLOG or self._cached_backlog > CACHED_BACKLOG
+
     async def _wait_for_writes(self) -> None:
-        """Wait while more than ``BACKLOG`` such records are unwritten (a second at most
-        each time: a sink that never calls back slows the run, never stops it)."""
-        while self._backlog > BACKLOG:
+        """Wait while more than ``BACKLOG`` such records (``CACHED_BACKLOG`` cached
+        answers) are unwritten (a second at most each time: a sink that never calls back
+        slows the run, never stops it)."""
+        while self._behind():
             self._drained.clear()
             try:
                 await asyncio.wait_for(self._drained.wait(), 1.0)

@@ -6,6 +6,10 @@ is durable). It knows sinks through this protocol only; :class:`~qualspec.engine
 (a writer thread over the store) is the one a session uses unless given another
 (``Session(sink=...)``).
 
+A sink may also take a batch of answers at once, ``responses(records, on_commit=None)``
+(``on_commit`` runs once, when all of them are durable): the engine hands it the cached
+answers of a batch that way, and each one to ``response`` where a sink has no such method.
+
 A sink is an async context manager that starts when entered (a sink that was made but
 never entered runs nothing) and, when left, flushes what it was given and stops.
 

@@ -50,6 +50,7 @@ _CANONICAL = json.JSONEncoder(
 )
 _STORED = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
 _CHUNK = 500  # hashes per IN (...) list
+_ROW_COLUMNS = ("hash", "row_json", "created_at")
 _ABSENT = object()
 
 
@@ -129,8 +130,13 @@ def insert_rows(db: Database, conn: Connection, rows: Mapping[str, str]) -> None
     if not rows:
         return
     now = now_utc()
-    stmt = db.insert(input_rows).on_conflict_do_nothing(index_elements=["hash"])
-    conn.execute(stmt, [{"hash": h, "row_json": rows[h], "created_at": now} for h in sorted(rows)])
+    insert = db.bulk_insert(
+        "input_rows",
+        lambda: db.insert(input_rows).on_conflict_do_nothing(index_elements=["hash"]),
+        _ROW_COLUMNS,
+    )
+    # one executemany of plain lists (a dict per row through SQLAlchemy was most of it)
+    insert.execute(conn, [[h, rows[h], now] for h in sorted(rows)])
 
 
 def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:

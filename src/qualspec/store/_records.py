@@ -168,6 +168,28 @@ class ResponseRecord(_Accounted):
             **reply.usage.as_fields(),
         )
 
+    @classmethod
+    def from_cache_entry(cls, entry: CacheEntry, **identity: Any) -> ResponseRecord:
+        """What :meth:`from_reply` makes of the engine's reply of a cache entry read in
+        bulk (nothing paid, no attempt, no queue time), made straight from ``entry``
+        (its key the record's ``call_key``) and ``identity`` (every other field but the
+        usage's, e.g. ``key``, ``candidate``, ``input_values``): a cached rerun makes
+        one per cell."""
+        e = entry
+        return cls(
+            **identity,
+            effective_temperature=e.effective_temperature,
+            text=e.text,
+            finish_reason=e.finish_reason,
+            input_tokens=e.input_tokens,
+            output_tokens=e.output_tokens,
+            call_key=e.key,
+            latency_s=0.0,
+            cost_usd=0.0,
+            attempts=0,
+            cached=True,
+        )
+
 
 @dataclass(slots=True)
 class JudgmentRecord(_Accounted):
