@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,11 +14,13 @@ from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._records import CacheEntry
 from qualspec.store._schema import cache_entries
+from qualspec.store._shared import CACHE_FIELDS as _FIELDS
+from qualspec.store._shared import fresh as _fresh
+from qualspec.store._shared import is_error as _is_error
 
 __all__ = ["cache_clear", "cache_get_many", "cache_kinds", "cache_put_many", "cache_stats"]
 
 CHUNK = 500
-_FIELDS = tuple(f.name for f in fields(CacheEntry) if f.name != "error")
 _values = operator.attrgetter(*_FIELDS)
 _CREATED = _FIELDS.index("created_at")
 
@@ -57,26 +58,6 @@ def cache_get_many(
                 if _fresh(row, lifetimes, moment):
                     out[row["key"]] = CacheEntry(**{name: row[name] for name in _FIELDS})
     return out
-
-
-def _fresh(row: Any, ttl: Mapping[str, float | None], moment: datetime) -> bool:
-    """Whether a cache row may be read at ``moment`` (see ``cache_get_many``)."""
-    kind = row["kind"]
-    if kind in ttl:
-        seconds = ttl[kind]
-        created = row["created_at"]
-        if seconds is None or created is None:
-            return True
-        try:
-            return bool(moment - created < timedelta(seconds=seconds))
-        except OverflowError:  # a lifetime longer than the calendar: never expires
-            return True
-    expires = row["expires_at"]
-    return expires is None or bool(expires > moment)
-
-
-def _is_error(entry: CacheEntry) -> bool:
-    return entry.error is not None or (entry.text is None and entry.structured is None)
 
 
 def cache_put_many(db: Database, entries: Sequence[CacheEntry]) -> None:

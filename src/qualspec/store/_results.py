@@ -14,11 +14,8 @@ asked for them.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, select, true, update
 
@@ -28,6 +25,70 @@ from qualspec.store._db import Database
 from qualspec.store._input_rows import attach_rows, insert_rows, memo_for
 from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
+from qualspec.store._shared import (
+    CRITERIA,
+    criterion_hash,
+)
+from qualspec.store._shared import (
+    J_CREATED as _J_CREATED,
+)
+from qualspec.store._shared import (
+    J_DETAILS as _J_DETAILS,
+)
+from qualspec.store._shared import (
+    J_SCORES as _J_SCORES,
+)
+from qualspec.store._shared import (
+    J_SUBJECT as _J_SUBJECT,
+)
+from qualspec.store._shared import (
+    JUDGMENT_COLUMNS as _JUDGMENT_COLUMNS,
+)
+from qualspec.store._shared import (
+    JUDGMENT_CONFLICT as _JUDGMENT_CONFLICT,
+)
+from qualspec.store._shared import (
+    JUDGMENT_FIELDS as _JUDGMENT_FIELDS,
+)
+from qualspec.store._shared import (
+    R_CREATED as _R_CREATED,
+)
+from qualspec.store._shared import (
+    R_INPUT as _R_INPUT,
+)
+from qualspec.store._shared import (
+    R_VERSIONS as _R_VERSIONS,
+)
+from qualspec.store._shared import (
+    RESPONSE_COLUMNS as _RESPONSE_COLUMNS,
+)
+from qualspec.store._shared import (
+    RESPONSE_CONFLICT as _RESPONSE_CONFLICT,
+)
+from qualspec.store._shared import (
+    RESPONSE_FIELDS as _RESPONSE_FIELDS,
+)
+from qualspec.store._shared import (
+    R as _R,
+)
+from qualspec.store._shared import (
+    dedupe as _dedupe,
+)
+from qualspec.store._shared import (
+    judgment_key as _judgment_key,
+)
+from qualspec.store._shared import (
+    judgment_values as _judgment_values,
+)
+from qualspec.store._shared import (
+    response_key as _response_key,
+)
+from qualspec.store._shared import (
+    response_order as _response_order,
+)
+from qualspec.store._shared import (
+    response_values as _response_values,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -46,33 +107,7 @@ __all__ = [
     "supersede",
 ]
 
-_R = TypeVar("_R", ResponseRecord, JudgmentRecord)
-# the record's fields stored in columns of the same name (its row's values are stored
-# apart, once per row: see _input_rows)
-_RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord) if f.name != "input_values")
-_JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
-# the columns written, in order: the run id (and a judgment's criterion hash), then the
-# record's fields (each a column of the same name)
-_RESPONSE_COLUMNS = ("run_id", *_RESPONSE_FIELDS)
-_JUDGMENT_COLUMNS = ("run_id", "criterion_hash", *_JUDGMENT_FIELDS)
-_response_values = operator.attrgetter(*_RESPONSE_FIELDS)
-_judgment_values = operator.attrgetter(*_JUDGMENT_FIELDS)
-_R_VERSIONS = _RESPONSE_COLUMNS.index("prompt_versions")
-_R_CREATED = _RESPONSE_COLUMNS.index("created_at")
-_R_INPUT = _RESPONSE_COLUMNS.index("input_hash")
-_J_CREATED = _JUDGMENT_COLUMNS.index("created_at")
-_J_SUBJECT = _JUDGMENT_COLUMNS.index("subject")
-_J_SCORES = _JUDGMENT_COLUMNS.index("scores")
-_J_DETAILS = _JUDGMENT_COLUMNS.index("details")
 _STATEMENTS: dict[tuple[str, str], Any] = {}
-_RESPONSE_CONFLICT = ("run_id", "key")
-_JUDGMENT_CONFLICT = ("run_id", "evaluator", "response_key", "criterion_hash")
-CRITERIA = "criteria"  # the criteria judge's evaluator name
-
-
-def criterion_hash(criterion: str) -> str:
-    """SHA-256 of the criterion's UTF-8 bytes (hex): its stand-in in the unique key."""
-    return hashlib.sha256(criterion.encode("utf-8")).hexdigest()
 
 
 def _upsert(db: Database, table: Any, conflict: tuple[str, ...]) -> Any:
@@ -89,25 +124,6 @@ def _upsert(db: Database, table: Any, conflict: tuple[str, ...]) -> Any:
         )
         _STATEMENTS[cache_key] = stmt
     return stmt
-
-
-def _response_key(rec: ResponseRecord) -> Hashable:
-    return rec.key
-
-
-def _judgment_key(rec: JudgmentRecord) -> Hashable:
-    return (rec.evaluator, rec.response_key, rec.criterion)
-
-
-def _dedupe(records: Sequence[_R], key: Callable[[_R], Hashable]) -> list[_R]:
-    """Apply the upsert rule within one batch (a batch may not touch a row twice)."""
-    chosen: dict[Hashable, _R] = {}
-    for rec in records:
-        k = key(rec)
-        prev = chosen.get(k)
-        if prev is None or prev.error is not None:
-            chosen[k] = rec
-    return list(chosen.values())
 
 
 @contextlib.contextmanager
@@ -254,23 +270,6 @@ def evaluation_keys(db: Database, run_id: str) -> set[tuple[str, str, str]]:
     )
     with db.read() as conn:
         return {(str(a), str(b), str(c)) for a, b, c in conn.execute(query)}
-
-
-def _response_order(rec: ResponseRecord) -> tuple[Any, ...]:
-    # sorted in Python so that SQLite and PostgreSQL (collations, NULL order) agree
-    return (
-        rec.scenario,
-        rec.input_id is not None,
-        rec.input_id or "",
-        rec.role is not None,
-        rec.role or "",
-        rec.candidate,
-        rec.temperature is not None,  # None (the provider's default) first
-        rec.temperature or 0.0,
-        rec.run_index,
-        rec.key,
-        rec.superseded,
-    )
 
 
 def _load(
