@@ -141,7 +141,8 @@ def _compile(stmt: Any) -> tuple[str, tuple[str, ...], dict[str, Any]]:
         compiled = stmt.compile(dialect=_DIALECT)
     names = tuple(compiled.positiontup or ())
     # the values SQLAlchemy binds itself (literals in the expression: 0, 1, a LIMIT, IN lists)
-    given = {k: v for k, v in compiled.params.items() if v is not None and k in names}
+    plain = str | int | float | list | tuple
+    given = {k: v for k, v in compiled.params.items() if isinstance(v, plain) and k in names}
     given = {k: list(v) if isinstance(v, tuple | list) else v for k, v in given.items()}
     return " ".join(compiled.string.split()), names, given
 
@@ -184,7 +185,7 @@ def render() -> str:
     out += [
         "}",
         '"""Each statement: its SQL (qmark parameters; ``__[POSTCOMPILE_name]`` is a list\'s',
-        "place), its parameters' names in order, and the values SQLAlchemy binds itself.\"\"\"",
+        'place), its parameters\' names in order, and the values SQLAlchemy binds itself."""',
         "",
     ]
     return "\n".join(out)

@@ -5,6 +5,7 @@ the freshness of cache entries (pure Python, no driver)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import operator
 import secrets
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -19,6 +20,8 @@ from qualspec.store._redact import redact
 
 UNFINISHED = ("running", "interrupted", "budget_exceeded", "failed")
 MAX_ID_LENGTH = 1000  # characters: longer ids and prefixes are refused before a query
+JSON_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""How a JSON column's value is stored: compact, keys sorted (one encoder, not one per row)."""
 CACHE_FIELDS = tuple(f.name for f in fields(CacheEntry) if f.name != "error")
 
 
