@@ -141,8 +141,8 @@ def _compile(stmt: Any) -> tuple[str, tuple[str, ...], dict[str, Any]]:
         compiled = stmt.compile(dialect=_DIALECT)
     names = tuple(compiled.positiontup or ())
     # the values SQLAlchemy binds itself (literals in the expression: 0, 1, a LIMIT, IN lists)
-    plain = str | int | float | list | tuple
-    given = {k: v for k, v in compiled.params.items() if isinstance(v, plain) and k in names}
+    plain = (str, int, float, list, tuple)  # not None (a parameter), not a marker
+    given = {k: v for k, v in compiled.params.items() if type(v) in plain and k in names}
     given = {k: list(v) if isinstance(v, tuple | list) else v for k, v in given.items()}
     return " ".join(compiled.string.split()), names, given
 
