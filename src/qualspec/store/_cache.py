@@ -15,8 +15,8 @@ from qualspec.store._db import Database
 from qualspec.store._records import CacheEntry
 from qualspec.store._schema import cache_entries
 from qualspec.store._shared import CACHE_FIELDS as _FIELDS
+from qualspec.store._shared import cache_rows
 from qualspec.store._shared import fresh as _fresh
-from qualspec.store._shared import is_error as _is_error
 
 __all__ = ["cache_clear", "cache_get_many", "cache_kinds", "cache_put_many", "cache_stats"]
 
@@ -62,20 +62,12 @@ def cache_get_many(
 
 def cache_put_many(db: Database, entries: Sequence[CacheEntry]) -> None:
     """Upsert successful entries in one transaction; errors are never cached."""
-    now = now_utc()
-    rows: dict[str, list[Any]] = {}
-    for entry in entries:
-        if _is_error(entry):
-            continue
-        row = list(_values(entry))
-        if row[_CREATED] is None:
-            row[_CREATED] = now
-        rows[entry.key] = row  # the last one of a key wins
+    rows = cache_rows(entries)
     if not rows:
         return
     insert = db.bulk_insert("cache_entries", lambda: _upsert(db), _FIELDS)
     with db.write() as conn:
-        insert.execute(conn, rows.values())
+        insert.execute(conn, rows)
 
 
 def _upsert(db: Database) -> Any:

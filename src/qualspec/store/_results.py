@@ -14,80 +14,30 @@ asked for them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, select, true, update
 
 from qualspec.errors import StoreError
-from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._input_rows import attach_rows, insert_rows, memo_for
 from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
 from qualspec.store._shared import (
     CRITERIA,
+    JUDGMENT_COLUMNS,
+    JUDGMENT_CONFLICT,
+    JUDGMENT_FIELDS,
+    RESPONSE_COLUMNS,
+    RESPONSE_CONFLICT,
+    RESPONSE_FIELDS,
+    R,
     criterion_hash,
-)
-from qualspec.store._shared import (
-    J_CREATED as _J_CREATED,
-)
-from qualspec.store._shared import (
-    J_DETAILS as _J_DETAILS,
-)
-from qualspec.store._shared import (
-    J_SCORES as _J_SCORES,
-)
-from qualspec.store._shared import (
-    J_SUBJECT as _J_SUBJECT,
-)
-from qualspec.store._shared import (
-    JUDGMENT_COLUMNS as _JUDGMENT_COLUMNS,
-)
-from qualspec.store._shared import (
-    JUDGMENT_CONFLICT as _JUDGMENT_CONFLICT,
-)
-from qualspec.store._shared import (
-    JUDGMENT_FIELDS as _JUDGMENT_FIELDS,
-)
-from qualspec.store._shared import (
-    R_CREATED as _R_CREATED,
-)
-from qualspec.store._shared import (
-    R_INPUT as _R_INPUT,
-)
-from qualspec.store._shared import (
-    R_VERSIONS as _R_VERSIONS,
-)
-from qualspec.store._shared import (
-    RESPONSE_COLUMNS as _RESPONSE_COLUMNS,
-)
-from qualspec.store._shared import (
-    RESPONSE_CONFLICT as _RESPONSE_CONFLICT,
-)
-from qualspec.store._shared import (
-    RESPONSE_FIELDS as _RESPONSE_FIELDS,
-)
-from qualspec.store._shared import (
-    R as _R,
-)
-from qualspec.store._shared import (
-    dedupe as _dedupe,
-)
-from qualspec.store._shared import (
-    judgment_key as _judgment_key,
-)
-from qualspec.store._shared import (
-    judgment_values as _judgment_values,
-)
-from qualspec.store._shared import (
-    response_key as _response_key,
-)
-from qualspec.store._shared import (
-    response_order as _response_order,
-)
-from qualspec.store._shared import (
-    response_values as _response_values,
+    judgment_order,
+    judgment_rows,
+    response_order,
+    response_rows,
 )
 
 if TYPE_CHECKING:
@@ -141,69 +91,19 @@ def _run_must_exist(db: Database, run_id: str) -> Iterator[None]:
         raise
 
 
-def _upsert_batch(
-    db: Database,
-    run_id: str,
-    records: Sequence[_R],
-    *,
-    table: Any,
-    conflict: tuple[str, ...],
-    columns: tuple[str, ...],
-    key: Callable[[_R], Hashable],
-    row: Callable[[_R], list[Any]],
-    created: int,
-    before: Callable[[Connection], None] | None = None,
-) -> None:
-    """Upsert a batch of records (one ``row`` each, ``columns`` in order) in one
-    transaction, after ``before`` (given the connection, once every ``row`` is made); a
-    row without a creation time is given the batch's."""
-    if not records:
-        return
-    now = now_utc()
-    insert = db.bulk_insert(table.name, lambda: _upsert(db, table, conflict), columns)
-    rows = []
-    for rec in _dedupe(records, key):
-        values = row(rec)
-        if values[created] is None:
-            values[created] = now
-        rows.append(values)
-    with _run_must_exist(db, run_id), db.write() as conn:
-        if before is not None:
-            before(conn)
-        insert.execute(conn, rows)
-
-
 def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord]) -> None:
     """Upsert a batch of responses in one transaction, with the input rows they name
     (stored once each: see ``_input_rows``). A record's ``input_hash`` is set here, from
     its ``input_values`` (None without them)."""
-    rows: dict[str, str] = {}  # hash -> JSON of the batch's input rows
-    memo = memo_for(db)
-
-    def row(rec: ResponseRecord) -> list[Any]:
-        values = [run_id, *_response_values(rec)]
-        versions = values[_R_VERSIONS]
-        if type(versions) is not dict:  # a mapping of another type: stored as a plain dict
-            values[_R_VERSIONS] = dict(versions)
-        found: str | None = None
-        if rec.input_values is not None:
-            found, text = memo.entry(rec.input_values)
-            rows[found] = text
-        values[_R_INPUT] = rec.input_hash = found
-        return values
-
-    _upsert_batch(
-        db,
-        run_id,
-        records,
-        table=responses,
-        conflict=_RESPONSE_CONFLICT,
-        columns=_RESPONSE_COLUMNS,
-        key=_response_key,
-        row=row,
-        created=_R_CREATED,
-        before=lambda conn: insert_rows(db, conn, rows),
+    if not records:
+        return
+    rows, inputs = response_rows(run_id, records, memo_for(db))
+    insert = db.bulk_insert(
+        "responses", lambda: _upsert(db, responses, RESPONSE_CONFLICT), RESPONSE_COLUMNS
     )
+    with _run_must_exist(db, run_id), db.write() as conn:
+        insert_rows(db, conn, inputs)
+        insert.execute(conn, rows)
 
 
 def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord]) -> None:
@@ -211,36 +111,24 @@ def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord
 
     Keyed by (evaluator, response_key, criterion) within the run.
     """
-
-    def row(rec: JudgmentRecord) -> list[Any]:
-        values = [run_id, criterion_hash(rec.criterion), *_judgment_values(rec)]
-        # stored as plain JSON values (a tuple or another mapping type becomes a list/dict)
-        for i, plain in ((_J_SUBJECT, list), (_J_SCORES, dict), (_J_DETAILS, dict)):
-            if values[i] is not None and type(values[i]) is not plain:
-                values[i] = plain(values[i])
-        return values
-
-    _upsert_batch(
-        db,
-        run_id,
-        records,
-        table=judgments,
-        conflict=_JUDGMENT_CONFLICT,
-        columns=_JUDGMENT_COLUMNS,
-        key=_judgment_key,
-        row=row,
-        created=_J_CREATED,
+    if not records:
+        return
+    rows = judgment_rows(run_id, records)
+    insert = db.bulk_insert(
+        "judgments", lambda: _upsert(db, judgments, JUDGMENT_CONFLICT), JUDGMENT_COLUMNS
     )
+    with _run_must_exist(db, run_id), db.write() as conn:
+        insert.execute(conn, rows)
 
 
 def response_from_row(row: Any) -> ResponseRecord:
     """A response as read from a row of ``responses`` (a mapping of its columns)."""
-    return ResponseRecord(**{name: row[name] for name in _RESPONSE_FIELDS})
+    return ResponseRecord(**{name: row[name] for name in RESPONSE_FIELDS})
 
 
 def judgment_from_row(row: Any) -> JudgmentRecord:
     """An evaluation record as read from a row of ``judgments``."""
-    return JudgmentRecord(**{name: row[name] for name in _JUDGMENT_FIELDS})
+    return JudgmentRecord(**{name: row[name] for name in JUDGMENT_FIELDS})
 
 
 def response_keys(db: Database, run_id: str, ok_only: bool = True) -> set[str]:
@@ -277,10 +165,10 @@ def _load(
     run_id: str,
     include_superseded: bool,
     table: Any,
-    record: type[_R],
+    record: type[R],
     names: tuple[str, ...],
-    attach: Callable[[Connection, list[_R]], None] | None = None,
-) -> list[_R]:
+    attach: Callable[[Connection, list[R]], None] | None = None,
+) -> list[R]:
     """A run's current rows of ``table`` (all with ``include_superseded``) as ``record``s,
     unordered; ``attach`` completes them in the same read transaction."""
     query = select(table).where(table.c.run_id == run_id)
@@ -300,9 +188,9 @@ def load_responses(
     """A run's current responses (all with ``include_superseded``), ordered by scenario,
     input, role, candidate, temperature, run; each with its input row's values."""
     out = _load(
-        db, run_id, include_superseded, responses, ResponseRecord, _RESPONSE_FIELDS, attach_rows
+        db, run_id, include_superseded, responses, ResponseRecord, RESPONSE_FIELDS, attach_rows
     )
-    out.sort(key=_response_order)
+    out.sort(key=response_order)
     return out
 
 
@@ -319,18 +207,8 @@ def load_judgments(
     within one key the criteria judge's records come first, then other evaluators' by
     name, each by criterion (current before superseded).
     """
-    out = _load(db, run_id, include_superseded, judgments, JudgmentRecord, _JUDGMENT_FIELDS)
-    position = {rec.key: i for i, rec in enumerate(ordered)}
-    out.sort(
-        key=lambda j: (
-            position.get(j.response_key, len(position)),
-            j.response_key,
-            j.evaluator != CRITERIA,
-            j.evaluator,
-            j.criterion,
-            j.superseded,
-        )
-    )
+    out = _load(db, run_id, include_superseded, judgments, JudgmentRecord, JUDGMENT_FIELDS)
+    out.sort(key=judgment_order(ordered))
     return out
 
 

@@ -16,6 +16,7 @@ from qualspec.store._records import RunSummary, suite_matches
 from qualspec.store._redact import redact
 from qualspec.store._schema import judgments, labels, responses, runs
 from qualspec.store._shared import MAX_ID_LENGTH, UNFINISHED, new_run_row, summary
+from qualspec.store._shared import RUN_LIST_HINT as _LIST_HINT
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -31,8 +32,6 @@ __all__ = [
     "resolve_run_id",
     "update_run_metadata",
 ]
-
-_LIST_HINT = "see `qualspec runs list`"
 
 
 def create_run(db: Database, suite_name: str, suite_hash: str, metadata: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from qualspec.store._clock import now_utc
+from qualspec.store._input_rows import RowMemo
 from qualspec.store._liveness import abandoned_reason
 from qualspec.store._records import CacheEntry, JudgmentRecord, ResponseRecord, RunSummary
 from qualspec.store._redact import redact
@@ -23,6 +24,9 @@ MAX_ID_LENGTH = 1000  # characters: longer ids and prefixes are refused before a
 JSON_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 """How a JSON column's value is stored: compact, keys sorted (one encoder, not one per row)."""
 CACHE_FIELDS = tuple(f.name for f in fields(CacheEntry) if f.name != "error")
+_cache_values = operator.attrgetter(*CACHE_FIELDS)
+_CACHE_CREATED = CACHE_FIELDS.index("created_at")
+RUN_LIST_HINT = "see `qualspec runs list`"
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -101,6 +105,78 @@ def dedupe(records: Sequence[R], key: Callable[[R], Hashable]) -> list[R]:
         if prev is None or prev.error is not None:
             chosen[k] = rec
     return list(chosen.values())
+
+
+def response_rows(
+    run_id: str, records: Sequence[ResponseRecord], memo: RowMemo
+) -> tuple[list[list[Any]], dict[str, str]]:
+    """The rows (``RESPONSE_COLUMNS``) to upsert for a batch of responses, after the upsert
+    rule within the batch, and the JSON of the input rows they name, by hash. A record's
+    ``input_hash`` is set here, from its ``input_values`` (None without them); a row
+    without a creation time is given the batch's."""
+    now = now_utc()
+    inputs: dict[str, str] = {}  # hash -> JSON of the batch's input rows
+    rows = []
+    for rec in dedupe(records, response_key):
+        values = [run_id, *response_values(rec)]
+        versions = values[R_VERSIONS]
+        if type(versions) is not dict:  # a mapping of another type: stored as a plain dict
+            values[R_VERSIONS] = dict(versions)
+        found: str | None = None
+        if rec.input_values is not None:
+            found, text = memo.entry(rec.input_values)
+            inputs[found] = text
+        values[R_INPUT] = rec.input_hash = found
+        if values[R_CREATED] is None:
+            values[R_CREATED] = now
+        rows.append(values)
+    return rows, inputs
+
+
+def judgment_rows(run_id: str, records: Sequence[JudgmentRecord]) -> list[list[Any]]:
+    """The rows (``JUDGMENT_COLUMNS``) to upsert for a batch of evaluation records, after
+    the upsert rule within the batch; one without a creation time is given the batch's."""
+    now = now_utc()
+    rows = []
+    for rec in dedupe(records, judgment_key):
+        values = [run_id, criterion_hash(rec.criterion), *judgment_values(rec)]
+        # stored as plain JSON values (a tuple or another mapping type becomes a list/dict)
+        for i, plain in ((J_SUBJECT, list), (J_SCORES, dict), (J_DETAILS, dict)):
+            if values[i] is not None and type(values[i]) is not plain:
+                values[i] = plain(values[i])
+        if values[J_CREATED] is None:
+            values[J_CREATED] = now
+        rows.append(values)
+    return rows
+
+
+def cache_rows(entries: Sequence[CacheEntry]) -> list[list[Any]]:
+    """The rows (``CACHE_FIELDS``) to upsert for cache entries: errors are never cached,
+    the last entry of a key wins, one without a creation time is given now."""
+    now = now_utc()
+    rows: dict[str, list[Any]] = {}
+    for entry in entries:
+        if is_error(entry):
+            continue
+        row = list(_cache_values(entry))
+        if row[_CACHE_CREATED] is None:
+            row[_CACHE_CREATED] = now
+        rows[entry.key] = row
+    return list(rows.values())
+
+
+def judgment_order(ordered: Sequence[ResponseRecord]) -> Callable[[JudgmentRecord], Any]:
+    """The sort key of evaluation records in the order of their subjects' responses
+    (``ordered``; see ``load_judgments``)."""
+    position = {rec.key: i for i, rec in enumerate(ordered)}
+    return lambda j: (
+        position.get(j.response_key, len(position)),
+        j.response_key,
+        j.evaluator != CRITERIA,
+        j.evaluator,
+        j.criterion,
+        j.superseded,
+    )
 
 
 def response_order(rec: ResponseRecord) -> tuple[Any, ...]:
