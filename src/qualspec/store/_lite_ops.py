@@ -5,6 +5,7 @@ JSON columns as compact sorted text, booleans as 0/1, floats as floats."""
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -75,7 +76,7 @@ def _bind(name: str, params: Mapping[str, Any]) -> tuple[str, list[Any]]:
     return sql, values
 
 
-def execute(conn: sqlite3.Connection, name: str, **params: Any) -> sqlite3.Cursor:
+def execute(conn: sqlite3.Connection, name: str, /, **params: Any) -> sqlite3.Cursor:
     """Run statement ``name`` with ``params`` (already in their stored form)."""
     sql, values = _bind(name, params)
     return conn.execute(sql, values)
@@ -110,29 +111,30 @@ def fetch(
 
 
 class BulkWrite:
-    """An INSERT .. ON CONFLICT of ``_lite_sql`` for many rows (lists in its columns'
+    """An INSERT .. ON CONFLICT of ``_lite_sql`` for many rows (lists in ``columns``
     order), sent as one ``executemany`` with each column's value converted once."""
 
     def __init__(self, name: str, table: str, columns: Sequence[str]) -> None:
-        self.sql, self.columns, _ = SQL[name]
-        if tuple(columns) != self.columns:
-            raise ValueError(f"{name} takes {self.columns}, not {tuple(columns)}")
+        self.sql, names, _ = SQL[name]
+        if sorted(names) != sorted(columns):
+            raise ValueError(f"{name} takes {names}, not {tuple(columns)}")
         kinds = _KINDS[table]
         self._steps = [
             (i, convert)
-            for i, column in enumerate(self.columns)
+            for i, column in enumerate(columns)
             if (convert := _IN[kinds[column]]) is not None
         ]
+        self._params = operator.itemgetter(*(list(columns).index(n) for n in names))
 
     def execute(self, conn: sqlite3.Connection, rows: Iterable[list[Any]]) -> None:
         """Insert ``rows`` (changed in place) in one executemany."""
-        steps = self._steps
-        params: list[list[Any]] = []
+        steps, as_params = self._steps, self._params
+        params: list[Any] = []
         for row in rows:
             for i, convert in steps:
                 value = row[i]
                 if value is not None:
                     row[i] = convert(value)
-            params.append(row)
+            params.append(as_params(row))
         if params:
             conn.executemany(self.sql, params)
