@@ -10,6 +10,7 @@ One connection per thread (the recorder writes from its own thread), opened on f
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -19,14 +20,18 @@ from pathlib import Path
 from qualspec.errors import StoreError
 from qualspec.store._url import display_url
 
-__all__ = ["LiteDatabase", "lite_path"]
+__all__ = ["DRIVER_ENV", "LiteDatabase", "lite_path"]
 
 _BUSY_TIMEOUT_MS = 30_000
+DRIVER_ENV = "QUALSPEC_SQLITE_DRIVER"  # "sqlalchemy": SQLite files on the SQLAlchemy path
 
 
 def lite_path(url: str) -> str | None:
     """The file of a plain ``sqlite:///PATH`` URL (None: another URL, which the
-    SQLAlchemy path serves: in-memory, ``file:`` URIs, query options, other backends)."""
+    SQLAlchemy path serves: in-memory, ``file:`` URIs, query options, other backends; or
+    every URL, with ``QUALSPEC_SQLITE_DRIVER=sqlalchemy``)."""
+    if os.environ.get(DRIVER_ENV, "").strip().lower() == "sqlalchemy":
+        return None
     head = "sqlite:///"
     if not url.startswith(head) or "?" in url or "%" in url:
         return None

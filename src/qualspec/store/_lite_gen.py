@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import Boolean, Float, bindparam, func, select, update
 from sqlalchemy.dialects import sqlite
 
-from qualspec.store import _cache, _results, _runs, _shared
+from qualspec.store import _cache, _lookup, _results, _runs, _shared
 from qualspec.store._migrate import _fresh_ddl, file_revisions
 from qualspec.store._schema import (
     JSONText,
@@ -52,11 +52,6 @@ def _mine() -> Any:
     return update(runs).where(
         r.id == _p("id"), r.owner_pid == _p("pid"), r.owner_host == _p("host")
     )
-
-
-def _rows(table: Any, *, current: bool) -> Any:
-    query = select(table).where(table.c.run_id == _p("run_id"))
-    return query.where(~table.c.superseded) if current else query
 
 
 def _run_statements() -> dict[str, Any]:
@@ -110,10 +105,19 @@ def _data_statements() -> dict[str, Any]:
         "input_rows_get": select(input_rows.c.hash, input_rows.c.row_json).where(
             input_rows.c.hash.in_(_in("hashes"))
         ),
-        "responses_of_run": _rows(responses, current=True),
-        "responses_all_of_run": _rows(responses, current=False),
-        "judgments_of_run": _rows(judgments, current=True),
-        "judgments_all_of_run": _rows(judgments, current=False),
+        "responses_of_run": _results.rows_query(responses, _p("run_id"), current=True),
+        "responses_all_of_run": _results.rows_query(responses, _p("run_id"), current=False),
+        "judgments_of_run": _results.rows_query(judgments, _p("run_id"), current=True),
+        "judgments_all_of_run": _results.rows_query(judgments, _p("run_id"), current=False),
+        "done_responses": _lookup.done_responses_query(_p("run_id"), _in("keys")),
+        "done_evaluations": _lookup.done_evaluations_query(_p("run_id"), _in("keys")),
+        "judgments_of": _lookup.judgments_of_query(_p("run_id"), _in("keys")),
+        "present_keys": _lookup.present_keys_query(_p("run_id"), _in("keys")),
+        "group_judgments": _lookup.group_judgments_query(_p("run_id")),
+        "run_counts_answers": _lookup.run_counts_queries(_p("run_id"))[0],
+        "run_counts_evaluations": _lookup.run_counts_queries(_p("run_id"))[1],
+        "supersede_responses": _results.supersede_statements(_p("run_id"))[0],
+        "supersede_evaluations": _results.supersede_statements(_p("run_id"))[1],
         "_upsert_responses": (
             _results._upsert(shim, responses, _shared.RESPONSE_CONFLICT),  # type: ignore[arg-type]
             _shared.RESPONSE_COLUMNS,

@@ -27,6 +27,7 @@ from qualspec.store import _migrate
 from qualspec.store._clock import now_utc
 from qualspec.store._input_rows import memo_for
 from qualspec.store._lite_db import LiteDatabase, lite_path
+from qualspec.store._lite_lookup import LiteLookups
 from qualspec.store._lite_ops import BulkWrite, execute, fetch, to_db
 from qualspec.store._lite_sql import HEAD
 from qualspec.store._liveness import _live
@@ -84,7 +85,7 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
     return (items[i : i + _CHUNK] for i in range(0, len(items), _CHUNK))
 
 
-class LiteStore(Store, sqlite_files=True):
+class LiteStore(LiteLookups, Store, sqlite_files=True):
     """A :class:`Store` on a SQLite file; ``Store.open`` gives one for ``sqlite:///PATH``."""
 
     def __init__(self, url: str, *, migrate: bool = True) -> None:

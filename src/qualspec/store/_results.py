@@ -171,15 +171,18 @@ def _load(
 ) -> list[R]:
     """A run's current rows of ``table`` (all with ``include_superseded``) as ``record``s,
     unordered; ``attach`` completes them in the same read transaction."""
-    query = select(table).where(table.c.run_id == run_id)
-    if not include_superseded:
-        query = query.where(~table.c.superseded)
     with db.read() as conn:
-        rows = conn.execute(query).mappings()
+        rows = conn.execute(rows_query(table, run_id, current=not include_superseded)).mappings()
         out = [record(**{name: row[name] for name in names}) for row in rows.all()]
         if attach is not None:
             attach(conn, out)
         return out
+
+
+def rows_query(table: Any, run_id: Any, *, current: bool) -> Any:
+    """The run's rows of ``table`` (only its current ones when ``current``)."""
+    query = select(table).where(table.c.run_id == run_id)
+    return query.where(~table.c.superseded) if current else query
 
 
 def load_responses(
@@ -224,7 +227,6 @@ def supersede(
     by (evaluator, response_key, criterion). Rows already superseded, and keys with no
     current row, are left as they are.
     """
-    r, j = responses.c, judgments.c
     resp = [{"b_key": key} for key in sorted(set(response_keys))]
     evals = [
         {"b_evaluator": e, "b_response_key": k, "b_hash": criterion_hash(c)}
@@ -232,24 +234,32 @@ def supersede(
     ]
     if not resp and not evals:
         return
+    by_key, by_evaluation = supersede_statements(run_id)
     with db.write() as conn:
         if resp:
-            conn.execute(
-                update(responses)
-                .where(r.run_id == run_id, r.key == bindparam("b_key"), ~r.superseded)
-                .values(superseded=true()),
-                resp,
-            )
+            conn.execute(by_key, resp)
         if evals:
-            conn.execute(
-                update(judgments)
-                .where(
-                    j.run_id == run_id,
-                    j.evaluator == bindparam("b_evaluator"),
-                    j.response_key == bindparam("b_response_key"),
-                    j.criterion_hash == bindparam("b_hash"),
-                    ~j.superseded,
-                )
-                .values(superseded=true()),
-                evals,
-            )
+            conn.execute(by_evaluation, evals)
+
+
+def supersede_statements(run_id: Any) -> tuple[Any, Any]:
+    """The UPDATEs marking the run's current responses superseded by ``b_key``, and its
+    current evaluation records by ``b_evaluator``, ``b_response_key`` and ``b_hash``."""
+    r, j = responses.c, judgments.c
+    by_key = (
+        update(responses)
+        .where(r.run_id == run_id, r.key == bindparam("b_key"), ~r.superseded)
+        .values(superseded=true())
+    )
+    by_evaluation = (
+        update(judgments)
+        .where(
+            j.run_id == run_id,
+            j.evaluator == bindparam("b_evaluator"),
+            j.response_key == bindparam("b_response_key"),
+            j.criterion_hash == bindparam("b_hash"),
+            ~j.superseded,
+        )
+        .values(superseded=true())
+    )
+    return by_key, by_evaluation
