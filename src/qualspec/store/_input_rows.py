@@ -107,11 +107,11 @@ def _unchanged(snapshot: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
     )
 
 
-_MEMOS: weakref.WeakKeyDictionary[Database, RowMemo] = weakref.WeakKeyDictionary()
+_MEMOS: weakref.WeakKeyDictionary[object, RowMemo] = weakref.WeakKeyDictionary()
 _MEMOS_LOCK = threading.Lock()
 
 
-def memo_for(db: Database) -> RowMemo:
+def memo_for(db: object) -> RowMemo:
     """The row memo of ``db`` (one per database object, gone with it)."""
     with _MEMOS_LOCK:
         memo = _MEMOS.get(db)

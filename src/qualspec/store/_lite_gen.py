@@ -158,6 +158,7 @@ def _kind(column: Any) -> str | None:
 
 def render() -> str:
     """The text of ``_lite_sql.py``."""
+    use_dialect("sqlite")  # the partial unique indexes' WHERE, before the DDL is compiled
     out = [
         '"""The SQL of the SQLite run path (see ``_lite_gen``). generated: do not edit."""',
         "",

@@ -7,8 +7,13 @@ from collections.abc import Iterable
 
 from qualspec.store._lite_db import LiteDatabase
 from qualspec.store._lite_ops import execute, fetch
-from qualspec.store._records import JudgmentRecord, ResponseRecord
-from qualspec.store._shared import JUDGMENT_FIELDS, RESPONSE_FIELDS, criterion_hash
+from qualspec.store._records import (
+    JudgmentRecord,
+    ResponseRecord,
+    judgment_from_row,
+    response_from_row,
+)
+from qualspec.store._shared import criterion_hash
 
 __all__ = ["LiteLookups"]
 
@@ -34,7 +39,7 @@ class LiteLookups:
         with self._lite.read() as conn:
             for chunk in _batches(keys):
                 for row in fetch(conn, "done_responses", "responses", run_id=run_id, keys=chunk):
-                    record = ResponseRecord(**{n: row[n] for n in RESPONSE_FIELDS})
+                    record = response_from_row(row)
                     out[record.key] = record
         return out
 
@@ -53,7 +58,7 @@ class LiteLookups:
         with self._lite.read() as conn:
             for chunk in _batches(subject_keys):
                 rows = fetch(conn, "judgments_of", "judgments", run_id=run_id, keys=chunk)
-                out.extend(JudgmentRecord(**{n: row[n] for n in JUDGMENT_FIELDS}) for row in rows)
+                out.extend(judgment_from_row(row) for row in rows)
         return out
 
     def present_keys(self, run_id: str, keys: Iterable[str]) -> set[str]:

@@ -68,7 +68,7 @@ def _bind(name: str, params: Mapping[str, Any]) -> tuple[str, list[Any]]:
         value = params[param] if param in params else given.get(param)
         marker = _EXPAND.format(param)
         if marker in sql:  # an IN list: one placeholder per item
-            items = list(value)
+            items = list(value or ())
             sql = sql.replace(marker, ", ".join("?" * len(items)) if items else "NULL")
             values.extend(items)
         else:

@@ -25,13 +25,13 @@ FRESH_DDL: tuple[str, ...] = (
     'CREATE INDEX ix_runs_suite_started ON runs (suite_name, started_at)',
     "CREATE TABLE judgments ( id INTEGER NOT NULL, run_id VARCHAR(64) NOT NULL, response_key VARCHAR(128) NOT NULL, criterion TEXT NOT NULL, judge_key VARCHAR(128) NOT NULL, judge_model TEXT, threshold FLOAT, score FLOAT, passed BOOLEAN, reasoning TEXT, unscored_reason TEXT, raw_text TEXT, input_tokens INTEGER, output_tokens INTEGER, latency_s FLOAT, cost_usd FLOAT, attempts INTEGER NOT NULL, error TEXT, cached BOOLEAN NOT NULL, prompt_version INTEGER, created_at DATETIME NOT NULL, evaluator TEXT DEFAULT 'criteria' NOT NULL, subject TEXT, scores TEXT, details TEXT, criterion_hash VARCHAR(64) NOT NULL, superseded BOOLEAN DEFAULT 0 NOT NULL, queue_s FLOAT, PRIMARY KEY (id), FOREIGN KEY(run_id) REFERENCES runs (id) ON DELETE CASCADE )",
     'CREATE INDEX ix_judgments_run ON judgments (run_id)',
-    'CREATE UNIQUE INDEX uq_judgments_run_evaluator_key_criterion_current ON judgments (run_id, evaluator, response_key, criterion_hash)',
+    'CREATE UNIQUE INDEX uq_judgments_run_evaluator_key_criterion_current ON judgments (run_id, evaluator, response_key, criterion_hash) WHERE superseded = 0',
     "CREATE TABLE labels ( id INTEGER NOT NULL, run_id VARCHAR(64) NOT NULL, response_key VARCHAR(128) NOT NULL, criterion TEXT NOT NULL, criterion_hash VARCHAR(64) NOT NULL, labeller VARCHAR(255) DEFAULT '' NOT NULL, score FLOAT, passed BOOLEAN, notes TEXT, imported_by TEXT NOT NULL, imported_at DATETIME NOT NULL, source_name TEXT NOT NULL, source_sha256 VARCHAR(64) NOT NULL, PRIMARY KEY (id), CONSTRAINT uq_labels_run_key_criterion_labeller UNIQUE (run_id, response_key, criterion_hash, labeller), FOREIGN KEY(run_id) REFERENCES runs (id) ON DELETE CASCADE )",
     'CREATE TABLE responses ( id INTEGER NOT NULL, run_id VARCHAR(64) NOT NULL, "key" VARCHAR(128) NOT NULL, candidate TEXT NOT NULL, role TEXT, scenario TEXT NOT NULL, input_id TEXT, temperature FLOAT, effective_temperature FLOAT, run_index INTEGER NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, text TEXT, finish_reason VARCHAR(64), input_tokens INTEGER, output_tokens INTEGER, latency_s FLOAT, cost_usd FLOAT, attempts INTEGER NOT NULL, error TEXT, cached BOOLEAN NOT NULL, prompt_versions TEXT NOT NULL, created_at DATETIME NOT NULL, kind VARCHAR(32) DEFAULT \'candidate\' NOT NULL, superseded BOOLEAN DEFAULT 0 NOT NULL, queue_s FLOAT, call_key VARCHAR(128), input_hash VARCHAR(64), served_by TEXT, PRIMARY KEY (id), FOREIGN KEY(run_id) REFERENCES runs (id) ON DELETE CASCADE )',
     'CREATE INDEX ix_responses_call_key ON responses (call_key)',
     'CREATE INDEX ix_responses_input_hash ON responses (input_hash)',
     'CREATE INDEX ix_responses_run ON responses (run_id)',
-    'CREATE UNIQUE INDEX uq_responses_run_key_current ON responses (run_id, "key")',
+    'CREATE UNIQUE INDEX uq_responses_run_key_current ON responses (run_id, "key") WHERE superseded = 0',
     'CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))',
 )
 

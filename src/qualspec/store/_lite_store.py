@@ -40,16 +40,16 @@ from qualspec.store._records import (
     ResponseRecord,
     RunRecord,
     RunSummary,
+    judgment_from_row,
+    response_from_row,
     suite_matches,
 )
 from qualspec.store._redact import redact
 from qualspec.store._shared import (
     CACHE_FIELDS,
     JUDGMENT_COLUMNS,
-    JUDGMENT_FIELDS,
     MAX_ID_LENGTH,
     RESPONSE_COLUMNS,
-    RESPONSE_FIELDS,
     RUN_LIST_HINT,
     cache_rows,
     fresh,
@@ -103,7 +103,7 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
 
     # -------------------------------------------------------------- the SQLAlchemy side
 
-    @property  # type: ignore[override]
+    @property
     def _db(self) -> Database:
         """The SQLAlchemy database, opened on first use (for the methods not served here)."""
         with self._sa_lock:
@@ -117,7 +117,7 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
     def _db(self, value: Database) -> None:
         self._sa = value
 
-    @property  # type: ignore[override]
+    @property
     def _prompts(self) -> PromptRegistry:
         if self._sa_prompts is None:
             self._sa_prompts = PromptRegistry(self._db)
@@ -298,7 +298,7 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
     def record_responses(self, run_id: str, records: Sequence[ResponseRecord]) -> None:
         if not records:
             return
-        rows, inputs = response_rows(run_id, records, memo_for(self._lite))
+        rows, inputs = response_rows(run_id, records, memo_for(self._lite).entry)
         with self._run_must_exist(run_id), self._lite.write() as conn:
             if inputs:
                 # sorted: two writers never wait on each other's rows in turn
@@ -318,10 +318,10 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
         which = "all_of_run" if include_superseded else "of_run"
         with self._lite.read() as conn:
             rows = fetch(conn, f"responses_{which}", "responses", run_id=found.id)
-            responses = [ResponseRecord(**{n: r[n] for n in RESPONSE_FIELDS}) for r in rows]
+            responses = [response_from_row(r) for r in rows]
             _attach_rows(conn, responses)
             rows = fetch(conn, f"judgments_{which}", "judgments", run_id=found.id)
-            judgments = [JudgmentRecord(**{n: r[n] for n in JUDGMENT_FIELDS}) for r in rows]
+            judgments = [judgment_from_row(r) for r in rows]
         responses.sort(key=response_order)
         judgments.sort(key=judgment_order(responses))
         return RunRecord(summary=found, responses=responses, judgments=judgments)
@@ -388,10 +388,14 @@ def _attach_rows(conn: sqlite3.Connection, records: Sequence[ResponseRecord]) ->
 class _LitePrompts(PromptRegistry):
     """The prompt registry's lookups and inserts on the stdlib driver."""
 
+    def __init__(self, db: LiteDatabase) -> None:
+        super().__init__(db)
+        self._lite = db
+
     def _find_or_create(self, name: str, text: str, digest: str) -> int:
         for _ in range(10):
             try:
-                with self._db.write() as conn:
+                with self._lite.write() as conn:
                     existing = execute(conn, "prompt_find", name=name, hash=digest).fetchone()
                     if existing is not None:
                         return int(existing[0])
@@ -409,7 +413,7 @@ class _LitePrompts(PromptRegistry):
         raise StoreError(f"could not store a version of prompt '{name}': too much contention")
 
     def get_by_id(self, version_id: int) -> PromptVersion:
-        with self._db.read() as conn:
+        with self._lite.read() as conn:
             found = fetch(conn, "prompt_by_id", "prompt_versions", id=version_id)
         if not found:
             raise StoreError(f"no prompt version with id {version_id}: see `qualspec prompts list`")

@@ -22,16 +22,21 @@ from sqlalchemy import bindparam, select, true, update
 from qualspec.errors import StoreError
 from qualspec.store._db import Database
 from qualspec.store._input_rows import attach_rows, insert_rows, memo_for
-from qualspec.store._records import JudgmentRecord, ResponseRecord
+from qualspec.store._records import (
+    JUDGMENT_FIELDS,
+    RESPONSE_FIELDS,
+    JudgmentRecord,
+    ResponseRecord,
+    judgment_from_row,
+    response_from_row,
+)
 from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
 from qualspec.store._shared import (
     CRITERIA,
     JUDGMENT_COLUMNS,
     JUDGMENT_CONFLICT,
-    JUDGMENT_FIELDS,
     RESPONSE_COLUMNS,
     RESPONSE_CONFLICT,
-    RESPONSE_FIELDS,
     R,
     criterion_hash,
     judgment_order,
@@ -97,7 +102,7 @@ def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord
     its ``input_values`` (None without them)."""
     if not records:
         return
-    rows, inputs = response_rows(run_id, records, memo_for(db))
+    rows, inputs = response_rows(run_id, records, memo_for(db).entry)
     insert = db.bulk_insert(
         "responses", lambda: _upsert(db, responses, RESPONSE_CONFLICT), RESPONSE_COLUMNS
     )
@@ -119,16 +124,6 @@ def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord
     )
     with _run_must_exist(db, run_id), db.write() as conn:
         insert.execute(conn, rows)
-
-
-def response_from_row(row: Any) -> ResponseRecord:
-    """A response as read from a row of ``responses`` (a mapping of its columns)."""
-    return ResponseRecord(**{name: row[name] for name in RESPONSE_FIELDS})
-
-
-def judgment_from_row(row: Any) -> JudgmentRecord:
-    """An evaluation record as read from a row of ``judgments``."""
-    return JudgmentRecord(**{name: row[name] for name in JUDGMENT_FIELDS})
 
 
 def response_keys(db: Database, run_id: str, ok_only: bool = True) -> set[str]:

@@ -14,9 +14,15 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from qualspec.store._clock import now_utc
-from qualspec.store._input_rows import RowMemo
 from qualspec.store._liveness import abandoned_reason
-from qualspec.store._records import CacheEntry, JudgmentRecord, ResponseRecord, RunSummary
+from qualspec.store._records import (
+    JUDGMENT_FIELDS,
+    RESPONSE_FIELDS,
+    CacheEntry,
+    JudgmentRecord,
+    ResponseRecord,
+    RunSummary,
+)
 from qualspec.store._redact import redact
 
 UNFINISHED = ("running", "interrupted", "budget_exceeded", "failed")
@@ -63,8 +69,6 @@ def new_run_row(suite_name: str, suite_hash: str, metadata: Mapping[str, Any]) -
 R = TypeVar("R", ResponseRecord, JudgmentRecord)
 # the record's fields stored in columns of the same name (its row's values are stored
 # apart, once per row: see _input_rows)
-RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord) if f.name != "input_values")
-JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
 # the columns written, in order: the run id (and a judgment's criterion hash), then the
 # record's fields (each a column of the same name)
 RESPONSE_COLUMNS = ("run_id", *RESPONSE_FIELDS)
@@ -108,10 +112,13 @@ def dedupe(records: Sequence[R], key: Callable[[R], Hashable]) -> list[R]:
 
 
 def response_rows(
-    run_id: str, records: Sequence[ResponseRecord], memo: RowMemo
+    run_id: str,
+    records: Sequence[ResponseRecord],
+    row_entry: Callable[[Mapping[str, Any]], tuple[str, str]],
 ) -> tuple[list[list[Any]], dict[str, str]]:
     """The rows (``RESPONSE_COLUMNS``) to upsert for a batch of responses, after the upsert
-    rule within the batch, and the JSON of the input rows they name, by hash. A record's
+    rule within the batch, and the JSON of the input rows they name, by hash (from
+    ``row_entry``: ``_input_rows.RowMemo.entry``). A record's
     ``input_hash`` is set here, from its ``input_values`` (None without them); a row
     without a creation time is given the batch's."""
     now = now_utc()
@@ -124,7 +131,7 @@ def response_rows(
             values[R_VERSIONS] = dict(versions)
         found: str | None = None
         if rec.input_values is not None:
-            found, text = memo.entry(rec.input_values)
+            found, text = row_entry(rec.input_values)
             inputs[found] = text
         values[R_INPUT] = rec.input_hash = found
         if values[R_CREATED] is None:
