@@ -177,7 +177,7 @@ def render() -> str:
         "FRESH_DDL: tuple[str, ...] = (",
     ]
     ddl = _fresh_ddl(SimpleNamespace(dialect=_DIALECT))  # type: ignore[arg-type]
-    out += [f"    {' '.join(statement.split())!r}," for statement in ddl]
+    out += [f"    {statement!r}," for statement in ddl]  # as is: SQLite keeps the text
     out += [")", "", "COLUMNS: dict[str, tuple[tuple[str, str | None], ...]] = {"]
     for table in metadata.sorted_tables:
         cols = ", ".join(f"({c.name!r}, {_kind(c)!r})" for c in table.c)
