@@ -20,9 +20,16 @@ from pathlib import Path
 from qualspec.errors import StoreError
 from qualspec.store._url import display_url
 
-__all__ = ["DRIVER_ENV", "LiteDatabase", "lite_path"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "DRIVER_ENV",
+    "LiteDatabase",
+    "lite_path",
+    "make_parent",
+    "set_wal",
+]
 
-_BUSY_TIMEOUT_MS = 30_000
+BUSY_TIMEOUT_MS = 30_000
 DRIVER_ENV = "QUALSPEC_SQLITE_DRIVER"  # "sqlalchemy": SQLite files on the SQLAlchemy path
 
 
@@ -50,7 +57,7 @@ class LiteDatabase:
         self.url = url
         self.display = display_url(url)
         self.path = path
-        _make_parent(Path(path), self.display)
+        make_parent(Path(path), self.display)
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
@@ -126,15 +133,16 @@ class LiteDatabase:
 def _connect(path: str) -> sqlite3.Connection:
     # isolation_level=None: transactions are begun here, as BEGIN or BEGIN IMMEDIATE
     conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-    _set_wal(conn)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    set_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
 
 
-def _set_wal(conn: sqlite3.Connection) -> None:
-    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+def set_wal(conn: sqlite3.Connection | sqlite3.Cursor) -> None:
+    """Put the database in WAL mode (waiting out a concurrent opener's lock)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     while True:
         try:
             mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
@@ -148,7 +156,8 @@ def _set_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.05)
 
 
-def _make_parent(path: Path, display: str) -> None:
+def make_parent(path: Path, display: str) -> None:
+    """Create the folder of a SQLite file (StoreError saying what to do when it cannot)."""
     try:
         path.expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
