@@ -28,7 +28,7 @@ from qualspec.store._clock import now_utc
 from qualspec.store._input_rows import memo_for
 from qualspec.store._lite_db import LiteDatabase, lite_path
 from qualspec.store._lite_lookup import LiteLookups
-from qualspec.store._lite_ops import BulkWrite, execute, fetch, to_db
+from qualspec.store._lite_ops import BulkWrite, execute, fetch, read_rows, to_db
 from qualspec.store._lite_sql import HEAD
 from qualspec.store._liveness import _live
 from qualspec.store._prefix import only_match
@@ -317,11 +317,14 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
         found = self.get_run(run_id)
         which = "all_of_run" if include_superseded else "of_run"
         with self._lite.read() as conn:
-            rows = fetch(conn, f"responses_{which}", "responses", run_id=found.id)
-            responses = [response_from_row(r) for r in rows]
+            # one row at a time from the cursor: no list of every row beside the records
+            read = read_rows("responses")
+            rows = execute(conn, f"responses_{which}", run_id=found.id)
+            responses = [response_from_row(read(r)) for r in rows]
             _attach_rows(conn, responses)
-            rows = fetch(conn, f"judgments_{which}", "judgments", run_id=found.id)
-            judgments = [judgment_from_row(r) for r in rows]
+            read = read_rows("judgments")
+            rows = execute(conn, f"judgments_{which}", run_id=found.id)
+            judgments = [judgment_from_row(read(r)) for r in rows]
         responses.sort(key=response_order)
         judgments.sort(key=judgment_order(responses))
         return RunRecord(summary=found, responses=responses, judgments=judgments)
