@@ -7,11 +7,13 @@ use, so ``import qualspec`` (or any of its packages) stays cheap.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "lazy_modules"]
 
 
 def lazy_exports(
@@ -42,3 +44,23 @@ def lazy_exports(
         return sorted({*vars(sys.modules[package]), *where})
 
     return __getattr__, __dir__
+
+
+def lazy_modules(package: str, names: str) -> dict[str, ModuleType]:
+    """The modules ``names`` (space-separated, of ``package``) by name, each loaded on its
+    first attribute access (``importlib.util.LazyLoader``): a module may name modules it
+    needs only on some paths without paying for their imports on the others."""
+    out = {}
+    for name in names.split():
+        full = f"{package}.{name}"
+        found = sys.modules.get(full)
+        if found is None:
+            spec = importlib.util.find_spec(full)
+            if spec is None or spec.loader is None:
+                raise ModuleNotFoundError(f"no module named {full!r}", name=full)
+            spec.loader = importlib.util.LazyLoader(spec.loader)
+            found = importlib.util.module_from_spec(spec)
+            sys.modules[full] = found
+            spec.loader.exec_module(found)
+        out[name] = found
+    return out

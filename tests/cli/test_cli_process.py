@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,8 @@ from qualspec.testing import FakeServer
 NOT_IN_A_PLAIN_RUN = (
     "jinja2",
     "numpy",
-    "sqlalchemy.orm",
+    # a store on a SQLite file is served by the stdlib driver (PostgreSQL's needs SQLAlchemy)
+    "sqlalchemy",
     "qualspec.report._html",
     "qualspec.report._html_view",
     "qualspec.report._export",
@@ -112,6 +114,44 @@ def test_a_plain_run_loads_no_html_report_and_no_other_commands_modules(
     assert db.is_file()
     assert not Path(f"{db}-wal").exists()
     assert list((tmp_path / "results").glob("*.json"))
+
+
+def test_a_resumed_run_loads_no_sqlalchemy(tmp_path: Path) -> None:
+    modules_file = tmp_path / "modules.json"
+    prelude = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(modules_file)!r}, 'w').write("
+        "json.dumps(sorted(sys.modules))))"
+    )
+    with FakeServer(log_requests=False) as server:
+        suite = tmp_path / "suite.yaml"
+        suite.write_text(
+            "name: resumed\n"
+            "providers:\n"
+            f'  fake: {{type: openai, base_url: "{server.base_url}", api_key_env: FAKE_KEY}}\n'
+            "candidates: [{name: c, model: fake/model-a}]\n"
+            "judge: {model: fake/judge, threshold: 7}\n"
+            "scenarios:\n"
+            "  - name: s\n"
+            '    prompt: "question {{ i }}"\n'
+            "    criteria: [answers the question]\n"
+            "    inputs: [{i: 1}, {i: 2}, {i: 3}]\n",
+            encoding="utf-8",
+        )
+        first = _script(["run", str(suite), "--no-calibration"], tmp_path, prelude)
+        assert first.returncode == 0, first.stdout + first.stderr
+        # as if it was interrupted after two answers and one judgment
+        conn = sqlite3.connect(tmp_path / "home" / "qualspec.db")
+        with conn:
+            conn.execute("UPDATE runs SET status = 'interrupted'")
+            conn.execute("DELETE FROM judgments WHERE id > 1")
+            conn.execute("DELETE FROM responses WHERE id > 2")
+        conn.close()
+        resumed = _script(["run", str(suite), "--no-calibration", "--resume"], tmp_path, prelude)
+        loaded = set(json.loads(modules_file.read_text(encoding="utf-8")))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "Responses: 3" in resumed.stdout, resumed.stdout
+    assert "sqlalchemy" not in loaded and "alembic" not in loaded
 
 
 def test_the_script_ends_after_atexit_handlers_with_its_output_and_exit_code(

@@ -80,10 +80,13 @@ def test_redact_replaces_secret_values_recursively() -> None:
 
 
 def test_importing_the_package_does_not_import_sqlalchemy() -> None:
+    # nor naming the Store (a SQLite file is served by the stdlib driver); an in-memory
+    # database is SQLAlchemy's
     code = (
         "import sys, qualspec.store as s; "
         "assert 'sqlalchemy' not in sys.modules and 'alembic' not in sys.modules; "
-        "s.Store; assert 'sqlalchemy' in sys.modules"
+        "s.Store; assert 'sqlalchemy' not in sys.modules; "
+        "s.Store.open('sqlite://').close(); assert 'sqlalchemy' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -24,6 +24,7 @@ import asyncio
 import functools
 import logging
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -87,7 +88,6 @@ class Recorder:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.error: BaseException | None = None
         self._event_loop: asyncio.AbstractEventLoop | None = None
-        self._transient: tuple[type[BaseException], ...] = _transient_errors()
         self._thread: threading.Thread | None = None  # started when entered
 
     @property
@@ -315,7 +315,7 @@ class Recorder:
                 write()
             except BaseException as exc:  # noqa: BLE001 - surfaced by close() and on_fatal
                 now = time.monotonic()
-                if not isinstance(exc, self._transient):
+                if not isinstance(exc, _transient_errors()):
                     self._fatal(exc)
                     return False
                 if retry.first_failure is None:
@@ -435,9 +435,10 @@ def one_line(exc: BaseException) -> str:
 
 
 def _transient_errors() -> tuple[type[BaseException], ...]:
-    """Errors worth retrying: the store's, the database driver's, the operating system's."""
+    """Errors worth retrying: the store's, the database driver's, the operating system's
+    (SQLAlchemy's once it is imported: a store on a SQLite file may never import it)."""
     import sqlite3
 
-    from sqlalchemy.exc import SQLAlchemyError
-
-    return (StoreError, SQLAlchemyError, OSError, sqlite3.Error)
+    found: tuple[type[BaseException], ...] = (StoreError, OSError, sqlite3.Error)
+    sa = sys.modules.get("sqlalchemy.exc")
+    return found if sa is None else (*found, sa.SQLAlchemyError)

@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Store": "qualspec.store._store",
+    "Store": "qualspec.store._lite_store",  # Store, with its SQLite-file subclass registered
     "GROUND_TRUTH_STATUSES": "qualspec.store._references",
     "downgrade": "qualspec.store._migrate",
     "head_revision": "qualspec.store._migrate",

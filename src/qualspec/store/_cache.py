@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,11 +14,13 @@ from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._records import CacheEntry
 from qualspec.store._schema import cache_entries
+from qualspec.store._shared import CACHE_FIELDS as _FIELDS
+from qualspec.store._shared import cache_rows
+from qualspec.store._shared import fresh as _fresh
 
 __all__ = ["cache_clear", "cache_get_many", "cache_kinds", "cache_put_many", "cache_stats"]
 
 CHUNK = 500
-_FIELDS = tuple(f.name for f in fields(CacheEntry) if f.name != "error")
 _values = operator.attrgetter(*_FIELDS)
 _CREATED = _FIELDS.index("created_at")
 
@@ -59,42 +60,14 @@ def cache_get_many(
     return out
 
 
-def _fresh(row: Any, ttl: Mapping[str, float | None], moment: datetime) -> bool:
-    """Whether a cache row may be read at ``moment`` (see ``cache_get_many``)."""
-    kind = row["kind"]
-    if kind in ttl:
-        seconds = ttl[kind]
-        created = row["created_at"]
-        if seconds is None or created is None:
-            return True
-        try:
-            return bool(moment - created < timedelta(seconds=seconds))
-        except OverflowError:  # a lifetime longer than the calendar: never expires
-            return True
-    expires = row["expires_at"]
-    return expires is None or bool(expires > moment)
-
-
-def _is_error(entry: CacheEntry) -> bool:
-    return entry.error is not None or (entry.text is None and entry.structured is None)
-
-
 def cache_put_many(db: Database, entries: Sequence[CacheEntry]) -> None:
     """Upsert successful entries in one transaction; errors are never cached."""
-    now = now_utc()
-    rows: dict[str, list[Any]] = {}
-    for entry in entries:
-        if _is_error(entry):
-            continue
-        row = list(_values(entry))
-        if row[_CREATED] is None:
-            row[_CREATED] = now
-        rows[entry.key] = row  # the last one of a key wins
+    rows = cache_rows(entries)
     if not rows:
         return
     insert = db.bulk_insert("cache_entries", lambda: _upsert(db), _FIELDS)
     with db.write() as conn:
-        insert.execute(conn, rows.values())
+        insert.execute(conn, rows)
 
 
 def _upsert(db: Database) -> Any:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import DatabaseURLError, MissingDependencyError, StoreError
+from qualspec.store._lite_db import BUSY_TIMEOUT_MS, make_parent, set_wal
 from qualspec.store._schema import use_dialect
 from qualspec.store._url import display_url
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BulkInsert", "Database"]
 
-_BUSY_TIMEOUT_MS = 30_000
 WRITE_OPTION = "qualspec_write"  # the execution option of a connection that writes
 
 
@@ -58,7 +57,7 @@ class Database:
                 kwargs["poolclass"] = StaticPool
                 self._lock = _ReentrantLock()
             elif not database.startswith("file:"):
-                _make_parent(Path(database), self.display)
+                make_parent(Path(database), self.display)
         elif self.dialect == "postgresql":
             kwargs["connect_args"] = {"connect_timeout": 10, "application_name": "qualspec"}
             # a pooled connection may have died with a server restart: test it on checkout
@@ -222,16 +221,6 @@ def _translate(display: str) -> Iterator[None]:
         raise StoreError(f"database error on {display}: {_line(exc)}") from exc
 
 
-def _make_parent(path: Path, display: str) -> None:
-    try:
-        path.expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(
-            f"cannot create the folder for {display}: {exc.strerror or exc}; "
-            "set QUALSPEC_HOME or pass another --db"
-        ) from exc
-
-
 def _line(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None) or exc
     text = str(orig).strip().splitlines()
@@ -248,9 +237,9 @@ def _install_sqlite_events(engine: Engine, *, memory: bool) -> None:
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
         try:
-            cursor.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             if not memory:
-                _set_wal(cursor)
+                set_wal(cursor)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
@@ -260,20 +249,3 @@ def _install_sqlite_events(engine: Engine, *, memory: bool) -> None:
     def _on_begin(conn: Connection) -> None:
         immediate = conn.get_execution_options().get(WRITE_OPTION, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
-
-
-def _set_wal(cursor: Any) -> None:
-    import sqlite3
-
-    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            mode = cursor.execute("PRAGMA journal_mode").fetchone()[0]
-            if str(mode).lower() != "wal":
-                cursor.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            # switching a fresh file to WAL can meet a concurrent opener's lock
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)

@@ -20,11 +20,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select
-
 from qualspec.store._clock import now_utc
 from qualspec.store._redact import redact_values
-from qualspec.store._schema import input_rows, responses
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -111,11 +108,11 @@ def _unchanged(snapshot: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
     )
 
 
-_MEMOS: weakref.WeakKeyDictionary[Database, RowMemo] = weakref.WeakKeyDictionary()
+_MEMOS: weakref.WeakKeyDictionary[object, RowMemo] = weakref.WeakKeyDictionary()
 _MEMOS_LOCK = threading.Lock()
 
 
-def memo_for(db: Database) -> RowMemo:
+def memo_for(db: object) -> RowMemo:
     """The row memo of ``db`` (one per database object, gone with it)."""
     with _MEMOS_LOCK:
         memo = _MEMOS.get(db)
@@ -129,6 +126,8 @@ def insert_rows(db: Database, conn: Connection, rows: Mapping[str, str]) -> None
     transaction (sorted: two writers never wait on each other's rows in turn)."""
     if not rows:
         return
+    from qualspec.store._schema import input_rows
+
     now = now_utc()
     insert = db.bulk_insert(
         "input_rows",
@@ -146,6 +145,10 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 def attach_rows(conn: Connection, records: Sequence[ResponseRecord]) -> None:
     """Give each record with an ``input_hash`` its row's values (``input_values``): one
     mapping per row, shared by its records; None when the row is not stored."""
+    from sqlalchemy import select
+
+    from qualspec.store._schema import input_rows
+
     wanted = sorted({r.input_hash for r in records if r.input_hash is not None})
     found: dict[str, Any] = {}
     for chunk in _chunks(wanted):
@@ -159,6 +162,10 @@ def attach_rows(conn: Connection, records: Sequence[ResponseRecord]) -> None:
 
 def run_row_hashes(conn: Connection, run_id: str) -> list[str]:
     """The hashes of the rows a run's responses (superseded ones too) were asked with."""
+    from sqlalchemy import select
+
+    from qualspec.store._schema import responses
+
     r = responses.c
     query = select(r.input_hash).where(r.run_id == run_id, r.input_hash.is_not(None)).distinct()
     return sorted(str(h) for h in conn.execute(query).scalars())
@@ -167,6 +174,10 @@ def run_row_hashes(conn: Connection, run_id: str) -> list[str]:
 def drop_unused_rows(conn: Connection, hashes: Sequence[str]) -> None:
     """Delete the rows among ``hashes`` that no response names any more (after a run's
     responses were deleted): a row another run uses stays."""
+    from sqlalchemy import delete, select
+
+    from qualspec.store._schema import input_rows, responses
+
     used = select(responses.c.id).where(responses.c.input_hash == input_rows.c.hash).exists()
     for chunk in _chunks(hashes):
         conn.execute(delete(input_rows).where(input_rows.c.hash.in_(chunk), ~used))

@@ -4,6 +4,7 @@ never one set of every key of the run), read a page at a time, or counted."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from sqlalchemy import func, select
 
@@ -34,13 +35,7 @@ def done_responses(db: Database, run_id: str, keys: Iterable[str]) -> dict[str, 
     with db.read() as conn:
         for start in range(0, len(wanted), LOOKUP_BATCH):
             chunk = wanted[start : start + LOOKUP_BATCH]
-            query = select(responses).where(
-                responses.c.run_id == run_id,
-                ~responses.c.superseded,
-                responses.c.error.is_(None),
-                responses.c.key.in_(chunk),
-            )
-            for row in conn.execute(query).mappings():
+            for row in conn.execute(done_responses_query(run_id, chunk)).mappings():
                 record = response_from_row(row)
                 out[record.key] = record
     return out
@@ -51,15 +46,11 @@ def done_evaluations(
 ) -> set[tuple[str, str, str]]:
     """``(evaluator, subject key, aspect)`` of the run's current evaluation records that
     are not errors, among the subjects ``subject_keys``."""
-    j = judgments.c
     out: set[tuple[str, str, str]] = set()
     wanted = list(dict.fromkeys(subject_keys))
     with db.read() as conn:
         for start in range(0, len(wanted), LOOKUP_BATCH):
-            chunk = wanted[start : start + LOOKUP_BATCH]
-            query = select(j.evaluator, j.response_key, j.criterion).where(
-                j.run_id == run_id, j.error.is_(None), ~j.superseded, j.response_key.in_(chunk)
-            )
+            query = done_evaluations_query(run_id, wanted[start : start + LOOKUP_BATCH])
             out.update((str(a), str(b), str(c)) for a, b, c in conn.execute(query))
     return out
 
@@ -92,34 +83,15 @@ def judgments_of(db: Database, run_id: str, subject_keys: Iterable[str]) -> list
     with db.read() as conn:
         for start in range(0, len(wanted), LOOKUP_BATCH):
             chunk = wanted[start : start + LOOKUP_BATCH]
-            query = select(judgments).where(
-                judgments.c.run_id == run_id,
-                ~judgments.c.superseded,
-                judgments.c.response_key.in_(chunk),
-            )
-            out.extend(judgment_from_row(row) for row in conn.execute(query).mappings())
+            rows = conn.execute(judgments_of_query(run_id, chunk)).mappings()
+            out.extend(judgment_from_row(row) for row in rows)
     return out
 
 
 def run_counts(db: Database, run_id: str) -> dict[str, int]:
     """How many current responses (and of them errors, cached, candidates, failed
     candidates) and evaluation records (errors, scored, passed) a run holds."""
-    r, j = responses.c, judgments.c
-    candidate = r.kind == "candidate"
-    answers = select(
-        func.count(),
-        func.count().filter(r.error.is_not(None)),
-        func.count().filter(r.cached),
-        func.count().filter(candidate),
-        func.count().filter(candidate, r.error.is_not(None)),
-    ).where(r.run_id == run_id, ~r.superseded)
-    evaluations = select(
-        func.count(),
-        func.count().filter(j.error.is_not(None)),
-        func.count().filter(j.score.is_not(None)),
-        func.count().filter(j.passed.is_(True)),
-        func.count().filter(j.passed.is_(False)),
-    ).where(j.run_id == run_id, ~j.superseded)
+    answers, evaluations = run_counts_queries(run_id)
     with db.read() as conn:
         a = conn.execute(answers).one()
         e = conn.execute(evaluations).one()
@@ -137,10 +109,7 @@ def present_keys(db: Database, run_id: str, keys: Iterable[str]) -> set[str]:
     with db.read() as conn:
         for start in range(0, len(wanted), LOOKUP_BATCH):
             chunk = wanted[start : start + LOOKUP_BATCH]
-            query = select(responses.c.key).where(
-                responses.c.run_id == run_id, ~responses.c.superseded, responses.c.key.in_(chunk)
-            )
-            out.update(str(k) for k in conn.execute(query).scalars())
+            out.update(str(k) for k in conn.execute(present_keys_query(run_id, chunk)).scalars())
     return out
 
 
@@ -149,9 +118,69 @@ def group_judgments(
 ) -> list[tuple[str, str, str, str | None, float | None]]:
     """``(evaluator, subject key, aspect, judge model, threshold)`` of the run's current
     evaluation records of groups (a subject of several answers)."""
+    with db.read() as conn:
+        rows = conn.execute(group_judgments_query(run_id))
+        return [(str(a), str(b), str(c), d, e) for a, b, c, d, e in rows]
+
+
+# The queries, given the run id and keys as values or bind parameters (the SQLite run
+# path compiles them: see _lite_gen).
+
+
+def done_responses_query(run_id: Any, keys: Any) -> Any:
+    """The run's current answered responses (no error) among ``keys``."""
+    r = responses.c
+    return select(responses).where(
+        r.run_id == run_id, ~r.superseded, r.error.is_(None), r.key.in_(keys)
+    )
+
+
+def done_evaluations_query(run_id: Any, keys: Any) -> Any:
+    """(evaluator, subject key, aspect) of the run's current records that are not errors,
+    among the subjects ``keys``."""
     j = judgments.c
-    query = select(j.evaluator, j.response_key, j.criterion, j.judge_model, j.threshold).where(
+    return select(j.evaluator, j.response_key, j.criterion).where(
+        j.run_id == run_id, j.error.is_(None), ~j.superseded, j.response_key.in_(keys)
+    )
+
+
+def judgments_of_query(run_id: Any, keys: Any) -> Any:
+    """The run's current evaluation records of the subjects ``keys``."""
+    j = judgments.c
+    return select(judgments).where(j.run_id == run_id, ~j.superseded, j.response_key.in_(keys))
+
+
+def present_keys_query(run_id: Any, keys: Any) -> Any:
+    """The keys among ``keys`` of the run's current responses."""
+    r = responses.c
+    return select(r.key).where(r.run_id == run_id, ~r.superseded, r.key.in_(keys))
+
+
+def group_judgments_query(run_id: Any) -> Any:
+    """(evaluator, subject key, aspect, judge model, threshold) of the run's current
+    records of groups."""
+    j = judgments.c
+    return select(j.evaluator, j.response_key, j.criterion, j.judge_model, j.threshold).where(
         j.run_id == run_id, ~j.superseded, j.subject.is_not(None)
     )
-    with db.read() as conn:
-        return [(str(a), str(b), str(c), d, e) for a, b, c, d, e in conn.execute(query)]
+
+
+def run_counts_queries(run_id: Any) -> tuple[Any, Any]:
+    """The counts of ``run_counts``: of the run's current responses, of its records."""
+    r, j = responses.c, judgments.c
+    candidate = r.kind == "candidate"
+    answers = select(
+        func.count(),
+        func.count().filter(r.error.is_not(None)),
+        func.count().filter(r.cached),
+        func.count().filter(candidate),
+        func.count().filter(candidate, r.error.is_not(None)),
+    ).where(r.run_id == run_id, ~r.superseded)
+    evaluations = select(
+        func.count(),
+        func.count().filter(j.error.is_not(None)),
+        func.count().filter(j.score.is_not(None)),
+        func.count().filter(j.passed.is_(True)),
+        func.count().filter(j.passed.is_(False)),
+    ).where(j.run_id == run_id, ~j.superseded)
+    return answers, evaluations

@@ -10,17 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qualspec.errors import SchemaVersionError
+from qualspec.errors import SchemaVersionError, StoreError
 
 if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy.engine import Connection, Engine
+
+    from qualspec.store._db import Database
 
 __all__ = [
     "current_revision",
     "downgrade",
     "downgrade_engine",
     "ensure_schema",
+    "open_schema",
     "file_revisions",
     "head_revision",
     "revisions",
@@ -239,3 +242,22 @@ def ensure_schema(engine: Engine, display: str) -> None:
             f"qualspec knows (head {head}): upgrade qualspec (pip install -U qualspec)"
         )
     upgrade_engine(engine)
+
+
+def open_schema(db: Database) -> None:
+    """``ensure_schema`` on a Store's database, which is closed on any error; an error of
+    the database says what to check."""
+    try:
+        db.run_locked(lambda: ensure_schema(db.engine, db.display))
+    except SchemaVersionError:
+        db.dispose()
+        raise
+    except StoreError as exc:
+        db.dispose()
+        raise StoreError(
+            f"cannot open the results database: {exc}; check that it is reachable "
+            "and the URL is right (--db or QUALSPEC_DATABASE_URL)"
+        ) from exc
+    except BaseException:
+        db.dispose()
+        raise

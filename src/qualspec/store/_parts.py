@@ -19,9 +19,14 @@ from sqlalchemy import func, or_, select
 
 from qualspec.store._db import Database
 from qualspec.store._input_rows import attach_rows
-from qualspec.store._records import JudgmentRecord, ResponseRecord
-from qualspec.store._results import CRITERIA, judgment_from_row, response_from_row
+from qualspec.store._records import (
+    JudgmentRecord,
+    ResponseRecord,
+    judgment_from_row,
+    response_from_row,
+)
 from qualspec.store._schema import CURRENT_ONLY, input_rows, judgments, responses, runs
+from qualspec.store._shared import CRITERIA
 
 __all__ = [
     "load_run_part",

@@ -5,14 +5,14 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterable
-
-from sqlalchemy import func, select
+from typing import TYPE_CHECKING, Any
 
 from qualspec.errors import StoreError
 from qualspec.store._clock import now_utc
-from qualspec.store._db import Database
 from qualspec.store._records import PromptVersion
-from qualspec.store._schema import prompt_versions
+
+if TYPE_CHECKING:
+    from qualspec.store._db import Database
 
 __all__ = ["PromptRegistry", "content_hash"]
 
@@ -27,7 +27,7 @@ def content_hash(text: str) -> str:
 class PromptRegistry:
     """Finds or creates prompt versions, remembering ids already seen by this Store."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database | Any) -> None:
         self._db = db
         self._memo: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
@@ -49,6 +49,10 @@ class PromptRegistry:
         return [self.version_id(name, text) for name, text in pairs]
 
     def _find_or_create(self, name: str, text: str, digest: str) -> int:
+        from sqlalchemy import func, select
+
+        from qualspec.store._schema import prompt_versions
+
         pv = prompt_versions.c
         for _ in range(_ATTEMPTS):
             try:
@@ -83,6 +87,10 @@ class PromptRegistry:
 
     def list_all(self, name: str | None = None) -> list[PromptVersion]:
         """Every stored prompt version (of ``name``), by name then version."""
+        from sqlalchemy import select
+
+        from qualspec.store._schema import prompt_versions
+
         query = select(prompt_versions).order_by(prompt_versions.c.name, prompt_versions.c.version)
         if name is not None:
             query = query.where(prompt_versions.c.name == name)
@@ -91,6 +99,10 @@ class PromptRegistry:
 
     def get(self, name: str, version: int) -> PromptVersion:
         """One version of a named prompt."""
+        from sqlalchemy import select
+
+        from qualspec.store._schema import prompt_versions
+
         pv = prompt_versions.c
         with self._db.read() as conn:
             row = (
@@ -104,6 +116,10 @@ class PromptRegistry:
 
     def get_by_id(self, version_id: int) -> PromptVersion:
         """A prompt version by its row id (as linked from responses and judgments)."""
+        from sqlalchemy import select
+
+        from qualspec.store._schema import prompt_versions
+
         with self._db.read() as conn:
             row = (
                 conn.execute(select(prompt_versions).where(prompt_versions.c.id == version_id))

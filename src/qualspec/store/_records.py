@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
@@ -495,3 +495,19 @@ class ReferenceAnswer:
         if self.review.updated_at is None and self.other_review is not None:
             return "needs_review"
         return self.review.status_for(self.text)
+
+
+RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord) if f.name != "input_values")
+"""A response's fields stored in columns of the same name (its input row is stored apart)."""
+JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
+"""An evaluation record's fields, each stored in a column of the same name."""
+
+
+def response_from_row(row: Any) -> ResponseRecord:
+    """A response as read from a row of ``responses`` (a mapping of its columns)."""
+    return ResponseRecord(**{name: row[name] for name in RESPONSE_FIELDS})
+
+
+def judgment_from_row(row: Any) -> JudgmentRecord:
+    """An evaluation record as read from a row of ``judgments``."""
+    return JudgmentRecord(**{name: row[name] for name in JUDGMENT_FIELDS})

@@ -20,8 +20,8 @@ from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._prefix import only_match
 from qualspec.store._records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
-from qualspec.store._runs import MAX_ID_LENGTH
 from qualspec.store._schema import reference_audit, reference_reviews, responses, runs
+from qualspec.store._shared import MAX_ID_LENGTH
 
 __all__ = [
     "GROUND_TRUTH_STATUSES",

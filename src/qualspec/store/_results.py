@@ -14,20 +14,36 @@ asked for them.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import operator
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, select, true, update
 
 from qualspec.errors import StoreError
-from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._input_rows import attach_rows, insert_rows, memo_for
-from qualspec.store._records import JudgmentRecord, ResponseRecord
+from qualspec.store._records import (
+    JUDGMENT_FIELDS,
+    RESPONSE_FIELDS,
+    JudgmentRecord,
+    ResponseRecord,
+    judgment_from_row,
+    response_from_row,
+)
 from qualspec.store._schema import CURRENT_ONLY, judgments, responses, runs
+from qualspec.store._shared import (
+    CRITERIA,
+    JUDGMENT_COLUMNS,
+    JUDGMENT_CONFLICT,
+    RESPONSE_COLUMNS,
+    RESPONSE_CONFLICT,
+    R,
+    criterion_hash,
+    judgment_order,
+    judgment_rows,
+    response_order,
+    response_rows,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -46,33 +62,7 @@ __all__ = [
     "supersede",
 ]
 
-_R = TypeVar("_R", ResponseRecord, JudgmentRecord)
-# the record's fields stored in columns of the same name (its row's values are stored
-# apart, once per row: see _input_rows)
-_RESPONSE_FIELDS = tuple(f.name for f in fields(ResponseRecord) if f.name != "input_values")
-_JUDGMENT_FIELDS = tuple(f.name for f in fields(JudgmentRecord))
-# the columns written, in order: the run id (and a judgment's criterion hash), then the
-# record's fields (each a column of the same name)
-_RESPONSE_COLUMNS = ("run_id", *_RESPONSE_FIELDS)
-_JUDGMENT_COLUMNS = ("run_id", "criterion_hash", *_JUDGMENT_FIELDS)
-_response_values = operator.attrgetter(*_RESPONSE_FIELDS)
-_judgment_values = operator.attrgetter(*_JUDGMENT_FIELDS)
-_R_VERSIONS = _RESPONSE_COLUMNS.index("prompt_versions")
-_R_CREATED = _RESPONSE_COLUMNS.index("created_at")
-_R_INPUT = _RESPONSE_COLUMNS.index("input_hash")
-_J_CREATED = _JUDGMENT_COLUMNS.index("created_at")
-_J_SUBJECT = _JUDGMENT_COLUMNS.index("subject")
-_J_SCORES = _JUDGMENT_COLUMNS.index("scores")
-_J_DETAILS = _JUDGMENT_COLUMNS.index("details")
 _STATEMENTS: dict[tuple[str, str], Any] = {}
-_RESPONSE_CONFLICT = ("run_id", "key")
-_JUDGMENT_CONFLICT = ("run_id", "evaluator", "response_key", "criterion_hash")
-CRITERIA = "criteria"  # the criteria judge's evaluator name
-
-
-def criterion_hash(criterion: str) -> str:
-    """SHA-256 of the criterion's UTF-8 bytes (hex): its stand-in in the unique key."""
-    return hashlib.sha256(criterion.encode("utf-8")).hexdigest()
 
 
 def _upsert(db: Database, table: Any, conflict: tuple[str, ...]) -> Any:
@@ -91,25 +81,6 @@ def _upsert(db: Database, table: Any, conflict: tuple[str, ...]) -> Any:
     return stmt
 
 
-def _response_key(rec: ResponseRecord) -> Hashable:
-    return rec.key
-
-
-def _judgment_key(rec: JudgmentRecord) -> Hashable:
-    return (rec.evaluator, rec.response_key, rec.criterion)
-
-
-def _dedupe(records: Sequence[_R], key: Callable[[_R], Hashable]) -> list[_R]:
-    """Apply the upsert rule within one batch (a batch may not touch a row twice)."""
-    chosen: dict[Hashable, _R] = {}
-    for rec in records:
-        k = key(rec)
-        prev = chosen.get(k)
-        if prev is None or prev.error is not None:
-            chosen[k] = rec
-    return list(chosen.values())
-
-
 @contextlib.contextmanager
 def _run_must_exist(db: Database, run_id: str) -> Iterator[None]:
     """Turn a foreign-key failure on ``run_id`` into a message that says what to do."""
@@ -125,69 +96,19 @@ def _run_must_exist(db: Database, run_id: str) -> Iterator[None]:
         raise
 
 
-def _upsert_batch(
-    db: Database,
-    run_id: str,
-    records: Sequence[_R],
-    *,
-    table: Any,
-    conflict: tuple[str, ...],
-    columns: tuple[str, ...],
-    key: Callable[[_R], Hashable],
-    row: Callable[[_R], list[Any]],
-    created: int,
-    before: Callable[[Connection], None] | None = None,
-) -> None:
-    """Upsert a batch of records (one ``row`` each, ``columns`` in order) in one
-    transaction, after ``before`` (given the connection, once every ``row`` is made); a
-    row without a creation time is given the batch's."""
-    if not records:
-        return
-    now = now_utc()
-    insert = db.bulk_insert(table.name, lambda: _upsert(db, table, conflict), columns)
-    rows = []
-    for rec in _dedupe(records, key):
-        values = row(rec)
-        if values[created] is None:
-            values[created] = now
-        rows.append(values)
-    with _run_must_exist(db, run_id), db.write() as conn:
-        if before is not None:
-            before(conn)
-        insert.execute(conn, rows)
-
-
 def record_responses(db: Database, run_id: str, records: Sequence[ResponseRecord]) -> None:
     """Upsert a batch of responses in one transaction, with the input rows they name
     (stored once each: see ``_input_rows``). A record's ``input_hash`` is set here, from
     its ``input_values`` (None without them)."""
-    rows: dict[str, str] = {}  # hash -> JSON of the batch's input rows
-    memo = memo_for(db)
-
-    def row(rec: ResponseRecord) -> list[Any]:
-        values = [run_id, *_response_values(rec)]
-        versions = values[_R_VERSIONS]
-        if type(versions) is not dict:  # a mapping of another type: stored as a plain dict
-            values[_R_VERSIONS] = dict(versions)
-        found: str | None = None
-        if rec.input_values is not None:
-            found, text = memo.entry(rec.input_values)
-            rows[found] = text
-        values[_R_INPUT] = rec.input_hash = found
-        return values
-
-    _upsert_batch(
-        db,
-        run_id,
-        records,
-        table=responses,
-        conflict=_RESPONSE_CONFLICT,
-        columns=_RESPONSE_COLUMNS,
-        key=_response_key,
-        row=row,
-        created=_R_CREATED,
-        before=lambda conn: insert_rows(db, conn, rows),
+    if not records:
+        return
+    rows, inputs = response_rows(run_id, records, memo_for(db).entry)
+    insert = db.bulk_insert(
+        "responses", lambda: _upsert(db, responses, RESPONSE_CONFLICT), RESPONSE_COLUMNS
     )
+    with _run_must_exist(db, run_id), db.write() as conn:
+        insert_rows(db, conn, inputs)
+        insert.execute(conn, rows)
 
 
 def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord]) -> None:
@@ -195,36 +116,14 @@ def record_judgments(db: Database, run_id: str, records: Sequence[JudgmentRecord
 
     Keyed by (evaluator, response_key, criterion) within the run.
     """
-
-    def row(rec: JudgmentRecord) -> list[Any]:
-        values = [run_id, criterion_hash(rec.criterion), *_judgment_values(rec)]
-        # stored as plain JSON values (a tuple or another mapping type becomes a list/dict)
-        for i, plain in ((_J_SUBJECT, list), (_J_SCORES, dict), (_J_DETAILS, dict)):
-            if values[i] is not None and type(values[i]) is not plain:
-                values[i] = plain(values[i])
-        return values
-
-    _upsert_batch(
-        db,
-        run_id,
-        records,
-        table=judgments,
-        conflict=_JUDGMENT_CONFLICT,
-        columns=_JUDGMENT_COLUMNS,
-        key=_judgment_key,
-        row=row,
-        created=_J_CREATED,
+    if not records:
+        return
+    rows = judgment_rows(run_id, records)
+    insert = db.bulk_insert(
+        "judgments", lambda: _upsert(db, judgments, JUDGMENT_CONFLICT), JUDGMENT_COLUMNS
     )
-
-
-def response_from_row(row: Any) -> ResponseRecord:
-    """A response as read from a row of ``responses`` (a mapping of its columns)."""
-    return ResponseRecord(**{name: row[name] for name in _RESPONSE_FIELDS})
-
-
-def judgment_from_row(row: Any) -> JudgmentRecord:
-    """An evaluation record as read from a row of ``judgments``."""
-    return JudgmentRecord(**{name: row[name] for name in _JUDGMENT_FIELDS})
+    with _run_must_exist(db, run_id), db.write() as conn:
+        insert.execute(conn, rows)
 
 
 def response_keys(db: Database, run_id: str, ok_only: bool = True) -> set[str]:
@@ -256,43 +155,29 @@ def evaluation_keys(db: Database, run_id: str) -> set[tuple[str, str, str]]:
         return {(str(a), str(b), str(c)) for a, b, c in conn.execute(query)}
 
 
-def _response_order(rec: ResponseRecord) -> tuple[Any, ...]:
-    # sorted in Python so that SQLite and PostgreSQL (collations, NULL order) agree
-    return (
-        rec.scenario,
-        rec.input_id is not None,
-        rec.input_id or "",
-        rec.role is not None,
-        rec.role or "",
-        rec.candidate,
-        rec.temperature is not None,  # None (the provider's default) first
-        rec.temperature or 0.0,
-        rec.run_index,
-        rec.key,
-        rec.superseded,
-    )
-
-
 def _load(
     db: Database,
     run_id: str,
     include_superseded: bool,
     table: Any,
-    record: type[_R],
+    record: type[R],
     names: tuple[str, ...],
-    attach: Callable[[Connection, list[_R]], None] | None = None,
-) -> list[_R]:
+    attach: Callable[[Connection, list[R]], None] | None = None,
+) -> list[R]:
     """A run's current rows of ``table`` (all with ``include_superseded``) as ``record``s,
     unordered; ``attach`` completes them in the same read transaction."""
-    query = select(table).where(table.c.run_id == run_id)
-    if not include_superseded:
-        query = query.where(~table.c.superseded)
     with db.read() as conn:
-        rows = conn.execute(query).mappings()
+        rows = conn.execute(rows_query(table, run_id, current=not include_superseded)).mappings()
         out = [record(**{name: row[name] for name in names}) for row in rows.all()]
         if attach is not None:
             attach(conn, out)
         return out
+
+
+def rows_query(table: Any, run_id: Any, *, current: bool) -> Any:
+    """The run's rows of ``table`` (only its current ones when ``current``)."""
+    query = select(table).where(table.c.run_id == run_id)
+    return query.where(~table.c.superseded) if current else query
 
 
 def load_responses(
@@ -301,9 +186,9 @@ def load_responses(
     """A run's current responses (all with ``include_superseded``), ordered by scenario,
     input, role, candidate, temperature, run; each with its input row's values."""
     out = _load(
-        db, run_id, include_superseded, responses, ResponseRecord, _RESPONSE_FIELDS, attach_rows
+        db, run_id, include_superseded, responses, ResponseRecord, RESPONSE_FIELDS, attach_rows
     )
-    out.sort(key=_response_order)
+    out.sort(key=response_order)
     return out
 
 
@@ -320,18 +205,8 @@ def load_judgments(
     within one key the criteria judge's records come first, then other evaluators' by
     name, each by criterion (current before superseded).
     """
-    out = _load(db, run_id, include_superseded, judgments, JudgmentRecord, _JUDGMENT_FIELDS)
-    position = {rec.key: i for i, rec in enumerate(ordered)}
-    out.sort(
-        key=lambda j: (
-            position.get(j.response_key, len(position)),
-            j.response_key,
-            j.evaluator != CRITERIA,
-            j.evaluator,
-            j.criterion,
-            j.superseded,
-        )
-    )
+    out = _load(db, run_id, include_superseded, judgments, JudgmentRecord, JUDGMENT_FIELDS)
+    out.sort(key=judgment_order(ordered))
     return out
 
 
@@ -347,7 +222,6 @@ def supersede(
     by (evaluator, response_key, criterion). Rows already superseded, and keys with no
     current row, are left as they are.
     """
-    r, j = responses.c, judgments.c
     resp = [{"b_key": key} for key in sorted(set(response_keys))]
     evals = [
         {"b_evaluator": e, "b_response_key": k, "b_hash": criterion_hash(c)}
@@ -355,24 +229,32 @@ def supersede(
     ]
     if not resp and not evals:
         return
+    by_key, by_evaluation = supersede_statements(run_id)
     with db.write() as conn:
         if resp:
-            conn.execute(
-                update(responses)
-                .where(r.run_id == run_id, r.key == bindparam("b_key"), ~r.superseded)
-                .values(superseded=true()),
-                resp,
-            )
+            conn.execute(by_key, resp)
         if evals:
-            conn.execute(
-                update(judgments)
-                .where(
-                    j.run_id == run_id,
-                    j.evaluator == bindparam("b_evaluator"),
-                    j.response_key == bindparam("b_response_key"),
-                    j.criterion_hash == bindparam("b_hash"),
-                    ~j.superseded,
-                )
-                .values(superseded=true()),
-                evals,
-            )
+            conn.execute(by_evaluation, evals)
+
+
+def supersede_statements(run_id: Any) -> tuple[Any, Any]:
+    """The UPDATEs marking the run's current responses superseded by ``b_key``, and its
+    current evaluation records by ``b_evaluator``, ``b_response_key`` and ``b_hash``."""
+    r, j = responses.c, judgments.c
+    by_key = (
+        update(responses)
+        .where(r.run_id == run_id, r.key == bindparam("b_key"), ~r.superseded)
+        .values(superseded=true())
+    )
+    by_evaluation = (
+        update(judgments)
+        .where(
+            j.run_id == run_id,
+            j.evaluator == bindparam("b_evaluator"),
+            j.response_key == bindparam("b_response_key"),
+            j.criterion_hash == bindparam("b_hash"),
+            ~j.superseded,
+        )
+        .values(superseded=true())
+    )
+    return by_key, by_evaluation

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import case, delete, func, select, text, update
@@ -13,14 +11,15 @@ from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._input_rows import drop_unused_rows, run_row_hashes
-from qualspec.store._liveness import abandoned_reason
 from qualspec.store._prefix import only_match
 from qualspec.store._records import RunSummary, suite_matches
 from qualspec.store._redact import redact
 from qualspec.store._schema import judgments, labels, responses, runs
+from qualspec.store._shared import MAX_ID_LENGTH, UNFINISHED, new_run_row, summary
+from qualspec.store._shared import RUN_LIST_HINT as _LIST_HINT
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection, RowMapping
+    from sqlalchemy.engine import Connection
 
 __all__ = [
     "UNFINISHED",
@@ -34,33 +33,13 @@ __all__ = [
     "update_run_metadata",
 ]
 
-UNFINISHED = ("running", "interrupted", "budget_exceeded", "failed")
-_LIST_HINT = "see `qualspec runs list`"
-MAX_ID_LENGTH = 1000  # characters: longer ids and prefixes are refused before a query
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    """``YYYYMMDD-HHMMSS-xxxxxx``: a UTC timestamp (sortable) and random hex."""
-    return f"{(now or now_utc()):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
 
 def create_run(db: Database, suite_name: str, suite_hash: str, metadata: Mapping[str, Any]) -> str:
     """Insert a run with status ``running`` and return its id."""
-    now = now_utc()
-    run_id = new_run_id(now)
+    row = new_run_row(suite_name, suite_hash, metadata)
     with db.write() as conn:
-        conn.execute(
-            runs.insert().values(
-                id=run_id,
-                suite_name=suite_name,
-                suite_hash=suite_hash,
-                status="running",
-                started_at=now,
-                finished_at=None,
-                metadata=redact(dict(metadata)),
-            )
-        )
-    return run_id
+        conn.execute(runs.insert().values(**row))
+    return str(row["id"])
 
 
 def update_run_metadata(db: Database, run_id: str, patch: Mapping[str, Any]) -> None:
@@ -149,18 +128,22 @@ def latest_unfinished_run(
     The suite is ``suite_name`` and, when given, its file or content (see
     ``RunSummary.is_of_suite``): a run of another file with the same name is skipped.
     """
-    query = (
-        select(runs.c.id, runs.c.suite_hash, runs.c.metadata)
-        .where(runs.c.suite_name == suite_name, runs.c.status.in_(UNFINISHED))
-        .order_by(runs.c.started_at.desc(), runs.c.id.desc())
-    )
     with db.read() as conn:
-        for row in conn.execute(query):
+        for row in conn.execute(unfinished_query(suite_name)):
             if suite_matches(
                 suite_name, row.suite_hash, row.metadata, suite_name, suite_path, suite_hash
             ):
                 return str(row.id)
     return None
+
+
+def unfinished_query(suite_name: Any) -> Any:
+    """The id, hash and metadata of a suite's unfinished runs, newest first."""
+    return (
+        select(runs.c.id, runs.c.suite_hash, runs.c.metadata)
+        .where(runs.c.suite_name == suite_name, runs.c.status.in_(UNFINISHED))
+        .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+    )
 
 
 def delete_run(db: Database, run_id: str) -> None:
@@ -202,87 +185,54 @@ def _summaries(db: Database, query: Any) -> list[RunSummary]:
             return []
         resp = _response_totals(conn, ids)
         judg = _judgment_totals(conn, ids)
-    return [_summary(row, resp.get(row["id"]), judg.get(row["id"])) for row in rows]
+    return [summary(row, resp.get(row["id"]), judg.get(row["id"])) for row in rows]
 
 
 def _response_totals(conn: Connection, ids: list[str]) -> dict[str, Any]:
     """Per run: its current responses' count, errors, cached answers and cost."""
+    return {row.run_id: row for row in conn.execute(response_totals_query(ids))}
+
+
+def response_totals_query(ids: Any) -> Any:
+    """Per run among ``ids``: its current responses' count, errors, cached answers and
+    cost (``n``, ``errors``, ``cached``, ``cost``, ``unpriced``)."""
     r = responses.c
-    return {
-        row.run_id: row
-        for row in conn.execute(
-            select(
-                r.run_id,
-                func.count().label("n"),
-                func.sum(case((r.error.is_not(None), 1), else_=0)).label("errors"),
-                func.sum(case((r.cached, 1), else_=0)).label("cached"),
-                _spent(responses).label("cost"),
-                _unpriced(responses).label("unpriced"),
-            )
-            .where(r.run_id.in_(ids), ~r.superseded)
-            .group_by(r.run_id)
+    return (
+        select(
+            r.run_id,
+            func.count().label("n"),
+            func.sum(case((r.error.is_not(None), 1), else_=0)).label("errors"),
+            func.sum(case((r.cached, 1), else_=0)).label("cached"),
+            _spent(responses).label("cost"),
+            _unpriced(responses).label("unpriced"),
         )
-    }
+        .where(r.run_id.in_(ids), ~r.superseded)
+        .group_by(r.run_id)
+    )
 
 
 def _judgment_totals(conn: Connection, ids: list[str]) -> dict[str, Any]:
     """Per run: its current judgments' count, errors, unscored, cached ones and cost."""
+    return {row.run_id: row for row in conn.execute(judgment_totals_query(ids))}
+
+
+def judgment_totals_query(ids: Any) -> Any:
+    """Per run among ``ids``: its current judgments' count, errors, unscored, cached ones
+    and cost (``n``, ``errors``, ``unscored``, ``cached``, ``cost``, ``unpriced``)."""
     j = judgments.c
     # unscored: a final record with neither a score nor per-subject/field scores
     unscored = case((j.score.is_(None) & j.scores.is_(None) & j.error.is_(None), 1), else_=0)
-    return {
-        row.run_id: row
-        for row in conn.execute(
-            select(
-                j.run_id,
-                func.count().label("n"),
-                func.sum(case((j.error.is_not(None), 1), else_=0)).label("errors"),
-                func.sum(unscored).label("unscored"),
-                func.sum(case((j.cached, 1), else_=0)).label("cached"),
-                _spent(judgments).label("cost"),
-                # a record decided without a call (no judge key) has no price to know
-                _unpriced(judgments, j.judge_model.is_not(None), j.judge_key != "").label(
-                    "unpriced"
-                ),
-            )
-            .where(j.run_id.in_(ids), ~j.superseded)
-            .group_by(j.run_id)
+    return (
+        select(
+            j.run_id,
+            func.count().label("n"),
+            func.sum(case((j.error.is_not(None), 1), else_=0)).label("errors"),
+            func.sum(unscored).label("unscored"),
+            func.sum(case((j.cached, 1), else_=0)).label("cached"),
+            _spent(judgments).label("cost"),
+            # a record decided without a call (no judge key) has no price to know
+            _unpriced(judgments, j.judge_model.is_not(None), j.judge_key != "").label("unpriced"),
         )
-    }
-
-
-def _summary(row: RowMapping, a: Any, b: Any) -> RunSummary:
-    """A run row with its response (``a``) and judgment (``b``) totals."""
-    status, metadata = row["status"], dict(row["metadata"] or {})
-    if status == "running":
-        # its owner is gone without marking it: it failed (and is resumable), whatever
-        # the row still says; the reason recorded by the run, if it could, is kept
-        gone = abandoned_reason(row["owner_pid"], row["owner_host"], row["heartbeat_at"])
-        if gone is not None:
-            status = "failed"
-            metadata["failure"] = metadata.get("failure") or gone
-    # a cost with a call of unknown price is unknown (None), never a partial sum
-    candidate_cost = None if a and a.unpriced else (float(a.cost) if a else 0.0)
-    judge_cost = None if b and b.unpriced else (float(b.cost) if b else 0.0)
-    return RunSummary(
-        id=row["id"],
-        suite_name=row["suite_name"],
-        suite_hash=row["suite_hash"],
-        status=status,
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        metadata=metadata,
-        n_responses=int(a.n) if a else 0,
-        n_judgments=int(b.n) if b else 0,
-        cost_usd=(
-            None if candidate_cost is None or judge_cost is None else candidate_cost + judge_cost
-        ),
-        n_errors=(int(a.errors) if a else 0) + (int(b.errors) if b else 0),
-        n_unscored=int(b.unscored) if b else 0,
-        n_cached=(int(a.cached) if a else 0) + (int(b.cached) if b else 0),
-        candidate_cost_usd=candidate_cost,
-        judge_cost_usd=judge_cost,
-        owner_pid=row["owner_pid"],
-        owner_host=row["owner_host"],
-        heartbeat_at=row["heartbeat_at"],
+        .where(j.run_id.in_(ids), ~j.superseded)
+        .group_by(j.run_id)
     )

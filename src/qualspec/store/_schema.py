@@ -31,6 +31,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from qualspec.store._shared import JSON_ENCODER as _JSON
 from qualspec.store._usage import USAGE_FIELDS, Usage
 
 __all__ = [
@@ -72,9 +73,6 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
-
-
-_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 class JSONText(TypeDecorator[Any]):

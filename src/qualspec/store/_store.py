@@ -1,8 +1,8 @@
 """The Store: qualspec's results database (SQLite by default, PostgreSQL by URL).
 
-One Store holds one SQLAlchemy engine; every call takes a pooled connection for one
-transaction, so a Store may be used from the engine's writer thread and the main thread
-at once.
+One Store holds one SQLAlchemy engine (on a SQLite file, ``open`` gives the stdlib-sqlite3
+Store of ``_lite_store``); every call takes a connection for one transaction, so a Store
+may be used from the engine's writer thread and the main thread at once.
 """
 
 from __future__ import annotations
@@ -10,22 +10,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from qualspec.errors import SchemaVersionError, StoreError
-from qualspec.store import (
-    _cache,
-    _labels,
-    _lock,
-    _lookup,
-    _parts,
-    _references,
-    _results,
-    _runs,
-)
-from qualspec.store._db import Database
-from qualspec.store._migrate import current_revision, ensure_schema
-from qualspec.store._prompts import PromptRegistry
+from qualspec.lazy import lazy_modules
+from qualspec.store._lite_db import lite_path
 from qualspec.store._records import (
     CacheEntry,
     JudgmentRecord,
@@ -39,6 +27,24 @@ from qualspec.store._records import (
     RunSummary,
 )
 from qualspec.store._url import resolve_url
+
+if TYPE_CHECKING:
+    from qualspec.store import (
+        _cache,
+        _db,
+        _labels,
+        _lock,
+        _lookup,
+        _migrate,
+        _parts,
+        _prompts,
+        _references,
+        _results,
+        _runs,
+    )
+else:  # the SQLAlchemy path's modules, loaded on first use (a SQLite run needs none)
+    _SA = "_cache _db _labels _lock _lookup _migrate _parts _prompts _references _results _runs"
+    globals().update(lazy_modules(__package__, _SA))
 
 __all__ = ["Store"]
 
@@ -57,27 +63,19 @@ class Store:
     """
 
     def __init__(self, url: str, *, migrate: bool = True) -> None:
-        """Connect to ``url`` (a SQLAlchemy URL); upgrade its schema unless ``migrate=False``.
-
-        Prefer ``Store.open``, which also resolves the default location.
-        """
-        self._db = Database(url)
-        self._prompts = PromptRegistry(self._db)
+        """Connect to ``url`` (a SQLAlchemy URL) and upgrade its schema unless ``migrate=False``
+        (prefer ``Store.open``, which also resolves the default location)."""
+        self._db = _db.Database(url)
+        self._prompts = _prompts.PromptRegistry(self._db)
         if migrate:
-            try:
-                self._db.run_locked(lambda: ensure_schema(self._db.engine, self._db.display))
-            except SchemaVersionError:
-                self._db.dispose()
-                raise
-            except StoreError as exc:
-                self._db.dispose()
-                raise StoreError(
-                    f"cannot open the results database: {exc}; check that it is reachable "
-                    "and the URL is right (--db or QUALSPEC_DATABASE_URL)"
-                ) from exc
-            except BaseException:
-                self._db.dispose()
-                raise
+            _migrate.open_schema(self._db)
+
+    _sqlite_class: ClassVar[type[Store] | None] = None  # what ``open`` gives a SQLite file
+
+    def __init_subclass__(cls, *, sqlite_files: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if sqlite_files:  # the stdlib-sqlite3 Store (_lite_store)
+            Store._sqlite_class = cls
 
     @classmethod
     def open(cls, url: str | None = None) -> Store:
@@ -93,7 +91,9 @@ class Store:
             SchemaVersionError: The database was written by a newer qualspec.
             MissingDependencyError: PostgreSQL was asked for without psycopg installed.
         """
-        return cls(resolve_url(url))
+        resolved = resolve_url(url)
+        lite = Store._sqlite_class if cls is Store and lite_path(resolved) else None
+        return (lite or cls)(resolved)
 
     # ------------------------------------------------------------------ basics
 
@@ -110,7 +110,7 @@ class Store:
     @property
     def schema_revision(self) -> str | None:
         """The schema revision the database is at."""
-        return current_revision(self._db.engine)
+        return _migrate.current_revision(self._db.engine)
 
     def close(self) -> None:
         """Close every pooled connection; the Store must not be used afterwards."""

@@ -1,0 +1,140 @@
+"""Statements of ``_lite_sql`` run on the stdlib driver, with the values SQLAlchemy's
+types would write and read: UTC datetimes as naive ``YYYY-MM-DD HH:MM:SS.ffffff`` text,
+JSON columns as compact sorted text, booleans as 0/1, floats as floats."""
+
+from __future__ import annotations
+
+import json
+import operator
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from qualspec.store._lite_sql import COLUMNS, SQL
+from qualspec.store._shared import JSON_ENCODER
+
+__all__ = ["BulkWrite", "execute", "fetch", "read_rows", "to_db"]
+
+_EXPAND = "__[POSTCOMPILE_{}]"
+
+
+def _dt_in(value: datetime) -> str:
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}"
+    )
+
+
+def _bool_in(value: Any) -> int:
+    if value not in (True, False):  # SQLAlchemy's Boolean refuses other values too
+        raise TypeError(f"Not a boolean value: {value!r}")
+    return int(value)
+
+
+def _dt_out(value: str) -> datetime:
+    found = datetime.fromisoformat(value)
+    return found.replace(tzinfo=UTC) if found.tzinfo is None else found.astimezone(UTC)
+
+
+_IN: dict[str | None, Callable[[Any], Any] | None] = {
+    "datetime": _dt_in,
+    "json": JSON_ENCODER.encode,
+    "bool": _bool_in,
+    "float": float,
+    None: None,
+}
+_OUT: dict[str | None, Callable[[Any], Any] | None] = {
+    "datetime": _dt_out,
+    "json": json.loads,
+    "bool": bool,
+    "float": None,
+    None: None,
+}
+_KINDS = {table: dict(columns) for table, columns in COLUMNS.items()}
+
+
+def to_db(table: str, column: str, value: Any) -> Any:
+    """``value`` of ``table.column`` as SQLAlchemy would bind it."""
+    convert = _IN[_KINDS[table][column]]
+    return value if value is None or convert is None else convert(value)
+
+
+def _bind(name: str, params: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    sql, names, given = SQL[name]
+    values: list[Any] = []
+    for param in names:
+        value = params[param] if param in params else given.get(param)
+        marker = _EXPAND.format(param)
+        if marker in sql:  # an IN list: one placeholder per item
+            items = list(value or ())
+            sql = sql.replace(marker, ", ".join("?" * len(items)) if items else "NULL")
+            values.extend(items)
+        else:
+            values.append(value)
+    return sql, values
+
+
+def execute(conn: sqlite3.Connection, name: str, /, **params: Any) -> sqlite3.Cursor:
+    """Run statement ``name`` with ``params`` (already in their stored form)."""
+    sql, values = _bind(name, params)
+    return conn.execute(sql, values)
+
+
+def read_rows(table: str, names: Sequence[str] | None = None) -> Callable[[Any], dict[str, Any]]:
+    """A function making a row of ``table`` (its ``names`` columns, default all, in that
+    order) a dict of Python values, as SQLAlchemy's types read them."""
+    columns = names or [name for name, _ in COLUMNS[table]]
+    steps = [(i, name, _OUT[_KINDS[table][name]]) for i, name in enumerate(columns)]
+
+    def read(row: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for i, name, convert in steps:
+            value = row[i]
+            out[name] = value if value is None or convert is None else convert(value)
+        return out
+
+    return read
+
+
+def fetch(
+    conn: sqlite3.Connection,
+    name: str,
+    table: str,
+    names: Sequence[str] | None = None,
+    **params: Any,
+) -> list[dict[str, Any]]:
+    """The rows of statement ``name`` (a select of ``table``'s ``names``), read."""
+    read = read_rows(table, names)
+    return [read(row) for row in execute(conn, name, **params).fetchall()]
+
+
+class BulkWrite:
+    """An INSERT .. ON CONFLICT of ``_lite_sql`` for many rows (lists in ``columns``
+    order), sent as one ``executemany`` with each column's value converted once."""
+
+    def __init__(self, name: str, table: str, columns: Sequence[str]) -> None:
+        self.sql, names, _ = SQL[name]
+        if sorted(names) != sorted(columns):
+            raise ValueError(f"{name} takes {names}, not {tuple(columns)}")
+        kinds = _KINDS[table]
+        self._steps = [
+            (i, convert)
+            for i, column in enumerate(columns)
+            if (convert := _IN[kinds[column]]) is not None
+        ]
+        self._params = operator.itemgetter(*(list(columns).index(n) for n in names))
+
+    def execute(self, conn: sqlite3.Connection, rows: Iterable[list[Any]]) -> None:
+        """Insert ``rows`` (changed in place) in one executemany."""
+        steps, as_params = self._steps, self._params
+        params: list[Any] = []
+        for row in rows:
+            for i, convert in steps:
+                value = row[i]
+                if value is not None:
+                    row[i] = convert(value)
+            params.append(as_params(row))
+        if params:
+            conn.executemany(self.sql, params)
