@@ -16,14 +16,12 @@ from qualspec.store._records import (
     LabelCounts,
     LabelRecord,
     PromptVersion,
-    ReferenceAnswer,
-    ReferenceAuditEntry,
-    ReferenceReview,
     ResponseRecord,
     RunRecord,
     RunSummary,
 )
 from qualspec.store._redact import REDACTED, redact, redact_text, redact_values
+from qualspec.store._reference_records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
 from qualspec.store._review_input import USER_ENV, reviewer, schema_problem
 from qualspec.store._url import database_exists, display_url, resolve_url
 from qualspec.store._usage import USAGE_FIELDS, Usage

@@ -19,7 +19,7 @@ from qualspec.errors import UnknownReferenceError
 from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._prefix import only_match
-from qualspec.store._records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
+from qualspec.store._reference_records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
 from qualspec.store._schema import reference_audit, reference_reviews, responses, runs
 from qualspec.store._shared import MAX_ID_LENGTH
 

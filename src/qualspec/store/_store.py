@@ -20,12 +20,11 @@ from qualspec.store._records import (
     LabelCounts,
     LabelRecord,
     PromptVersion,
-    ReferenceAnswer,
-    ReferenceReview,
     ResponseRecord,
     RunRecord,
     RunSummary,
 )
+from qualspec.store._reference_records import ReferenceAnswer, ReferenceReview
 from qualspec.store._url import resolve_url
 
 if TYPE_CHECKING:
