@@ -38,6 +38,10 @@ NOT_IN_A_PLAIN_RUN = (
     "alembic",
     # a plan that repeats no cell has no answers to compare: no embedding modules
     "qualspec.analysis._live_embeddings",
+    # a run without field grades or a judge panel builds neither block
+    "qualspec.analysis._fields",
+    "qualspec.analysis._judge_agreement",
+    "qualspec.analysis._agreement",
     # only the module of the command named on the command line is imported
     "qualspec.cli._init",
     "qualspec.cli._starter",
