@@ -86,7 +86,7 @@ def _spare_pydantic_scan() -> None:
     except ImportError:  # pragma: no cover - pydantic is a dependency
         return
     if getattr(loader, "_plugins", ()) is None and not getattr(loader, "_loading_plugins", True):
-        loader._plugins = {}  # noqa: SLF001 - see the docstring
+        setattr(loader, "_plugins", {})  # noqa: B010 - pydantic's own cache: see the docstring
 
 
 def load_path(path: str, what: str, form: str) -> Any:
