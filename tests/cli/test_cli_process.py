@@ -42,6 +42,9 @@ NOT_IN_A_PLAIN_RUN = (
     "qualspec.analysis._fields",
     "qualspec.analysis._judge_agreement",
     "qualspec.analysis._agreement",
+    # a judge without expected scoring reads no log-probabilities; a run compares no runs
+    "qualspec.judges._expected",
+    "qualspec.analysis._stats",
     # only the module of the command named on the command line is imported
     "qualspec.cli._init",
     "qualspec.cli._starter",
