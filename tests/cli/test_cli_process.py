@@ -45,6 +45,9 @@ NOT_IN_A_PLAIN_RUN = (
     # a judge without expected scoring reads no log-probabilities; a run compares no runs
     "qualspec.judges._expected",
     "qualspec.analysis._stats",
+    # no dry run; no answers compared by their embeddings (one temperature, one run)
+    "qualspec.cli._dry_run",
+    "qualspec.analysis._kept_vectors",
     # only the module of the command named on the command line is imported
     "qualspec.cli._init",
     "qualspec.cli._starter",
