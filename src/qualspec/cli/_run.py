@@ -339,8 +339,7 @@ def _execute(
     analysis (kept in the store, so the web app's first view reads it)."""
     import asyncio
 
-    # used after the run (the packages load their modules on first use): imported before
-    # the freeze below
+    # used after the run: imported before the freeze below (packages load on first use)
     from qualspec.analysis import analyze_run, run_totals, stored_analysis  # noqa: F401
     from qualspec.engine import Session, run_sync
     from qualspec.report import (  # noqa: F401
