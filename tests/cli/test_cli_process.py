@@ -40,6 +40,16 @@ NOT_IN_A_PLAIN_RUN = (
     "alembic",
     # a plan that repeats no cell has no answers to compare: no embedding modules
     "qualspec.analysis._live_embeddings",
+    # a run without field grades or a judge panel builds neither block
+    "qualspec.analysis._fields",
+    "qualspec.analysis._judge_agreement",
+    "qualspec.analysis._agreement",
+    # a judge without expected scoring reads no log-probabilities; a run compares no runs
+    "qualspec.judges._expected",
+    "qualspec.analysis._stats",
+    # no dry run; no answers compared by their embeddings (one temperature, one run)
+    "qualspec.cli._dry_run",
+    "qualspec.analysis._kept_vectors",
     # only the module of the command named on the command line is imported
     "qualspec.cli._init",
     "qualspec.cli._starter",

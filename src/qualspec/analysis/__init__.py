@@ -394,7 +394,7 @@ _LAZY: dict[str, str] = {
     "StatVerdict": "qualspec.analysis._stats",
     "compare_paired": "qualspec.analysis._stats",
     "permutation_p_value": "qualspec.analysis._stats",
-    "stat_seed": "qualspec.analysis._stats",
+    "stat_seed": "qualspec.analysis._bootstrap",
     "ANALYSIS_VERSION": "qualspec.analysis._stored",
     "analysis_from_dict": "qualspec.analysis._stored",
     "stored_analysis": "qualspec.analysis._stored",

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qualspec.analysis._answers import Answer, temperature_order
+from qualspec.analysis._bootstrap import stat_seed
 from qualspec.analysis._evidence import MIN_GAP_PAIRS, MIN_TEMPERATURE_SCORES, difference_interval
 from qualspec.analysis._recommendation import (
     DEGRADE_POINTS,
@@ -20,7 +21,6 @@ from qualspec.analysis._recommendation import (
     format_temperature,
 )
 from qualspec.analysis._roles import RoleGap
-from qualspec.analysis._stats import stat_seed
 from qualspec.analysis._temperature import CellTemperatureMetrics, safety_by_temperature
 
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from qualspec.analysis._answers import Answer
+from qualspec.analysis._bootstrap import stat_seed
 from qualspec.analysis._evidence import MIN_TEMPERATURE_SCORES, mean_interval
-from qualspec.analysis._stats import stat_seed
 from qualspec.analysis._temperature import common_criteria, comparable_score, safety_by_temperature
 
 DEGRADE_POINTS = 1.0

@@ -26,13 +26,12 @@ from __future__ import annotations
 import math
 import random
 import statistics
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress, product
 from typing import Literal
 
-from qualspec.analysis._bootstrap import BOOTSTRAP_SAMPLES, bootstrap_ci
+from qualspec.analysis._bootstrap import BOOTSTRAP_SAMPLES, bootstrap_ci, stat_seed
 
 __all__ = [
     "ALPHA",
@@ -92,11 +91,6 @@ class PairedComparison:
     def significant(self) -> bool:
         """``p < alpha`` and the interval excludes 0."""
         return self.verdict != "no detectable change"
-
-
-def stat_seed(*names: object) -> int:
-    """A seed derived from names, so a comparison's interval and p-value are reproducible."""
-    return zlib.crc32("\x1f".join("" if n is None else str(n) for n in names).encode())
 
 
 def permutation_p_value(

@@ -23,7 +23,6 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from qualspec.analysis._kept_vectors import embedding_key, keep_vectors, read_vectors
 from qualspec.analysis._run_analysis import (
     RunAnalysis,
     _settings,
@@ -191,6 +190,9 @@ class _KeptEmbeddings(dict[str, Any]):
             for r in self.record.responses
             if r.kind == "candidate" and r.error is None and r.text is not None
         )
+        # loaded only when the analysis compares answers by their embeddings
+        from qualspec.analysis._kept_vectors import embedding_key, read_vectors
+
         found = read_vectors(self.store, {embedding_key(t): t for t in texts})
         self.update(found)
         self._read = set(found)
@@ -208,5 +210,7 @@ class _KeptEmbeddings(dict[str, Any]):
         """Store the texts embedded since they were read."""
         if self._read is None:  # nothing was looked up: nothing embedded
             return
+        from qualspec.analysis._kept_vectors import keep_vectors
+
         read = self._read
         keep_vectors(self.store, ((t, v) for t, v in self.items() if t not in read))

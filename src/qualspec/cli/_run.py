@@ -27,7 +27,6 @@ from qualspec.cli._args import (
 )
 from qualspec.cli._collector import collecting, import_for_run, paused_collector
 from qualspec.cli._console import plural, say
-from qualspec.cli._dry_run import dry_run
 from qualspec.cli._large_run import add_summarise_above, budget_stop, large_run_report
 from qualspec.cli._progress import LazyProgress
 from qualspec.cli._store_close import BackgroundClose, view_keeper
@@ -258,6 +257,8 @@ def _run_command(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     cache_ttl = _cache_ttl(ns.cache_ttl)
     prices = PriceTable.load(Path(ns.prices) if ns.prices else None)
     if ns.dry_run:
+        from qualspec.cli._dry_run import dry_run  # loaded for a dry run only
+
         collecting()  # the start-up is over: a dry run of a large plan collects as usual
         dry_run(ns, plan, prices, console)
         return 0
@@ -338,8 +339,7 @@ def _execute(
     analysis (kept in the store, so the web app's first view reads it)."""
     import asyncio
 
-    # used after the run (the packages load their modules on first use): imported before
-    # the freeze below
+    # used after the run: imported before the freeze below (packages load on first use)
     from qualspec.analysis import analyze_run, run_totals, stored_analysis  # noqa: F401
     from qualspec.engine import Session, run_sync
     from qualspec.report import (  # noqa: F401

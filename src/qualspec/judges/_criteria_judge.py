@@ -23,7 +23,6 @@ from qualspec.judges._criteria import (
     build_judge_messages,
     judge_prompt_text,
 )
-from qualspec.judges._expected import ExpectedScoring
 from qualspec.judges._parsing import ParsedJudgment, is_placeholder, parse_judgment
 
 if TYPE_CHECKING:
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
         WorkItem,
     )
     from qualspec.judges import PanelJudge  # the package's name: no file cycle
+    from qualspec.judges._expected import ExpectedScoring
     from qualspec.providers import Message
     from qualspec.spec import EvaluatorConfig
 
@@ -107,7 +107,11 @@ class CriteriaJudge:
         self.mode = mode
         self.structured_output = structured_output
         self.scoring = scoring
-        self._expected = ExpectedScoring(name) if scoring == "expected" else None
+        self._expected: ExpectedScoring | None = None
+        if scoring == "expected":  # the log-probability reader: loaded for such a judge only
+            from qualspec.judges._expected import ExpectedScoring
+
+            self._expected = ExpectedScoring(name)
         # all_criteria: one shared verdict per subject while its aspects are recorded
         self._shared: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._waiting: dict[str, int] = {}

@@ -22,10 +22,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from qualspec.judges._lazy_re import lazy_compile
+
 __all__ = ["data_spans", "fence_spans", "is_reported"]
 
 # Verbs that report what another text says; one is enough to make a clause a report.
-_REPORTING_VERB = re.compile(
+_REPORTING_VERB = lazy_compile(
     r"\b(?:says?|said|saying|contains?|contained|containing|includes?|included|including|"
     r"writes?|wrote|written|writing|states?|stated|claims?|claimed|quotes?|quoted|quoting|"
     r"echo(?:es|ed)?|repeats?|repeated|inserts?|inserted|embeds?|embedded|appends?|"
@@ -37,20 +39,20 @@ _REPORTING_VERB = re.compile(
 )
 # Weaker verbs report only with the graded text as their subject ("The answer asks:", "It
 # outputs:"), not in the judge's own words ("As asked, my verdict:", "Output:").
-_ANSWER_NOUN = re.compile(
+_ANSWER_NOUN = lazy_compile(
     r"\b(?:answer|response|reply|candidate|output|submission|text|message|assistant|"
     r"model|user|prompt|line|string|snippet|passage|author|student)s?\b|^\s*(?:it|they)\b",
     re.IGNORECASE,
 )
-_WEAK_VERB = re.compile(
+_WEAK_VERB = lazy_compile(
     r"\b(?:gives?|gave|assigns?|assigned|returns?|returned|adds?|added|puts?|asks?|asked|"
     r"asking|tells?|told|instructs?|instructed|demands?|demanded|requests?|requested|tries|"
     r"tried|trying|attempts?|attempted|outputs?|printed|prints?|reads?)\b",
     re.IGNORECASE,
 )
 _QUOTES = ('"', "\u201c", "\u201d")
-_CLAUSE_END = re.compile(r"[.!?;](?:\s|$)")
-_FENCE_LINE = re.compile(r"^[ \t]*```", re.MULTILINE)
+_CLAUSE_END = lazy_compile(r"[.!?;](?:\s|$)")
+_FENCE_LINE = lazy_compile(r"^[ \t]*```", re.MULTILINE)
 
 
 def _reporting(clause: str) -> bool:

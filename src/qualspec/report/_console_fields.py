@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qualspec.report._field_text import call_cost_text, money_text, pct_text, score_text
+from qualspec.report._optional_blocks import has_field_grades
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -33,6 +34,8 @@ def render_field_grades(
     ``prompts`` (prompt version id -> (name, version), ``qualspec.report.prompt_refs``)
     names the prompt versions of the cost per prompt version.
     """
+    if analysis is None and not has_field_grades(run):
+        return  # nothing to show, and the field analysis stays unimported
     from rich.table import Table
     from rich.text import Text
 

@@ -8,6 +8,8 @@ import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from qualspec.report._optional_blocks import has_panel
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -24,6 +26,8 @@ def panel_spreads(run: RunRecord) -> dict[Row, str]:
     of what each judge alone gave it (the mean of its scores over the line's judgments)
     and how many judges scored, as ``6-8, 3 judges`` (``6-8, 2 of 3 judges`` when one
     never scored)."""
+    if not has_panel(run):
+        return {}  # no panel: the agreement module stays unimported
     from qualspec.analysis import cell_key, panel_members_of
 
     rows: dict[str, Row] = {}
@@ -86,6 +90,8 @@ def agreement_lines(panels: Sequence[PanelAgreement]) -> list[tuple[str, bool]]:
 
 def render_agreement(run: RunRecord, console: Console) -> None:
     """Print the agreement between each panel's judges (nothing without a panel)."""
+    if not has_panel(run):
+        return
     from rich.text import Text
 
     from qualspec.analysis import judge_agreement

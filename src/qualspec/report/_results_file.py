@@ -84,9 +84,6 @@ from qualspec.analysis import (
     RunAnalysis,
     analysis_to_dict,
     analyze_run,
-    field_analysis,
-    field_analysis_to_dict,
-    judge_agreement,
     judgments_by_response,
     run_totals,
     run_verdicts,
@@ -94,6 +91,7 @@ from qualspec.analysis import (
 )
 from qualspec.errors import SchemaVersionError, StoreError
 from qualspec.report._atomic_files import ResultsFileError, write_json_atomic, write_text_atomic
+from qualspec.report._optional_blocks import has_field_grades, has_panel
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
 if TYPE_CHECKING:
@@ -279,13 +277,27 @@ def run_to_dict(
     unattached = [_judgment_dict(j, prompts) for j in run.judgments if j.response_key not in keys]
     if unattached:
         data["unattached_judgments"] = unattached
-    fields = field_analysis(run)
-    if fields is not None:
-        data["field_grades"] = field_analysis_to_dict(fields, run, prompts)
-    agreement = judge_agreement(run.judgments)
-    if agreement:
-        data["judge_agreement"] = [panel.as_dict() for panel in agreement]
+    _add_fields_and_agreement(data, run, prompts)
     return data
+
+
+def _add_fields_and_agreement(
+    data: dict[str, Any], run: RunRecord, prompts: PromptRefs | None
+) -> None:
+    """The run's ``field_grades`` and ``judge_agreement``, when it has field grades or a
+    panel's judgments (their modules are imported only then: see ``_optional_blocks``)."""
+    if has_field_grades(run):
+        from qualspec.analysis import field_analysis, field_analysis_to_dict
+
+        fields = field_analysis(run)
+        if fields is not None:
+            data["field_grades"] = field_analysis_to_dict(fields, run, prompts)
+    if has_panel(run):
+        from qualspec.analysis import judge_agreement
+
+        agreement = judge_agreement(run.judgments)
+        if agreement:
+            data["judge_agreement"] = [panel.as_dict() for panel in agreement]
 
 
 # ----------------------------------------------------------------------------- import

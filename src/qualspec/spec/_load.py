@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from qualspec.errors import SpecError, SpecIssue
+from qualspec.plugins import scan_installed
 from qualspec.spec._check import check_suite
 from qualspec.spec._inputs import InputRow
 from qualspec.spec._issues import Locator, did_you_mean, sort_issues, validation_issues
@@ -166,6 +167,7 @@ def _from_yaml(
             )
         return None, None, None, issues
     evaluation: Evaluation | None = None
+    scan_installed()  # the providers' registry, read before pydantic reads it too
     try:
         evaluation = Evaluation.model_validate(copy.deepcopy(data))
     except ValidationError as exc:
