@@ -123,10 +123,9 @@ def dispatch(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     if handler is None:
         build_parser().print_help()
         return EXIT_USAGE
-    if getattr(ns, "verbose", 0):
-        from qualspec.cli._logging import configure_logging
+    from qualspec.cli._logging import configure_logging
 
-        configure_logging(ns.verbose)
+    configure_logging(getattr(ns, "verbose", 0))
     # the database driver's own warnings (psycopg: "error ignored terminating <Pipeline>"
     # when a server goes away mid-write) went to stderr through logging's last resort,
     # beside the one line qualspec prints for the same failure

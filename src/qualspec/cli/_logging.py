@@ -9,6 +9,8 @@ import sys
 
 __all__ = ["SecretFilter", "configure_logging"]
 
+_MARK = "_qualspec_cli_handler"  # set on the handler configure_logging adds
+
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 _MIN_SECRET = 6
 
@@ -49,10 +51,21 @@ class SecretFilter(logging.Filter):
 
 
 def configure_logging(verbosity: int) -> None:
-    """Send ``qualspec.*`` records to stderr: INFO at 1, DEBUG at 2 or more."""
+    """Send ``qualspec.*`` records to stderr: INFO at 1, DEBUG at 2 or more; nothing at 0.
+
+    The handler an earlier call added (``main()`` run twice in one process) is removed
+    first: it would write to the stderr of then, which may be closed now."""
+    logger = logging.getLogger("qualspec")
+    earlier = [h for h in logger.handlers if getattr(h, _MARK, False)]
+    for old in earlier:
+        logger.removeHandler(old)
+    if verbosity <= 0:
+        if earlier:  # the level an earlier call set goes with its handler
+            logger.setLevel(logging.NOTSET)
+        return
     handler = logging.StreamHandler(sys.stderr)
+    setattr(handler, _MARK, True)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
     handler.addFilter(SecretFilter())
-    logger = logging.getLogger("qualspec")
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG if verbosity >= 2 else logging.INFO)
