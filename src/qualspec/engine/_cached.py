@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qualspec.store import ResponseRecord
 
@@ -92,16 +92,7 @@ class CachedAnswers:
             values = item.input_values  # a dict is kept (the store encodes a row once)
             out[item.key] = ResponseRecord.from_cache_entry(
                 entry,
-                key=item.key,
-                candidate=item.candidate,
-                provider=item.provider,
-                model=item.model,
-                scenario=item.scenario,
-                role=item.role,
-                input_id=item.input_id,
-                temperature=item.temperature,
-                run_index=item.run_index,
-                kind=item.kind,
+                **_identity(item),
                 prompt_versions=dict(found),
                 created_at=now,
                 input_values=values if values is None or type(values) is dict else dict(values),
@@ -126,18 +117,9 @@ class CachedAnswers:
     ) -> ResponseRecord:
         return ResponseRecord.from_reply(
             reply,
-            key=item.key,
-            candidate=item.candidate,
-            role=item.role,
-            scenario=item.scenario,
-            input_id=item.input_id,
-            temperature=item.temperature,
-            run_index=item.run_index,
-            provider=item.provider,
-            model=item.model,
+            **_identity(item),
             prompt_versions=self._part_versions(item),
             created_at=now or _now(),
-            kind=item.kind,
             call_key=reply.key,
             input_values=item.input_values,
         )
@@ -153,3 +135,19 @@ class CachedAnswers:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _identity(item: WorkItem) -> dict[str, Any]:
+    """The fields a response record takes from its work item, whatever answered it."""
+    return {
+        "key": item.key,
+        "candidate": item.candidate,
+        "provider": item.provider,
+        "model": item.model,
+        "scenario": item.scenario,
+        "role": item.role,
+        "input_id": item.input_id,
+        "temperature": item.temperature,
+        "run_index": item.run_index,
+        "kind": item.kind,
+    }
