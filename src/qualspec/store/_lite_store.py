@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from qualspec.errors import RunLockedError, StoreError, UnknownRunError
+from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store import _migrate
 from qualspec.store._clock import now_utc
 from qualspec.store._input_rows import memo_for
@@ -30,7 +30,7 @@ from qualspec.store._lite_db import LiteDatabase, lite_path
 from qualspec.store._lite_lookup import LiteLookups
 from qualspec.store._lite_ops import BulkWrite, execute, fetch, read_rows, to_db
 from qualspec.store._lite_sql import HEAD
-from qualspec.store._liveness import _live
+from qualspec.store._liveness import Owner, take_run_lock
 from qualspec.store._prefix import only_match
 from qualspec.store._prompts import PromptRegistry
 from qualspec.store._records import (
@@ -72,7 +72,6 @@ _CHUNK = 500  # keys per IN (...) list
 _TABLES = (
     "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
 )
-_LOCK_ATTEMPTS = 5
 _RESPONSES = BulkWrite("upsert_responses", "responses", RESPONSE_COLUMNS)
 _JUDGMENTS = BulkWrite("upsert_judgments", "judgments", JUDGMENT_COLUMNS)
 _INPUTS = BulkWrite("input_rows_insert", "input_rows", ("hash", "row_json", "created_at"))
@@ -246,29 +245,31 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
 
     def acquire_run(self, run_id: str) -> None:
         run_id = self._resolve(run_id)
-        me_pid, me_host = os.getpid(), socket.gethostname()
         names = ("owner_pid", "owner_host", "heartbeat_at")
-        for _ in range(_LOCK_ATTEMPTS):
+
+        def read_owner() -> Owner:
             with self._lite.read() as conn:
                 (row,) = fetch(conn, "lock_owner", "runs", names, id=run_id)
-            pid, host, beat = row["owner_pid"], row["owner_host"], row["heartbeat_at"]
-            mine = pid == me_pid and host == me_host
-            if pid is not None and not mine and _live(pid, host, beat, me_host):
-                raise RunLockedError(
-                    f"run {run_id} is being executed by process {pid} on {host}; "
-                    "wait for it or kill it"
-                )
-            stamp = to_db("runs", "heartbeat_at", now_utc())
-            was = to_db("runs", "heartbeat_at", beat)
+            return row["owner_pid"], row["owner_host"], row["heartbeat_at"]
+
+        def swap(was: Owner, me: Owner) -> int:
+            pid, host, beat = was
             with self._lite.write() as conn:
-                taken = execute(
-                    conn, "lock_take", id=run_id, pid=pid, host=host, beat=was,
-                    b_pid=me_pid, b_host=me_host, b_beat=stamp,
-                ).rowcount  # fmt: skip
-            if taken == 1:
-                return
-            # someone else changed the owner between our read and our write: look again
-        raise StoreError(f"could not take the lock of run {run_id}: it keeps changing owner; retry")
+                return int(
+                    execute(
+                        conn,
+                        "lock_take",
+                        id=run_id,
+                        pid=pid,
+                        host=host,
+                        beat=to_db("runs", "heartbeat_at", beat),
+                        b_pid=me[0],
+                        b_host=me[1],
+                        b_beat=to_db("runs", "heartbeat_at", me[2]),
+                    ).rowcount  # fmt: skip
+                )
+
+        take_run_lock(run_id, read_owner, swap)
 
     def heartbeat(self, run_id: str) -> None:
         stamp = to_db("runs", "heartbeat_at", now_utc())

@@ -9,13 +9,39 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from qualspec.errors import RunLockedError, StoreError
 from qualspec.store._clock import now_utc
 
-__all__ = ["STALE_AFTER_S", "abandoned_reason", "pid_alive"]
+__all__ = ["STALE_AFTER_S", "Owner", "abandoned_reason", "pid_alive", "take_run_lock"]
 
 STALE_AFTER_S = 60.0
+_LOCK_ATTEMPTS = 5
+
+Owner = tuple[int | None, str | None, datetime | None]  # a run row's pid, host, heartbeat
+
+
+def take_run_lock(
+    run_id: str, read_owner: Callable[[], Owner], swap: Callable[[Owner, Owner], int]
+) -> None:
+    """Take the lock of ``run_id`` for this process, whatever the driver: ``read_owner``
+    reads the run row's owner; ``swap(was, me)`` sets the owner to ``me`` where it still
+    is ``was`` (a compare-and-swap) and returns the rows it changed. RunLockedError when
+    a live process holds it."""
+    me_pid, me_host = os.getpid(), socket.gethostname()
+    for _ in range(_LOCK_ATTEMPTS):
+        pid, host, beat = was = read_owner()
+        mine = pid == me_pid and host == me_host
+        if pid is not None and not mine and _live(pid, host, beat, me_host):
+            raise RunLockedError(
+                f"run {run_id} is being executed by process {pid} on {host}; wait for it or kill it"
+            )
+        if swap(was, (me_pid, me_host, now_utc())) == 1:
+            return
+        # someone else changed the owner between our read and our write: look again
+    raise StoreError(f"could not take the lock of run {run_id}: it keeps changing owner; retry")
 
 
 def pid_alive(pid: int) -> bool:

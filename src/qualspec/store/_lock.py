@@ -13,10 +13,15 @@ import socket
 
 from sqlalchemy import select, update
 
-from qualspec.errors import RunLockedError, StoreError
 from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
-from qualspec.store._liveness import STALE_AFTER_S, _live, abandoned_reason, pid_alive
+from qualspec.store._liveness import (
+    STALE_AFTER_S,
+    Owner,
+    abandoned_reason,
+    pid_alive,
+    take_run_lock,
+)
 from qualspec.store._runs import resolve_run_id
 from qualspec.store._schema import runs
 
@@ -29,26 +34,22 @@ __all__ = [
     "release_run",
 ]
 
-_ATTEMPTS = 5
-
 
 def acquire_run(db: Database, run_id: str) -> None:
     """Mark ``run_id`` as executed by this process, or raise RunLockedError."""
     run_id = resolve_run_id(db, run_id)
-    me_pid, me_host = os.getpid(), socket.gethostname()
-    for _ in range(_ATTEMPTS):
+
+    def read_owner() -> Owner:
         with db.read() as conn:
             row = conn.execute(
                 select(runs.c.owner_pid, runs.c.owner_host, runs.c.heartbeat_at).where(
                     runs.c.id == run_id
                 )
             ).one()
-        pid, host, beat = row.owner_pid, row.owner_host, row.heartbeat_at
-        mine = pid == me_pid and host == me_host
-        if pid is not None and not mine and _live(pid, host, beat, me_host):
-            raise RunLockedError(
-                f"run {run_id} is being executed by process {pid} on {host}; wait for it or kill it"
-            )
+        return row.owner_pid, row.owner_host, row.heartbeat_at
+
+    def swap(was: Owner, me: Owner) -> int:
+        pid, host, beat = was
         with db.write() as conn:
             result = conn.execute(
                 update(runs)
@@ -58,12 +59,11 @@ def acquire_run(db: Database, run_id: str) -> None:
                     runs.c.owner_host.is_not_distinct_from(host),
                     runs.c.heartbeat_at.is_not_distinct_from(beat),
                 )
-                .values(owner_pid=me_pid, owner_host=me_host, heartbeat_at=now_utc())
+                .values(owner_pid=me[0], owner_host=me[1], heartbeat_at=me[2])
             )
-        if result.rowcount == 1:
-            return
-        # someone else changed the owner between our read and our write: look again
-    raise StoreError(f"could not take the lock of run {run_id}: it keeps changing owner; retry")
+        return int(result.rowcount)
+
+    take_run_lock(run_id, read_owner, swap)
 
 
 def _update_if_mine(db: Database, run_id: str, **values: object) -> None:
