@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from qualspec.errors import ConfigError
 from qualspec.messages import did_you_mean
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
+    from importlib.metadata import Distribution, EntryPoint
 
 __all__ = ["Registry", "load_path", "scan_installed"]
 
@@ -52,18 +52,49 @@ def scan_installed() -> None:
 
 @functools.lru_cache(maxsize=16)
 def _scan_all(path: tuple[str, ...]) -> Any:
-    """Every installed package's entry points (``importlib.metadata.entry_points()``),
-    read once per ``sys.path``: one scan for all groups (a run looks up providers and
-    evaluators, each scan reads every package's metadata)."""
-    from importlib.metadata import entry_points
+    """The entry points of qualspec's groups and pydantic's, of every installed package
+    (as ``importlib.metadata.entry_points()`` finds them: the first copy of a package on
+    ``sys.path``), read once per ``sys.path``: one scan for all groups (a run looks up
+    providers and evaluators, and each scan reads every package's metadata)."""
+    from importlib import metadata
 
-    found = entry_points()  # every group; select() filters it in memory
+    found = metadata.EntryPoints(_entry_points(metadata.distributions()))
     if not found.select(group=_PYDANTIC_GROUP):
         _spare_pydantic_scan()
     return found
 
 
 _PYDANTIC_GROUP = "pydantic"  # pydantic.plugin._loader.PYDANTIC_ENTRY_POINT_GROUP
+_SCANNED = ("qualspec", _PYDANTIC_GROUP)  # what the groups read from the scan start with
+
+
+def _entry_points(distributions: Iterable[Distribution]) -> list[EntryPoint]:
+    """The entry points of every package whose ``entry_points.txt`` names a group that
+    starts with one of :data:`_SCANNED`, each package once (the first by its normalised
+    name, as ``importlib.metadata.entry_points()``).
+
+    Only such a package's ``entry_points.txt`` is parsed: an
+    environment's other packages declare hundreds of console scripts and plugins of other
+    tools (parsing them all was most of the scan), and one of them that is malformed no
+    longer stops every ``qualspec`` command."""
+    seen: set[str] = set()
+    found: list[EntryPoint] = []
+    for dist in distributions:
+        name = getattr(dist, "_normalized_name", None) or _normalized(dist.metadata["Name"])
+        if name in seen:
+            continue
+        seen.add(name)
+        text = dist.read_text("entry_points.txt")
+        if text and any(group in text for group in _SCANNED):
+            found.extend(dist.entry_points)
+    return found
+
+
+def _normalized(name: str | None) -> str:
+    """A package name as ``importlib.metadata`` compares them (PEP 503, ``_`` for ``-``)."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name or "").lower().replace("-", "_")
 
 
 def _spare_pydantic_scan() -> None:

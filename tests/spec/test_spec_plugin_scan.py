@@ -72,3 +72,42 @@ def test_an_installed_pydantic_plugin_is_still_loaded(tmp_path: Path) -> None:
     found = _probe(tmp_path, site)
     assert found["pydantic"] == 1  # pydantic scanned for its plugins itself
     assert marker.read_text().count("validator") >= 1  # and the plugin was used
+
+
+# lists the provider types the registry finds, in a process with ``site`` on sys.path
+REGISTERED = """
+import json
+from qualspec.providers import ProviderPool
+print(json.dumps(ProviderPool().names()))
+"""
+
+
+def _dist(site: Path, name: str, entry_points: str) -> None:
+    dist = site / f"{name}-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(entry_points)
+
+
+def test_only_the_packages_that_declare_qualspec_or_pydantic_groups_are_parsed(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    # another tool's entry points, malformed (a line without "="): importlib.metadata's
+    # entry_points() raises on it; qualspec never parses this package's file
+    _dist(site, "othertool", "[console_scripts]\nbroken line without an equals sign\n")
+    _dist(site, "qsplugin", "[qualspec.providers]\nmyprov = qsplugin_mod:factory\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", REGISTERED],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    names = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "myprov" in names  # the plugin's provider type is registered
+    assert "openai" in names  # and the built-ins, as before
