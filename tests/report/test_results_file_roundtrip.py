@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import qualspec
+from qualspec.analysis import run_verdicts, verdicts_to_dict
 from qualspec.errors import SchemaVersionError, StoreError
 from qualspec.report import (
     SCHEMA_VERSION,
@@ -398,3 +399,11 @@ def test_default_results_path_names_the_run() -> None:
     assert a == Path("results/my-suite_20251226-090507_3fa2c1.json")
     assert a != b
     assert a.match("my-suite_*.json")
+
+
+def test_verdicts_given_to_run_to_dict_are_written_as_it_computes_them() -> None:
+    # qualspec run computes the verdicts once, for the results file and the console report
+    run = sample_run()
+    verdicts = run_verdicts(run)
+    assert run_to_dict(run, verdicts=verdicts) == run_to_dict(run)
+    assert run_to_dict(run, verdicts=verdicts)["verdicts"] == verdicts_to_dict(verdicts)

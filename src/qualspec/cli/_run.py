@@ -402,17 +402,14 @@ def _write_and_render(
     """Write the results file (then the HTML report) and print the report; the file's path."""
     from datetime import UTC, datetime
 
+    from qualspec.analysis import run_verdicts
     from qualspec.report import default_results_path, render_run, run_to_dict, write_json_atomic
 
-    run_id = outcome.record.summary.id
-    path = (
-        Path(ns.output)
-        if ns.output
-        else default_results_path(
-            outcome.record.summary.suite_name, datetime.now(UTC), ns.results_dir, run_id=run_id
-        )
-    )
-    write_json_atomic(path, run_to_dict(outcome.record, refs, analysis=analysis))
+    run = outcome.record.summary
+    default = default_results_path(run.suite_name, datetime.now(UTC), ns.results_dir, run_id=run.id)
+    path = Path(ns.output) if ns.output else default
+    verdicts = run_verdicts(outcome.record)  # computed once: the file's and the report's
+    write_json_atomic(path, run_to_dict(outcome.record, refs, analysis=analysis, verdicts=verdicts))
     if ns.html:
         from qualspec.report import write_html
 
@@ -424,6 +421,7 @@ def _write_and_render(
         analysis=analysis,
         prompts=refs,
         verbose=bool(getattr(ns, "verbose", 0)),
+        verdicts=verdicts,
     )
     return path
 

@@ -95,6 +95,7 @@ from qualspec.report._optional_blocks import has_field_grades, has_panel
 from qualspec.store import JudgmentRecord, ResponseRecord, RunRecord, RunSummary
 
 if TYPE_CHECKING:
+    from qualspec.analysis import RunVerdicts
     from qualspec.store import Store
 
 __all__ = [
@@ -236,7 +237,11 @@ def _summary_dict(run: RunRecord) -> dict[str, Any]:
 
 
 def run_to_dict(
-    run: RunRecord, prompts: PromptRefs | None = None, *, analysis: RunAnalysis | None = None
+    run: RunRecord,
+    prompts: PromptRefs | None = None,
+    *,
+    analysis: RunAnalysis | None = None,
+    verdicts: RunVerdicts | None = None,
 ) -> dict[str, Any]:
     """Turn a stored run into the JSON-ready results-file layout (see the module docstring).
 
@@ -244,6 +249,9 @@ def run_to_dict(
         run: The run as stored.
         prompts: Prompt version id -> (name, version) (:func:`prompt_refs`); when given,
             each response gets ``prompts`` and each judgment ``prompt``.
+        analysis: The run's analysis (default: computed here).
+        verdicts: The run's verdicts, :func:`qualspec.analysis.run_verdicts` (default:
+            computed here; given, the console report can use the same).
 
     Returns:
         The data, with each response's judgments nested under it. The run's lock state
@@ -271,7 +279,7 @@ def run_to_dict(
         "run": _summary_fields(s),
         "summary": _summary_dict(run),
         "analysis": analysis_to_dict(analysis if analysis is not None else analyze_run(run)),
-        "verdicts": verdicts_to_dict(run_verdicts(run)),
+        "verdicts": verdicts_to_dict(verdicts if verdicts is not None else run_verdicts(run)),
         "responses": responses,
     }
     unattached = [_judgment_dict(j, prompts) for j in run.judgments if j.response_key not in keys]
