@@ -129,6 +129,7 @@ def _read(store: Store, run_id: str) -> tuple[Any, ...]:
         store.done_evaluations(run_id, ["k1", "k3"]),
         store.judgments_of(run_id, ["k1", "k3"]),
         store.present_keys(run_id, ["k1", "k9"]),
+        list(store.response_pages(run_id, size=2)),  # a large run's results file
         store.group_judgments(run_id),
         store.latest_unfinished_run("nope"),
     )
@@ -222,6 +223,7 @@ def test_a_fresh_store_and_a_cached_run_never_import_sqlalchemy(tmp_path: Path) 
         "            text='t', created_at=datetime.now(UTC))])\n"
         "        assert s.cache_get_many(['c'])\n"
         "        s.release_run(r); s.finish_run(r, 'completed'); s.load_run(r)\n"
+        "        list(s.response_pages(r))  # a large run's results file\n"
         "assert 'sqlalchemy' not in sys.modules, 'sqlalchemy imported'\n"
         "assert 'alembic' not in sys.modules, 'alembic imported'\n"
     )

@@ -30,6 +30,12 @@ __all__ = [
 ]
 
 BUSY_TIMEOUT_MS = 30_000
+BULK_CACHE_KIB = 65_536
+"""The page cache (KiB) of a connection once it writes a large transaction (a cached
+rerun's answers, given together): its inserts into the answers' indexes (random keys)
+find their pages in memory instead of reading them back, 2 MB being SQLite's default.
+Runs that never write one (answers as they arrive, in batches of at most a few hundred)
+keep the default, and their memory."""
 DRIVER_ENV = "QUALSPEC_SQLITE_DRIVER"  # "sqlalchemy": SQLite files on the SQLAlchemy path
 
 
@@ -119,6 +125,15 @@ class LiteDatabase:
                 yield
             finally:
                 self._local.shared = None
+
+    def grow_cache(self, conn: sqlite3.Connection) -> None:
+        """Give this thread's connection ``conn`` the page cache of large transactions
+        (``BULK_CACHE_KIB``; once per connection: it keeps it)."""
+        if getattr(self._local, "grown", None) is conn:
+            return
+        with self.translate():
+            conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+        self._local.grown = conn
 
     def dispose(self) -> None:
         """Close every connection (each thread opens a new one on its next use)."""

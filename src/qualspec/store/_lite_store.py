@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = ["LiteStore"]
 
 _CHUNK = 500  # keys per IN (...) list
+_BULK_ROWS = 2_000  # answers in one transaction from which the writer's page cache grows
 # the tables of a database (as SQLAlchemy's inspector lists them: SQLite's own left out)
 _TABLES = (
     "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
@@ -301,6 +302,8 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
             return
         rows, inputs = response_rows(run_id, records, memo_for(self._lite).entry)
         with self._run_must_exist(run_id), self._lite.write() as conn:
+            if len(rows) >= _BULK_ROWS:
+                self._lite.grow_cache(conn)
             if inputs:
                 # sorted: two writers never wait on each other's rows in turn
                 now = now_utc()
