@@ -210,8 +210,8 @@ def test_the_cached_record_of_a_work_item_is_what_from_cache_entry_makes() -> No
     from datetime import UTC, datetime
     from types import MappingProxyType
 
-    from qualspec.engine._cached import _identity, cached_record
     from qualspec.engine import WorkItem
+    from qualspec.engine._cached import _identity, cached_record
     from qualspec.providers import Message
     from qualspec.store import CacheEntry
 
