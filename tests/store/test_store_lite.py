@@ -247,3 +247,22 @@ def test_the_cache_ttl_is_judged_the_same_on_both_paths(
                 )
             )
     assert found == [(set(), {"c"})] * 2
+
+
+def test_answers_read_with_the_same_prompt_versions_get_a_dict_each(tmp_path: Path) -> None:
+    with Store.open(f"sqlite:///{tmp_path / 'v.db'}") as store:
+        run_id = store.create_run("s", "h", {})
+        same = {"scenario_prompt:1": 4, "system_prompt:x": 2}
+        store.record_responses(
+            run_id,
+            [response(f"k{i}", prompt_versions=dict(same)) for i in range(3)]
+            + [response("n", prompt_versions={"nested": {"a": 1}})],  # type: ignore[dict-item]
+        )
+        pages = [r for page in store.response_pages(run_id) for r in page]
+        loaded = store.load_run(run_id).responses
+    for records in (pages, loaded):
+        flat = [r for r in records if r.key != "n"]
+        assert [r.prompt_versions for r in flat] == [same] * 3
+        flat[0].prompt_versions["changed"] = 1  # each its own dict
+        assert flat[1].prompt_versions == same
+        assert next(r for r in records if r.key == "n").prompt_versions == {"nested": {"a": 1}}
