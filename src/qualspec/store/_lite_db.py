@@ -30,16 +30,6 @@ __all__ = [
 ]
 
 BUSY_TIMEOUT_MS = 30_000
-BULK_CACHE_KIB = 65_536
-"""The page cache (KiB) of a connection once it writes a large transaction (a cached
-rerun's answers, given together): its inserts into the answers' indexes (random keys)
-find more of their pages in memory instead of reading them back, SQLite's default being
-2 MiB. Runs that never write one (answers as they arrive, in batches of at most a few
-hundred) keep the default, and their memory."""
-LOOKUP_CACHE_KIB = 8_192
-"""The page cache (KiB) of a connection once it looks up many cache keys at once (a
-batch of a run's cells): the inner pages of the cache's index stay in memory between
-lookups. Pages are taken only as they are read: a small cache costs nothing more."""
 DRIVER_ENV = "QUALSPEC_SQLITE_DRIVER"  # "sqlalchemy": SQLite files on the SQLAlchemy path
 
 
@@ -129,16 +119,6 @@ class LiteDatabase:
                 yield
             finally:
                 self._local.shared = None
-
-    def grow_cache(self, conn: sqlite3.Connection, kib: int = BULK_CACHE_KIB) -> None:
-        """Give this thread's connection ``conn`` a page cache of ``kib`` KiB (at least;
-        once per connection and size: it keeps it)."""
-        grown: tuple[sqlite3.Connection, int] | None = getattr(self._local, "grown", None)
-        if grown is not None and grown[0] is conn and grown[1] >= kib:
-            return
-        with self.translate():
-            conn.execute(f"PRAGMA cache_size = -{int(kib)}")
-        self._local.grown = (conn, kib)
 
     def dispose(self) -> None:
         """Close every connection (each thread opens a new one on its next use)."""

@@ -26,7 +26,7 @@ from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store import _migrate
 from qualspec.store._clock import now_utc
 from qualspec.store._input_rows import memo_for
-from qualspec.store._lite_db import LOOKUP_CACHE_KIB, LiteDatabase, lite_path
+from qualspec.store._lite_db import LiteDatabase, lite_path
 from qualspec.store._lite_lookup import LiteLookups
 from qualspec.store._lite_ops import BulkWrite, execute, fetch, read_rows, to_db
 from qualspec.store._lite_sql import HEAD
@@ -68,8 +68,6 @@ if TYPE_CHECKING:
 __all__ = ["LiteStore"]
 
 _CHUNK = 500  # keys per IN (...) list
-_BULK_ROWS = 2_000  # answers in one transaction from which the writer's page cache grows
-_BULK_KEYS = 200  # cache keys looked up at once from which the reader's page cache grows
 # the tables of a database (as SQLAlchemy's inspector lists them: SQLite's own left out)
 _TABLES = (
     "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
@@ -303,8 +301,6 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
             return
         rows, inputs = response_rows(run_id, records, memo_for(self._lite).entry)
         with self._run_must_exist(run_id), self._lite.write() as conn:
-            if len(rows) >= _BULK_ROWS:
-                self._lite.grow_cache(conn)
             if inputs:
                 # sorted: two writers never wait on each other's rows in turn
                 now = now_utc()
@@ -349,8 +345,6 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
         lifetimes = dict(ttl or {})
         out: dict[str, CacheEntry] = {}
         with self._lite.read() as conn:
-            if len(wanted) >= _BULK_KEYS:
-                self._lite.grow_cache(conn, LOOKUP_CACHE_KIB)
             for chunk in _chunks(wanted):
                 for row in fetch(conn, "cache_get", "cache_entries", keys=chunk):
                     if fresh(row, lifetimes, moment):
