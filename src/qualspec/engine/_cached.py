@@ -133,11 +133,12 @@ def _now() -> datetime:
 def cached_record(
     item: WorkItem, entry: CacheEntry, prompt_versions: dict[str, int], now: datetime
 ) -> ResponseRecord:
-    """``ResponseRecord.from_cache_entry(entry, **_identity(item), ...)``, made in one call
-    (a cached rerun makes one per cell: the two dicts in between cost as much as the
-    record; ``tests/engine/test_recorder_bulk.py`` holds them equal)."""
+    """``ResponseRecord.from_cache_entry(entry, **_identity(item), ...)`` with each field
+    passed by name (a cached rerun makes one per cell: the identity dict in between cost
+    as much as the record; ``tests/engine/test_recorder_bulk.py`` holds them equal)."""
     values = item.input_values  # a dict is kept (the store encodes a row once)
-    return ResponseRecord(
+    return ResponseRecord.from_cache_entry(
+        entry,
         key=item.key,
         candidate=item.candidate,
         provider=item.provider,
@@ -148,16 +149,6 @@ def cached_record(
         temperature=item.temperature,
         run_index=item.run_index,
         kind=item.kind,
-        effective_temperature=entry.effective_temperature,
-        text=entry.text,
-        finish_reason=entry.finish_reason,
-        input_tokens=entry.input_tokens,
-        output_tokens=entry.output_tokens,
-        call_key=entry.key,
-        latency_s=0.0,
-        cost_usd=0.0,
-        attempts=0,
-        cached=True,
         prompt_versions=prompt_versions,
         created_at=now,
         input_values=values if values is None or type(values) is dict else dict(values),
