@@ -204,3 +204,53 @@ def test_a_record_from_a_cache_entry_is_what_from_reply_makes_of_its_cached_repl
     assert ResponseRecord.from_cache_entry(entry, **identity) == ResponseRecord.from_reply(
         reply, call_key="ck", **identity
     )
+
+
+def test_the_cached_record_of_a_work_item_is_what_from_cache_entry_makes() -> None:
+    from datetime import UTC, datetime
+    from types import MappingProxyType
+
+    from qualspec.engine import WorkItem
+    from qualspec.engine._cached import _identity, cached_record
+    from qualspec.providers import Message
+    from qualspec.store import CacheEntry
+
+    entry = CacheEntry(
+        key="ck",
+        kind="reference",
+        provider="p",
+        model="m",
+        text="hello",
+        finish_reason="stop",
+        input_tokens=3,
+        output_tokens=5,
+        effective_temperature=0.5,
+    )
+    now = datetime(2026, 11, 28, tzinfo=UTC)
+    for values in ({"q": "x"}, MappingProxyType({"q": "y"}), None):
+        item = WorkItem(
+            key="k",
+            call_key="ck0",
+            candidate="c",
+            role="r",
+            scenario="s",
+            input_id="i",
+            temperature=0.5,
+            run_index=2,
+            provider="p",
+            model="m",
+            messages=(Message("user", "x"),),
+            params={},
+            criteria=(),
+            input_values=values,
+            kind="reference",
+        )
+        made = cached_record(item, entry, {"scenario_prompt:1": 4}, now)
+        assert made == ResponseRecord.from_cache_entry(
+            entry,
+            **_identity(item),
+            prompt_versions={"scenario_prompt:1": 4},
+            created_at=now,
+            input_values=None if values is None else dict(values),
+        )
+        assert values is None or type(made.input_values) is dict

@@ -129,6 +129,7 @@ def _read(store: Store, run_id: str) -> tuple[Any, ...]:
         store.done_evaluations(run_id, ["k1", "k3"]),
         store.judgments_of(run_id, ["k1", "k3"]),
         store.present_keys(run_id, ["k1", "k9"]),
+        list(store.response_pages(run_id, size=2)),  # a large run's results file
         store.group_judgments(run_id),
         store.latest_unfinished_run("nope"),
     )
@@ -222,6 +223,7 @@ def test_a_fresh_store_and_a_cached_run_never_import_sqlalchemy(tmp_path: Path) 
         "            text='t', created_at=datetime.now(UTC))])\n"
         "        assert s.cache_get_many(['c'])\n"
         "        s.release_run(r); s.finish_run(r, 'completed'); s.load_run(r)\n"
+        "        list(s.response_pages(r))  # a large run's results file\n"
         "assert 'sqlalchemy' not in sys.modules, 'sqlalchemy imported'\n"
         "assert 'alembic' not in sys.modules, 'alembic imported'\n"
     )
@@ -245,3 +247,22 @@ def test_the_cache_ttl_is_judged_the_same_on_both_paths(
                 )
             )
     assert found == [(set(), {"c"})] * 2
+
+
+def test_answers_read_with_the_same_prompt_versions_get_a_dict_each(tmp_path: Path) -> None:
+    with Store.open(f"sqlite:///{tmp_path / 'v.db'}") as store:
+        run_id = store.create_run("s", "h", {})
+        same = {"scenario_prompt:1": 4, "system_prompt:x": 2}
+        store.record_responses(
+            run_id,
+            [response(f"k{i}", prompt_versions=dict(same)) for i in range(3)]
+            + [response("n", prompt_versions={"nested": {"a": 1}})],  # type: ignore[dict-item]
+        )
+        pages = [r for page in store.response_pages(run_id) for r in page]
+        loaded = store.load_run(run_id).responses
+    for records in (pages, loaded):
+        flat = [r for r in records if r.key != "n"]
+        assert [r.prompt_versions for r in flat] == [same] * 3
+        flat[0].prompt_versions["changed"] = 1  # each its own dict
+        assert flat[1].prompt_versions == same
+        assert next(r for r in records if r.key == "n").prompt_versions == {"nested": {"a": 1}}

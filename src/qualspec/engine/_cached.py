@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from qualspec.providers import Provider
     from qualspec.store import CacheEntry
 
-__all__ = ["CachedAnswers"]
+__all__ = ["CachedAnswers", "cached_record"]
 
 
 class CachedAnswers:
@@ -89,14 +89,7 @@ class CachedAnswers:
             found = versions.get(id(parts))
             if found is None:
                 found = versions[id(parts)] = self._part_versions(item)
-            values = item.input_values  # a dict is kept (the store encodes a row once)
-            out[item.key] = ResponseRecord.from_cache_entry(
-                entry,
-                **_identity(item),
-                prompt_versions=dict(found),
-                created_at=now,
-                input_values=values if values is None or type(values) is dict else dict(values),
-            )
+            out[item.key] = cached_record(item, entry, dict(found), now)
         self._give_cached(list(out.values()))
         return out
 
@@ -135,6 +128,31 @@ class CachedAnswers:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def cached_record(
+    item: WorkItem, entry: CacheEntry, prompt_versions: dict[str, int], now: datetime
+) -> ResponseRecord:
+    """``ResponseRecord.from_cache_entry(entry, **_identity(item), ...)`` with each field
+    passed by name (a cached rerun makes one per cell: the identity dict in between cost
+    as much as the record; ``tests/engine/test_recorder_bulk.py`` holds them equal)."""
+    values = item.input_values  # a dict is kept (the store encodes a row once)
+    return ResponseRecord.from_cache_entry(
+        entry,
+        key=item.key,
+        candidate=item.candidate,
+        provider=item.provider,
+        model=item.model,
+        scenario=item.scenario,
+        role=item.role,
+        input_id=item.input_id,
+        temperature=item.temperature,
+        run_index=item.run_index,
+        kind=item.kind,
+        prompt_versions=prompt_versions,
+        created_at=now,
+        input_values=values if values is None or type(values) is dict else dict(values),
+    )
 
 
 def _identity(item: WorkItem) -> dict[str, Any]:

@@ -110,6 +110,7 @@ def _data_statements() -> dict[str, Any]:
         "judgments_of_run": _results.rows_query(judgments, _p("run_id"), current=True),
         "judgments_all_of_run": _results.rows_query(judgments, _p("run_id"), current=False),
         "done_responses": _lookup.done_responses_query(_p("run_id"), _in("keys")),
+        "response_page": _lookup.response_page_query(_p("run_id"), _p("after"), _p("size")),
         "done_evaluations": _lookup.done_evaluations_query(_p("run_id"), _in("keys")),
         "judgments_of": _lookup.judgments_of_query(_p("run_id"), _in("keys")),
         "present_keys": _lookup.present_keys_query(_p("run_id"), _in("keys")),

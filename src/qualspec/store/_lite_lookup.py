@@ -3,7 +3,7 @@ of ``_lookup`` and ``supersede``): a batch of keys at a time, as the SQLAlchemy 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from qualspec.store._lite_db import LiteDatabase
 from qualspec.store._lite_ops import execute, fetch
@@ -42,6 +42,19 @@ class LiteLookups:
                     record = response_from_row(row)
                     out[record.key] = record
         return out
+
+    def response_pages(self, run_id: str, size: int = _BATCH) -> Iterator[list[ResponseRecord]]:
+        after = ""
+        while True:
+            with self._lite.read() as conn:
+                rows = fetch(
+                    conn, "response_page", "responses", run_id=run_id, after=after, size=size
+                )
+            if not rows:
+                return
+            page = [response_from_row(row) for row in rows]
+            yield page
+            after = page[-1].key
 
     def done_evaluations(
         self, run_id: str, subject_keys: Iterable[str]

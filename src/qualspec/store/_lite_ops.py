@@ -82,11 +82,41 @@ def execute(conn: sqlite3.Connection, name: str, /, **params: Any) -> sqlite3.Cu
     return conn.execute(sql, values)
 
 
+_FLAT = (str, int, float, bool, type(None))
+_MEMO_TEXTS = 256
+
+
+def _json_out() -> Callable[[str], Any]:
+    """``json.loads`` for one column of many rows: a flat object met before (the prompt
+    versions of a run's answers, the same text on every row) is copied, not parsed again
+    (a fresh dict each time: the caller may change it)."""
+    memo: dict[str, dict[str, Any]] = {}
+
+    def load(text: str) -> Any:
+        found = memo.get(text)
+        if found is not None:
+            return dict(found)
+        value = json.loads(text)
+        if (
+            type(value) is dict
+            and len(memo) < _MEMO_TEXTS
+            and all(type(v) in _FLAT for v in value.values())
+        ):
+            memo[text] = dict(value)
+        return value
+
+    return load
+
+
 def read_rows(table: str, names: Sequence[str] | None = None) -> Callable[[Any], dict[str, Any]]:
     """A function making a row of ``table`` (its ``names`` columns, default all, in that
     order) a dict of Python values, as SQLAlchemy's types read them."""
     columns = names or [name for name, _ in COLUMNS[table]]
-    steps = [(i, name, _OUT[_KINDS[table][name]]) for i, name in enumerate(columns)]
+    kinds = [_KINDS[table][name] for name in columns]
+    steps = [
+        (i, name, _json_out() if kind == "json" else _OUT[kind])
+        for i, (name, kind) in enumerate(zip(columns, kinds, strict=True))
+    ]
 
     def read(row: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -62,12 +62,7 @@ def response_pages(
     without holding it whole)."""
     after = ""
     while True:
-        query = (
-            select(responses)
-            .where(responses.c.run_id == run_id, ~responses.c.superseded, responses.c.key > after)
-            .order_by(responses.c.key)
-            .limit(size)
-        )
+        query = response_page_query(run_id, after, size)
         with db.read() as conn:
             page = [response_from_row(row) for row in conn.execute(query).mappings()]
         if not page:
@@ -125,6 +120,17 @@ def group_judgments(
 
 # The queries, given the run id and keys as values or bind parameters (the SQLite run
 # path compiles them: see _lite_gen).
+
+
+def response_page_query(run_id: Any, after: Any, size: Any) -> Any:
+    """A page of the run's current responses: the first ``size`` by key after ``after``."""
+    r = responses.c
+    return (
+        select(responses)
+        .where(r.run_id == run_id, ~r.superseded, r.key > after)
+        .order_by(r.key)
+        .limit(size)
+    )
 
 
 def done_responses_query(run_id: Any, keys: Any) -> Any:

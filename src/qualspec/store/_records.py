@@ -166,25 +166,54 @@ class ResponseRecord(_Accounted):
         )
 
     @classmethod
-    def from_cache_entry(cls, entry: CacheEntry, **identity: Any) -> ResponseRecord:
+    def from_cache_entry(
+        cls,
+        entry: CacheEntry,
+        *,
+        key: str,
+        candidate: str,
+        provider: str,
+        model: str,
+        scenario: str,
+        role: str | None,
+        input_id: str | None,
+        temperature: float | None,
+        run_index: int,
+        kind: str,
+        prompt_versions: dict[str, int],
+        created_at: datetime | None,
+        input_values: dict[str, Any] | None,
+    ) -> ResponseRecord:
         """What :meth:`from_reply` makes of the engine's reply of a cache entry read in
         bulk (nothing paid, no attempt, no queue time), made straight from ``entry``
-        (its key the record's ``call_key``) and ``identity`` (every other field but the
-        usage's, e.g. ``key``, ``candidate``, ``input_values``): a cached rerun makes
-        one per cell."""
+        (its key the record's ``call_key``) and the identity given (every other field
+        but the usage's): a cached rerun makes one per cell, so it is one call, each
+        field named (no dict of them in between)."""
         e = entry
         return cls(
-            **identity,
+            key=key,
+            candidate=candidate,
+            role=role,
+            scenario=scenario,
+            input_id=input_id,
+            temperature=temperature,
             effective_temperature=e.effective_temperature,
+            run_index=run_index,
+            provider=provider,
+            model=model,
             text=e.text,
             finish_reason=e.finish_reason,
             input_tokens=e.input_tokens,
             output_tokens=e.output_tokens,
-            call_key=e.key,
             latency_s=0.0,
             cost_usd=0.0,
             attempts=0,
             cached=True,
+            prompt_versions=prompt_versions,
+            created_at=created_at,
+            kind=kind,
+            call_key=e.key,
+            input_values=input_values,
         )
 
 

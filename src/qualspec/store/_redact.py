@@ -205,9 +205,11 @@ _MARKERS = (
 )
 
 
+_ANY_MARKER = re.compile("|".join(re.escape(m) for m in _MARKERS)).search  # one scan
+
+
 def _may_hold_secret(text: str) -> bool:
-    folded = text.casefold()
-    return any(marker in folded for marker in _MARKERS)
+    return _ANY_MARKER(text.casefold()) is not None
 
 
 def _auth_header(match: re.Match[str]) -> str:
