@@ -481,12 +481,12 @@ class Executor(CachedAnswers, EvaluatorCalls):
         elif out.cost:
             self.stats.reference_cost_usd += out.cost
         resp = out.response
-        # on success call() returned still holding the gate: released once the answer is durable
-        self._recorder.response(record, on_commit=gate.release if resp is not None else None)
         if resp is not None:
+            # call() returned still holding the gate: released once the answer is durable
             entry = self._calls.cache_entry(item.kind, key, provider, item.model, resp, effective)
-            self._calls.cache_put(self._recorder, entry)
+            self._calls.record_answer(self._recorder, record, entry, on_commit=gate.release)
         else:
+            self._recorder.response(record)
             self.stats.errors += 1
         self._progress("candidate", 1)
         return record

@@ -191,3 +191,23 @@ class Outcome:
             served_by=self.served_by,
             logprobs=None if resp is None else resp.logprobs,
         )
+
+
+class Spend:
+    """The session's spending against its budget."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit = limit
+        self.total = 0.0
+        self.exceeded = False
+
+
+class CallClock:
+    """The seconds one logical call waited for a slot and was served, over its attempts."""
+
+    __slots__ = ("queued", "served", "served_by")
+
+    def __init__(self) -> None:
+        self.queued = 0.0
+        self.served = 0.0
+        self.served_by: str | None = None  # the replica (or Ray node) that answered
