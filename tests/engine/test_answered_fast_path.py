@@ -6,6 +6,8 @@ general path gives.
   their own, a cancellation from outside stays one, and a second event loop works.
 * An answer and its cache entry queued to the recorder as one item (``Recorder.answer``)
   store the same rows as ``response`` then ``cache``.
+* A call's record is made straight from its outcome (``answered_record``), equal to what
+  ``ResponseRecord.from_reply`` makes of its Reply.
 * The HTTP client reuses its session without a coroutine per call, and still makes a
   fresh one for a new event loop; a refused connection is still a retryable ProviderError.
 """
@@ -18,12 +20,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 
 from qualspec import ExecuteOptions, RetryPolicy
-from qualspec.engine import CallEngine, Recorder
+from qualspec.engine import CallEngine, Recorder, WorkItem
+from qualspec.engine._reply import Outcome, answered_record
 from qualspec.errors import ProviderError
 from qualspec.providers import ChatRequest, ChatResponse, Message, Provider, ProviderPool
 from qualspec.spec import ProviderConfig
@@ -240,3 +244,41 @@ def test_a_refused_connection_is_still_a_retryable_provider_error() -> None:
     with pytest.raises(ProviderError, match="Could not reach provider 'gone'") as caught:
         asyncio.run(main())
     assert caught.value.retryable
+
+
+def _item(values: Any) -> WorkItem:
+    return WorkItem(
+        key="cell", call_key="call", candidate="c", role="expert", scenario="s",
+        input_id="r1", temperature=0.7, run_index=2, provider="p", model="m",
+        messages=(Message("user", "hi"),), params={}, criteria=(), input_values=values,
+        kind="reference",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("values", [None, {"q": "question"}, MappingProxyType({"q": "x"})])
+@pytest.mark.parametrize(
+    "out",
+    [
+        Outcome(
+            ChatResponse(text="an answer", finish_reason="stop", input_tokens=3, output_tokens=2),
+            attempts=2, latency=0.25, error=None, cost=0.001, queue=0.5, served_by="http://r1",
+        ),
+        Outcome(None, attempts=3, latency=1.5, error="HTTP 500: down", cost=None, queue=0.1),
+    ],
+    ids=["answered", "failed"],
+)  # fmt: skip
+def test_the_answered_record_is_the_general_paths(out: Outcome, values: Any) -> None:
+    """``answered_record`` (the executor's path) makes what ``ResponseRecord.from_reply``
+    makes of the call's Reply (the general path, as ``Session.complete`` records it)."""
+    item = _item(values)
+    fast = answered_record(out, item, "cache-key", 0.65, {"scenario_prompt:1": 4})
+    general = ResponseRecord.from_reply(
+        out.reply(key="cache-key", effective_temperature=0.65),
+        key=item.key, candidate=item.candidate, provider=item.provider, model=item.model,
+        scenario=item.scenario, role=item.role, input_id=item.input_id,
+        temperature=item.temperature, run_index=item.run_index, kind=item.kind,
+        call_key="cache-key", prompt_versions={"scenario_prompt:1": 4},
+        created_at=fast.created_at, input_values=item.input_values,
+    )  # fmt: skip
+    assert fast == general
+    assert type(fast.input_values) is type(general.input_values)

@@ -37,6 +37,7 @@ from qualspec.engine._evaluators import (
 from qualspec.engine._items import WorkItem
 from qualspec.engine._judgment import judgment_record
 from qualspec.engine._options import ExecuteOptions, ExecuteStats, ProgressFn
+from qualspec.engine._reply import answered_record
 from qualspec.errors import AuthenticationError, ConfigError
 from qualspec.messages import one_line as _one_line
 from qualspec.providers import STRUCTURED_MODES, ChatRequest, Provider, effective_temperature
@@ -475,7 +476,7 @@ class Executor(CachedAnswers, EvaluatorCalls):
         else:
             self.stats.reference_calls += 1
         key = self._calls.cache_key(item.call_key, provider)
-        record = self._response_record(item, out.reply(key=key, effective_temperature=effective))
+        record = answered_record(out, item, key, effective, self._part_versions(item))
         if out.cost and candidate:
             self.stats.candidate_cost_usd += out.cost
         elif out.cost:

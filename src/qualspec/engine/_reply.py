@@ -5,12 +5,16 @@ cache entry."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from qualspec.providers import ChatResponse, TokenLogprob
-from qualspec.store import CacheEntry, Usage
+from qualspec.store import CacheEntry, ResponseRecord, Usage
 
-__all__ = ["NO_CALL", "Outcome", "Reply", "Usage", "cached_structured"]
+if TYPE_CHECKING:
+    from qualspec.engine._items import WorkItem
+
+__all__ = ["NO_CALL", "Outcome", "Reply", "Usage", "answered_record", "cached_structured"]
 
 _WITH_LOGPROBS = "__qualspec_logprobs__"
 """The cache keeps an answer's token log-probabilities beside its structured output, in
@@ -211,3 +215,45 @@ class CallClock:
         self.queued = 0.0
         self.served = 0.0
         self.served_by: str | None = None  # the replica (or Ray node) that answered
+
+
+def answered_record(
+    out: Outcome,
+    item: WorkItem,
+    key: str,
+    effective_temperature: float | None,
+    prompt_versions: dict[str, int],
+) -> ResponseRecord:
+    """The record of a call made for ``item``: what ``ResponseRecord.from_reply`` makes of
+    ``out.reply(key=key, ...)`` under the item's identity (created now), made straight
+    from ``out``: the answered call's path skips the Reply and Usage between them."""
+    resp = out.response
+    values = item.input_values
+    return ResponseRecord(
+        key=item.key,
+        candidate=item.candidate,
+        role=item.role,
+        scenario=item.scenario,
+        input_id=item.input_id,
+        temperature=item.temperature,
+        effective_temperature=effective_temperature,
+        run_index=item.run_index,
+        provider=item.provider,
+        model=item.model,
+        text=None if resp is None else resp.text,
+        finish_reason=None if resp is None else resp.finish_reason,
+        input_tokens=None if resp is None else resp.input_tokens,
+        output_tokens=None if resp is None else resp.output_tokens,
+        latency_s=out.latency,
+        queue_s=out.queue,
+        cost_usd=out.cost,
+        attempts=out.attempts,
+        error=out.error,
+        prompt_versions=prompt_versions,
+        created_at=datetime.now(UTC),
+        kind=item.kind,
+        call_key=key,
+        # a dict is kept as it is: the store encodes one object once per batch
+        input_values=values if values is None or type(values) is dict else dict(values),
+        served_by=out.served_by,
+    )
