@@ -227,33 +227,13 @@ def answered_record(
     """The record of a call made for ``item``: what ``ResponseRecord.from_reply`` makes of
     ``out.reply(key=key, ...)`` under the item's identity (created now), made straight
     from ``out``: the answered call's path skips the Reply and Usage between them."""
-    resp = out.response
-    values = item.input_values
-    return ResponseRecord(
-        key=item.key,
-        candidate=item.candidate,
-        role=item.role,
-        scenario=item.scenario,
-        input_id=item.input_id,
-        temperature=item.temperature,
+    return ResponseRecord.from_call(
+        out.response,
+        out,
         effective_temperature=effective_temperature,
-        run_index=item.run_index,
-        provider=item.provider,
-        model=item.model,
-        text=None if resp is None else resp.text,
-        finish_reason=None if resp is None else resp.finish_reason,
-        input_tokens=None if resp is None else resp.input_tokens,
-        output_tokens=None if resp is None else resp.output_tokens,
-        latency_s=out.latency,
-        queue_s=out.queue,
-        cost_usd=out.cost,
-        attempts=out.attempts,
-        error=out.error,
+        served_by=out.served_by,
+        identity=item,
+        call_key=key,
         prompt_versions=prompt_versions,
         created_at=datetime.now(UTC),
-        kind=item.kind,
-        call_key=key,
-        # a dict is kept as it is: the store encodes one object once per batch
-        input_values=values if values is None or type(values) is dict else dict(values),
-        served_by=out.served_by,
     )
