@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from qualspec.engine._options import ExecuteOptions
     from qualspec.engine._sink import Sink
     from qualspec.providers import ChatResponse, Provider
-    from qualspec.store import Store
+    from qualspec.store import ResponseRecord, Store
 
 __all__ = ["MEMORY_ENTRIES", "CallCache", "endpoint"]
 
@@ -47,11 +47,16 @@ class CallCache:
         self._forgot = False  # some entry of this session is now only in the store
         self._kinds_in_store: set[str] | None = None
         self._kinds_lock: asyncio.Lock | None = None
+        # per provider object: it and its cache_key_of (its endpoint found once)
+        self._key_of: dict[int, tuple[Provider, Callable[[str], str]]] = {}
 
     def cache_key(self, call: str, provider: Provider) -> str:
         """The cache key of a call: its call key plus the endpoint it goes to (for replicas,
         the provider's ``cache_endpoint``: one key whichever replica answers)."""
-        return self.cache_key_of(provider)(call)
+        found = self._key_of.get(id(provider))
+        if found is None or found[0] is not provider:
+            found = self._key_of[id(provider)] = (provider, self.cache_key_of(provider))
+        return found[1](call)
 
     def cache_key_of(self, provider: Provider) -> Callable[[str], str]:
         """:meth:`cache_key` for many calls to ``provider`` (its endpoint found once)."""
@@ -123,13 +128,36 @@ class CallCache:
         """
         if not self.options.use_cache and not self.options.refresh:
             return False
-        if entry.kind != "candidate":  # candidate answers are read in bulk, never one by one
-            if len(self._memory) >= MEMORY_ENTRIES:  # the oldest: the store has it
+        self._remember(entry)
+        recorder.cache(entry, on_commit=on_commit)
+        return True
+
+    def record_answer(
+        self,
+        recorder: Sink,
+        record: ResponseRecord,
+        entry: CacheEntry,
+        on_commit: Callable[[], object] | None = None,
+    ) -> None:
+        """Queue an answer and its cache entry (as ``recorder.response(record, on_commit)``
+        then :meth:`cache_put`): as one item where the sink takes them so (its optional
+        ``answer(record, entry, on_commit)``: one queue item, one transaction)."""
+        together = getattr(recorder, "answer", None)
+        if together is None or not (self.options.use_cache or self.options.refresh):
+            recorder.response(record, on_commit=on_commit)
+            self.cache_put(recorder, entry)
+            return
+        self._remember(entry)
+        together(record, entry, on_commit)
+
+    def _remember(self, entry: CacheEntry) -> None:
+        """Keep an entry of a kind read one by one (not candidate: read in bulk) in
+        memory, forgetting the oldest beyond ``MEMORY_ENTRIES`` (the store has it)."""
+        if entry.kind != "candidate":
+            if len(self._memory) >= MEMORY_ENTRIES:
                 del self._memory[next(iter(self._memory))]
                 self._forgot = True
             self._memory[entry.key] = entry
-        recorder.cache(entry, on_commit=on_commit)
-        return True
 
     def cache_entry(
         self,

@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from qualspec.engine._call_cache import CallCache, endpoint
+from qualspec.engine._deadlines import Deadlines
 from qualspec.engine._items import call_key
 from qualspec.engine._options import DEFAULT_CALL, CallOptions
 from qualspec.engine._replicas import ReplicaRouter
-from qualspec.engine._reply import Outcome, Reply
+from qualspec.engine._reply import CallClock, Outcome, Reply, Spend
 from qualspec.engine._scrub import Scrubber
 from qualspec.engine._structured import StructuredModes, format_refusal
 from qualspec.errors import (
@@ -54,24 +55,8 @@ class CallStopped(Exception):
     """No new call may start: the budget is spent or the store cannot record."""
 
 
-class _Spend:
-    """The session's spending against its budget."""
-
-    def __init__(self, limit: float | None) -> None:
-        self.limit = limit
-        self.total = 0.0
-        self.exceeded = False
-
-
-class _Clock:
-    """The seconds one logical call waited for a slot and was served, over its attempts."""
-
-    __slots__ = ("queued", "served", "served_by")
-
-    def __init__(self) -> None:
-        self.queued = 0.0
-        self.served = 0.0
-        self.served_by: str | None = None  # the replica (or Ray node) that answered
+_Route = tuple["Provider", asyncio.Semaphore, ReplicaRouter | None, float]
+"""A provider, its limit, its router (None: one server) and its timeout."""
 
 
 class CallEngine(CallCache, StructuredModes):
@@ -100,7 +85,10 @@ class CallEngine(CallCache, StructuredModes):
         self._gates: dict[str, asyncio.Semaphore] = {}
         self._routers: dict[str, ReplicaRouter] = {}
         self._timeouts: dict[str, float] = {}
-        self._spend = _Spend(options.max_cost)
+        # per provider object: (it, its limit, its router, its timeout), found once
+        self._routes: dict[int, _Route] = {}
+        self._deadlines = Deadlines()  # the calls' timeouts, on one timer
+        self._spend = Spend(options.max_cost)
         self._stop_reason: str | None = None
         self._auth_failure: AuthenticationError | None = None
         # set once a provider has answered a call (or refused it): see ``heard``
@@ -137,6 +125,7 @@ class CallEngine(CallCache, StructuredModes):
             config = configs.get(name)
             if config is not None and config.timeout:
                 self._timeouts[self.endpoint(provider)] = config.timeout
+                self._routes.clear()  # a route holds its endpoint's timeout
         return out
 
     async def aclose(self) -> None:
@@ -170,6 +159,16 @@ class CallEngine(CallCache, StructuredModes):
     def gate(self, provider: Provider) -> asyncio.Semaphore:
         """The semaphore a candidate call holds until its answer is committed."""
         return self._limits_for(provider)[1]
+
+    def _route(self, provider: Provider) -> _Route:
+        """A provider's limit, router and timeout (found once per provider object)."""
+        route = self._routes.get(id(provider))
+        if route is None or route[0] is not provider:
+            self.learn_secrets(provider)
+            timeout = self._timeouts.get(self.endpoint(provider), self.options.timeout)
+            limit = self._limits_for(provider)[0]
+            route = self._routes[id(provider)] = (provider, limit, self._router(provider), timeout)
+        return route
 
     def _router(self, provider: Provider) -> ReplicaRouter | None:
         """The router of a provider with ``replicas`` (None for one server)."""
@@ -263,9 +262,9 @@ class CallEngine(CallCache, StructuredModes):
                 "this call, and the session replays only (record it first)",
                 cost=None,
             )
-        self.learn_secrets(provider)
+        self._route(provider)  # its secrets learnt (see learn_secrets) once
         policy = self.options.retry
-        clock = _Clock()
+        clock = CallClock()
         attempt = 0
         while True:
             attempt += 1
@@ -316,15 +315,13 @@ class CallEngine(CallCache, StructuredModes):
         request: ChatRequest,
         gate: asyncio.Semaphore | None,
         empty_ok: bool,
-        clock: _Clock,
+        clock: CallClock,
     ) -> ChatResponse:
         """One attempt under the endpoint's limit (and ``gate``, released on failure), its
         waiting and service time added to ``clock``; a timeout raised as
         ``ProviderTimeoutError``, a refused key stops the engine (see :meth:`call`)."""
         self._refuse_if_stopped()
-        limit, _ = self._limits_for(provider)
-        router = self._router(provider)
-        timeout = self._timeouts.get(self.endpoint(provider), self.options.timeout)
+        _, limit, router, timeout = self._route(provider)
         waited = time.perf_counter()
         if gate is not None:
             await gate.acquire()
@@ -336,7 +333,7 @@ class CallEngine(CallCache, StructuredModes):
                 try:
                     label = None
                     if router is None:
-                        async with asyncio.timeout(timeout):
+                        async with self._deadlines.after(timeout):
                             response = await provider.complete(request)
                     else:  # to a replica; one that fails passes the call on (no retry)
                         response, label = await router.serve(

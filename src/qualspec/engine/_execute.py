@@ -37,6 +37,7 @@ from qualspec.engine._evaluators import (
 from qualspec.engine._items import WorkItem
 from qualspec.engine._judgment import judgment_record
 from qualspec.engine._options import ExecuteOptions, ExecuteStats, ProgressFn
+from qualspec.engine._reply import answered_record
 from qualspec.errors import AuthenticationError, ConfigError
 from qualspec.messages import one_line as _one_line
 from qualspec.providers import STRUCTURED_MODES, ChatRequest, Provider, effective_temperature
@@ -475,18 +476,18 @@ class Executor(CachedAnswers, EvaluatorCalls):
         else:
             self.stats.reference_calls += 1
         key = self._calls.cache_key(item.call_key, provider)
-        record = self._response_record(item, out.reply(key=key, effective_temperature=effective))
+        record = answered_record(out, item, key, effective, self._part_versions(item))
         if out.cost and candidate:
             self.stats.candidate_cost_usd += out.cost
         elif out.cost:
             self.stats.reference_cost_usd += out.cost
         resp = out.response
-        # on success call() returned still holding the gate: released once the answer is durable
-        self._recorder.response(record, on_commit=gate.release if resp is not None else None)
         if resp is not None:
+            # call() returned still holding the gate: released once the answer is durable
             entry = self._calls.cache_entry(item.kind, key, provider, item.model, resp, effective)
-            self._calls.cache_put(self._recorder, entry)
+            self._calls.record_answer(self._recorder, record, entry, on_commit=gate.release)
         else:
+            self._recorder.response(record)
             self.stats.errors += 1
         self._progress("candidate", 1)
         return record

@@ -144,6 +144,17 @@ class Recorder:
         if records:
             self._put(("R", list(records), on_commit))
 
+    def answer(
+        self,
+        record: ResponseRecord,
+        entry: CacheEntry,
+        on_commit: Callable[[], object] | None = None,
+    ) -> None:
+        """Queue an answer and its cache entry as one item (what ``response(record,
+        on_commit)`` then ``cache(entry)`` do, with one queue item: the answered call's
+        path); ``on_commit`` runs once both are durable."""
+        self._put(("a", (record, entry), on_commit))
+
     def judgment(
         self, record: JudgmentRecord, on_commit: Callable[[], object] | None = None
     ) -> None:
@@ -260,6 +271,10 @@ class Recorder:
             if kind == "R":  # answers given together
                 kind = "r"
                 records[kind].extend(record)
+            elif kind == "a":  # an answer and its cache entry
+                kind = "r"
+                records["r"].append(record[0])
+                records["c"].append(record[1])
             else:
                 records[kind].append(record)
             if on_commit is not None:
@@ -401,6 +416,9 @@ class _Size:
             return self
         if item[0] == "R":
             self.rows += len(item[1])
+        elif item[0] == "a":  # an answer and its cache entry
+            self.singles += 1
+            self.rows += 2
         else:
             self.singles += 1
             self.rows += 1

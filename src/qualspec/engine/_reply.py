@@ -5,12 +5,16 @@ cache entry."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from qualspec.providers import ChatResponse, TokenLogprob
-from qualspec.store import CacheEntry, Usage
+from qualspec.store import CacheEntry, ResponseRecord, Usage
 
-__all__ = ["NO_CALL", "Outcome", "Reply", "Usage", "cached_structured"]
+if TYPE_CHECKING:
+    from qualspec.engine._items import WorkItem
+
+__all__ = ["NO_CALL", "Outcome", "Reply", "Usage", "answered_record", "cached_structured"]
 
 _WITH_LOGPROBS = "__qualspec_logprobs__"
 """The cache keeps an answer's token log-probabilities beside its structured output, in
@@ -191,3 +195,45 @@ class Outcome:
             served_by=self.served_by,
             logprobs=None if resp is None else resp.logprobs,
         )
+
+
+class Spend:
+    """The session's spending against its budget."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit = limit
+        self.total = 0.0
+        self.exceeded = False
+
+
+class CallClock:
+    """The seconds one logical call waited for a slot and was served, over its attempts."""
+
+    __slots__ = ("queued", "served", "served_by")
+
+    def __init__(self) -> None:
+        self.queued = 0.0
+        self.served = 0.0
+        self.served_by: str | None = None  # the replica (or Ray node) that answered
+
+
+def answered_record(
+    out: Outcome,
+    item: WorkItem,
+    key: str,
+    effective_temperature: float | None,
+    prompt_versions: dict[str, int],
+) -> ResponseRecord:
+    """The record of a call made for ``item``: what ``ResponseRecord.from_reply`` makes of
+    ``out.reply(key=key, ...)`` under the item's identity (created now), made straight
+    from ``out``: the answered call's path skips the Reply and Usage between them."""
+    return ResponseRecord.from_call(
+        out.response,
+        out,
+        effective_temperature=effective_temperature,
+        served_by=out.served_by,
+        identity=item,
+        call_key=key,
+        prompt_versions=prompt_versions,
+        created_at=datetime.now(UTC),
+    )

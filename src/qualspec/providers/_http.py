@@ -202,9 +202,10 @@ class HTTPClient:
 
     async def post_json(self, url: str, payload: Mapping[str, Any], *, model: str) -> Any:
         """POST ``payload`` as JSON; return the parsed body or raise a ProviderError."""
-        import aiohttp
-
-        session = await self._get_session()
+        session = self._session
+        # the session of this loop, still open: used as it is (no coroutine to find it)
+        if session is None or session.closed or self._loop is not asyncio.get_running_loop():
+            session = await self._get_session()
         data = _JSON.encode(payload).encode()
         try:
             async with session.post(url, data=data) as resp:
@@ -221,7 +222,13 @@ class HTTPClient:
                         secret=self._secret,
                         retryable_statuses=self._retryable,
                     )
-        except aiohttp.ClientError as exc:
+        except ProviderError:
+            raise
+        except Exception as exc:
+            import aiohttp  # only when a call failed: not imported once per call
+
+            if not isinstance(exc, aiohttp.ClientError):
+                raise
             reason = _masked_line(f"{type(exc).__name__}: {exc}", self._secret)
             raise ProviderError(
                 f"Could not reach provider '{self._provider}' at {url} ({reason}); "

@@ -166,6 +166,55 @@ class ResponseRecord(_Accounted):
         )
 
     @classmethod
+    def from_call(
+        cls,
+        answer: Any,
+        usage: Any,
+        *,
+        effective_temperature: float | None,
+        served_by: str | None,
+        identity: Any,
+        call_key: str,
+        prompt_versions: dict[str, int],
+        created_at: datetime,
+    ) -> ResponseRecord:
+        """What :meth:`from_reply` makes, made without a reply in between (the engine's
+        answered call, once per cell): ``answer`` has the answer's ``text``,
+        ``finish_reason`` and token counts (None: the call failed); ``usage`` the call's
+        ``latency``, ``queue``, ``cost``, ``attempts`` and ``error`` (the engine's
+        ``Outcome``); ``identity`` the work item's fields (``key``, ``candidate``, ...,
+        ``kind``, ``input_values``)."""
+        values = identity.input_values
+        return cls(
+            key=identity.key,
+            candidate=identity.candidate,
+            role=identity.role,
+            scenario=identity.scenario,
+            input_id=identity.input_id,
+            temperature=identity.temperature,
+            effective_temperature=effective_temperature,
+            run_index=identity.run_index,
+            provider=identity.provider,
+            model=identity.model,
+            text=None if answer is None else answer.text,
+            finish_reason=None if answer is None else answer.finish_reason,
+            input_tokens=None if answer is None else answer.input_tokens,
+            output_tokens=None if answer is None else answer.output_tokens,
+            latency_s=usage.latency,
+            queue_s=usage.queue,
+            cost_usd=usage.cost,
+            attempts=usage.attempts,
+            error=usage.error,
+            prompt_versions=prompt_versions,
+            created_at=created_at,
+            kind=identity.kind,
+            call_key=call_key,
+            # a dict is kept as it is: the store encodes one object once per batch
+            input_values=values if values is None or type(values) is dict else dict(values),
+            served_by=served_by,
+        )
+
+    @classmethod
     def from_cache_entry(
         cls,
         entry: CacheEntry,
