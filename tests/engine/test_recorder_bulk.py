@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -201,8 +202,18 @@ def test_a_record_from_a_cache_entry_is_what_from_reply_makes_of_its_cached_repl
         "input_values": {"q": "x"},
     }
     reply = Reply.from_cache(entry, key="ck", queue_s=None)
-    assert ResponseRecord.from_cache_entry(entry, **identity) == ResponseRecord.from_reply(
-        reply, call_key="ck", **identity
+    made = ResponseRecord.from_cache_entry(
+        entry,
+        identity=SimpleNamespace(**identity),
+        prompt_versions=identity.pop("prompt_versions"),
+        created_at=identity.pop("created_at"),
+    )
+    assert made == ResponseRecord.from_reply(
+        reply,
+        call_key="ck",
+        prompt_versions={"scenario_prompt:1": 4},
+        created_at=datetime(2026, 11, 28, tzinfo=UTC),
+        **identity,
     )
 
 
@@ -210,7 +221,7 @@ def test_the_cached_record_of_a_work_item_is_what_from_cache_entry_makes() -> No
     from datetime import UTC, datetime
     from types import MappingProxyType
 
-    from qualspec.engine import WorkItem
+    from qualspec.engine import Reply, WorkItem
     from qualspec.engine._cached import _identity, cached_record
     from qualspec.providers import Message
     from qualspec.store import CacheEntry
@@ -246,8 +257,10 @@ def test_the_cached_record_of_a_work_item_is_what_from_cache_entry_makes() -> No
             kind="reference",
         )
         made = cached_record(item, entry, {"scenario_prompt:1": 4}, now)
-        assert made == ResponseRecord.from_cache_entry(
-            entry,
+        reply = Reply.from_cache(entry, key="ck", queue_s=None)
+        assert made == ResponseRecord.from_reply(
+            reply,
+            call_key="ck",
             **_identity(item),
             prompt_versions={"scenario_prompt:1": 4},
             created_at=now,

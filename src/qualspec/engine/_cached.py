@@ -133,25 +133,10 @@ def _now() -> datetime:
 def cached_record(
     item: WorkItem, entry: CacheEntry, prompt_versions: dict[str, int], now: datetime
 ) -> ResponseRecord:
-    """``ResponseRecord.from_cache_entry(entry, **_identity(item), ...)`` with each field
-    passed by name (a cached rerun makes one per cell: the identity dict in between cost
-    as much as the record; ``tests/engine/test_recorder_bulk.py`` holds them equal)."""
-    values = item.input_values  # a dict is kept (the store encodes a row once)
+    """The record of ``item``'s cell answered from ``entry`` (a cached rerun makes one per
+    cell; ``tests/engine/test_recorder_bulk.py`` holds it equal to the general path's)."""
     return ResponseRecord.from_cache_entry(
-        entry,
-        key=item.key,
-        candidate=item.candidate,
-        provider=item.provider,
-        model=item.model,
-        scenario=item.scenario,
-        role=item.role,
-        input_id=item.input_id,
-        temperature=item.temperature,
-        run_index=item.run_index,
-        kind=item.kind,
-        prompt_versions=prompt_versions,
-        created_at=now,
-        input_values=values if values is None or type(values) is dict else dict(values),
+        entry, identity=item, prompt_versions=prompt_versions, created_at=now
     )
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qualspec.lazy import lazy_exports
+from qualspec.store._label_records import LabelCounts, LabelRecord
 from qualspec.store._records import (
     Answered,
     CacheEntry,
     JudgmentRecord,
-    LabelCounts,
-    LabelRecord,
     PromptVersion,
     ResponseRecord,
     RunRecord,

@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 
 from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
-from qualspec.store._records import LabelCounts, LabelRecord
+from qualspec.store._label_records import LabelCounts, LabelRecord
 from qualspec.store._results import criterion_hash
 from qualspec.store._schema import labels
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from types import SimpleNamespace
+from typing import Any, Protocol
 
 from qualspec.store._usage import USAGE_FIELDS, Usage
 
@@ -13,8 +14,6 @@ __all__ = [
     "Answered",
     "CacheEntry",
     "JudgmentRecord",
-    "LabelCounts",
-    "LabelRecord",
     "PromptVersion",
     "ResponseRecord",
     "RunRecord",
@@ -138,31 +137,38 @@ class ResponseRecord(_Accounted):
             ResponseRecord.from_reply(reply, key="k", candidate="c", provider="openai",
                                       model="gpt-4o-mini", kind="adhoc")
         """
-        return cls(
-            key=key,
-            candidate=candidate,
-            role=role,
-            scenario=scenario,
-            input_id=input_id,
-            temperature=temperature,
+        usage = reply.usage
+        return cls._of_item(
+            SimpleNamespace(
+                key=key,
+                candidate=candidate,
+                role=role,
+                scenario=scenario,
+                input_id=input_id,
+                temperature=temperature,
+                run_index=run_index,
+                provider=provider,
+                model=model,
+                kind=kind,
+                input_values=input_values,
+            ),
+            SimpleNamespace(
+                text=reply.text,
+                finish_reason=reply.finish_reason,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+            ),
             effective_temperature=reply.effective_temperature,
-            run_index=run_index,
-            provider=provider,
-            model=model,
-            text=reply.text,
-            finish_reason=reply.finish_reason,
+            latency_s=usage.latency_s,
+            queue_s=usage.queue_s,
+            cost_usd=usage.cost_usd,
+            attempts=usage.attempts,
+            error=usage.error,
+            cached=usage.cached,
+            call_key=call_key,
             prompt_versions={} if prompt_versions is None else prompt_versions,
             created_at=created_at,
-            kind=kind,
-            call_key=call_key,
-            # a dict is kept as it is: the store encodes one object once per batch
-            input_values=(
-                input_values
-                if input_values is None or type(input_values) is dict
-                else dict(input_values)
-            ),
             served_by=reply.served_by,
-            **reply.usage.as_fields(),
         )
 
     @classmethod
@@ -178,12 +184,74 @@ class ResponseRecord(_Accounted):
         prompt_versions: dict[str, int],
         created_at: datetime,
     ) -> ResponseRecord:
-        """What :meth:`from_reply` makes, made without a reply in between (the engine's
-        answered call, once per cell): ``answer`` has the answer's ``text``,
-        ``finish_reason`` and token counts (None: the call failed); ``usage`` the call's
-        ``latency``, ``queue``, ``cost``, ``attempts`` and ``error`` (the engine's
-        ``Outcome``); ``identity`` the work item's fields (``key``, ``candidate``, ...,
-        ``kind``, ``input_values``)."""
+        """What :meth:`from_reply` makes, without a reply in between (the engine's answered
+        call): ``answer`` has ``text``, ``finish_reason`` and token counts (None: the call
+        failed); ``usage`` ``latency``, ``queue``, ``cost``, ``attempts`` and ``error``
+        (the engine's ``Outcome``); ``identity`` the work item (see :meth:`_of_item`)."""
+        return cls._of_item(
+            identity,
+            answer,
+            effective_temperature=effective_temperature,
+            latency_s=usage.latency,
+            queue_s=usage.queue,
+            cost_usd=usage.cost,
+            attempts=usage.attempts,
+            error=usage.error,
+            cached=False,
+            call_key=call_key,
+            prompt_versions=prompt_versions,
+            created_at=created_at,
+            served_by=served_by,
+        )
+
+    @classmethod
+    def from_cache_entry(
+        cls,
+        entry: CacheEntry,
+        *,
+        identity: Any,
+        prompt_versions: dict[str, int],
+        created_at: datetime | None,
+    ) -> ResponseRecord:
+        """What :meth:`from_reply` makes of the reply of a cache entry read in bulk
+        (nothing paid, no attempt, no queue time; ``entry.key`` the ``call_key``)."""
+        return cls._of_item(
+            identity,
+            entry,
+            effective_temperature=entry.effective_temperature,
+            latency_s=0.0,
+            queue_s=None,
+            cost_usd=0.0,
+            attempts=0,
+            error=None,
+            cached=True,
+            call_key=entry.key,
+            prompt_versions=prompt_versions,
+            created_at=created_at,
+            served_by=None,
+        )
+
+    @classmethod
+    def _of_item(
+        cls,
+        identity: Any,
+        answer: Any,
+        *,
+        effective_temperature: float | None,
+        latency_s: float | None,
+        queue_s: float | None,
+        cost_usd: float | None,
+        attempts: int,
+        error: str | None,
+        cached: bool,
+        call_key: str | None,
+        prompt_versions: dict[str, int],
+        created_at: datetime | None,
+        served_by: str | None,
+    ) -> ResponseRecord:
+        """The record of ``identity``'s cell (a work item: ``key``, ``candidate``, ...,
+        ``kind``, ``input_values``) answered with ``answer`` (None: no answer), made once
+        per cell of a large run: its fields named once, no dict of them in between."""
         values = identity.input_values
         return cls(
             key=identity.key,
@@ -200,11 +268,12 @@ class ResponseRecord(_Accounted):
             finish_reason=None if answer is None else answer.finish_reason,
             input_tokens=None if answer is None else answer.input_tokens,
             output_tokens=None if answer is None else answer.output_tokens,
-            latency_s=usage.latency,
-            queue_s=usage.queue,
-            cost_usd=usage.cost,
-            attempts=usage.attempts,
-            error=usage.error,
+            latency_s=latency_s,
+            queue_s=queue_s,
+            cost_usd=cost_usd,
+            attempts=attempts,
+            error=error,
+            cached=cached,
             prompt_versions=prompt_versions,
             created_at=created_at,
             kind=identity.kind,
@@ -212,57 +281,6 @@ class ResponseRecord(_Accounted):
             # a dict is kept as it is: the store encodes one object once per batch
             input_values=values if values is None or type(values) is dict else dict(values),
             served_by=served_by,
-        )
-
-    @classmethod
-    def from_cache_entry(
-        cls,
-        entry: CacheEntry,
-        *,
-        key: str,
-        candidate: str,
-        provider: str,
-        model: str,
-        scenario: str,
-        role: str | None,
-        input_id: str | None,
-        temperature: float | None,
-        run_index: int,
-        kind: str,
-        prompt_versions: dict[str, int],
-        created_at: datetime | None,
-        input_values: dict[str, Any] | None,
-    ) -> ResponseRecord:
-        """What :meth:`from_reply` makes of the engine's reply of a cache entry read in
-        bulk (nothing paid, no attempt, no queue time), made straight from ``entry``
-        (its key the record's ``call_key``) and the identity given (every other field
-        but the usage's): a cached rerun makes one per cell, so it is one call, each
-        field named (no dict of them in between)."""
-        e = entry
-        return cls(
-            key=key,
-            candidate=candidate,
-            role=role,
-            scenario=scenario,
-            input_id=input_id,
-            temperature=temperature,
-            effective_temperature=e.effective_temperature,
-            run_index=run_index,
-            provider=provider,
-            model=model,
-            text=e.text,
-            finish_reason=e.finish_reason,
-            input_tokens=e.input_tokens,
-            output_tokens=e.output_tokens,
-            latency_s=0.0,
-            cost_usd=0.0,
-            attempts=0,
-            cached=True,
-            prompt_versions=prompt_versions,
-            created_at=created_at,
-            kind=kind,
-            call_key=e.key,
-            input_values=input_values,
         )
 
 
@@ -319,35 +337,6 @@ class JudgmentRecord(_Accounted):
         an evaluation without a call."""
         found = self.details.get("served_by") if isinstance(self.details, dict) else None
         return found if isinstance(found, str) else None
-
-
-@dataclass(slots=True)
-class LabelRecord:
-    """A person's label of one answer on one criterion (``Store.record_labels``).
-
-    ``score`` (0-10) and ``passed`` are what the person gave (either may be None, not
-    both); ``labeller`` who they are ('' when the file does not say). The store fills
-    ``imported_by``, ``imported_at``, ``source_name`` and ``source_sha256`` (the file's).
-    """
-
-    response_key: str
-    criterion: str
-    score: float | None = None
-    passed: bool | None = None
-    labeller: str = ""
-    notes: str | None = None
-    imported_by: str | None = None
-    imported_at: datetime | None = None
-    source_name: str | None = None
-    source_sha256: str | None = None
-
-
-class LabelCounts(NamedTuple):
-    """What an import of labels did: rows added, changed (another value) and unchanged."""
-
-    added: int
-    changed: int
-    unchanged: int
 
 
 @dataclass(slots=True)

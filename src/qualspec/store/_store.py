@@ -13,12 +13,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from qualspec.lazy import lazy_modules
+from qualspec.store._label_records import LabelCounts, LabelRecord
 from qualspec.store._lite_db import lite_path
 from qualspec.store._records import (
     CacheEntry,
     JudgmentRecord,
-    LabelCounts,
-    LabelRecord,
     PromptVersion,
     ResponseRecord,
     RunRecord,
