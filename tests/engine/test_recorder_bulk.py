@@ -19,7 +19,7 @@ import pytest
 from qualspec import Candidate, Evaluation, ExecuteOptions, Scenario, Session
 from qualspec.engine import Recorder
 from qualspec.spec import ProviderConfig
-from qualspec.store import ResponseRecord, Store
+from qualspec.store import CacheEntry, ResponseRecord, Store
 from qualspec.testing import FakeServer
 
 DEADLINE_S = 30.0  # generous: only ever waited out when a test fails
@@ -169,15 +169,11 @@ def test_a_sink_without_responses_is_given_cached_answers_one_by_one(
     assert all(r.attempts == 0 and r.cost_usd == 0.0 for r in sink.responses)
 
 
-def test_a_record_from_a_cache_entry_is_what_from_reply_makes_of_its_cached_reply() -> None:
-    from datetime import UTC, datetime
-
-    from qualspec.engine import Reply
-    from qualspec.store import CacheEntry
-
-    entry = CacheEntry(
+def _cache_entry(kind: str) -> CacheEntry:
+    """A cache entry of ``kind`` with every answer field set."""
+    return CacheEntry(
         key="ck",
-        kind="candidate",
+        kind=kind,
         provider="p",
         model="m",
         text="hello",
@@ -186,6 +182,14 @@ def test_a_record_from_a_cache_entry_is_what_from_reply_makes_of_its_cached_repl
         output_tokens=5,
         effective_temperature=0.5,
     )
+
+
+def test_a_record_from_a_cache_entry_is_what_from_reply_makes_of_its_cached_reply() -> None:
+    from datetime import UTC, datetime
+
+    from qualspec.engine import Reply
+
+    entry = _cache_entry("candidate")
     identity: dict[str, Any] = {
         "key": "k",
         "candidate": "c",
@@ -217,26 +221,15 @@ def test_a_record_from_a_cache_entry_is_what_from_reply_makes_of_its_cached_repl
     )
 
 
-def test_the_cached_record_of_a_work_item_is_what_from_cache_entry_makes() -> None:
+def test_the_cached_record_of_a_work_item_is_what_from_reply_makes_of_its_cached_reply() -> None:
     from datetime import UTC, datetime
     from types import MappingProxyType
 
     from qualspec.engine import Reply, WorkItem
     from qualspec.engine._cached import _identity, cached_record
     from qualspec.providers import Message
-    from qualspec.store import CacheEntry
 
-    entry = CacheEntry(
-        key="ck",
-        kind="reference",
-        provider="p",
-        model="m",
-        text="hello",
-        finish_reason="stop",
-        input_tokens=3,
-        output_tokens=5,
-        effective_temperature=0.5,
-    )
+    entry = _cache_entry("reference")
     now = datetime(2026, 11, 28, tzinfo=UTC)
     for values in ({"q": "x"}, MappingProxyType({"q": "y"}), None):
         item = WorkItem(

@@ -13,7 +13,7 @@ from qualspec.store._records import (
     judgment_from_row,
     response_from_row,
 )
-from qualspec.store._shared import criterion_hash
+from qualspec.store._shared import criterion_hash, pages_by_key
 
 __all__ = ["LiteLookups"]
 
@@ -44,17 +44,14 @@ class LiteLookups:
         return out
 
     def response_pages(self, run_id: str, size: int = _BATCH) -> Iterator[list[ResponseRecord]]:
-        after = ""
-        while True:
+        def read_page(after: str) -> list[ResponseRecord]:
             with self._lite.read() as conn:
                 rows = fetch(
                     conn, "response_page", "responses", run_id=run_id, after=after, size=size
                 )
-            if not rows:
-                return
-            page = [response_from_row(row) for row in rows]
-            yield page
-            after = page[-1].key
+            return [response_from_row(row) for row in rows]
+
+        return pages_by_key(read_page)
 
     def done_evaluations(
         self, run_id: str, subject_keys: Iterable[str]

@@ -12,6 +12,7 @@ from qualspec.store._db import Database
 from qualspec.store._records import JudgmentRecord, ResponseRecord
 from qualspec.store._results import judgment_from_row, response_from_row
 from qualspec.store._schema import judgments, responses
+from qualspec.store._shared import pages_by_key
 
 __all__ = [
     "LOOKUP_BATCH",
@@ -60,15 +61,13 @@ def response_pages(
 ) -> Iterator[list[ResponseRecord]]:
     """The run's current responses a page at a time, by key (a run of any size is read
     without holding it whole)."""
-    after = ""
-    while True:
+
+    def read_page(after: str) -> list[ResponseRecord]:
         query = response_page_query(run_id, after, size)
         with db.read() as conn:
-            page = [response_from_row(row) for row in conn.execute(query).mappings()]
-        if not page:
-            return
-        yield page
-        after = page[-1].key
+            return [response_from_row(row) for row in conn.execute(query).mappings()]
+
+    return pages_by_key(read_page)
 
 
 def judgments_of(db: Database, run_id: str, subject_keys: Iterable[str]) -> list[JudgmentRecord]:

@@ -8,7 +8,7 @@ import hashlib
 import json
 import operator
 import secrets
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -258,3 +258,15 @@ def summary(row: Any, a: Any, b: Any) -> RunSummary:
         owner_host=row["owner_host"],
         heartbeat_at=row["heartbeat_at"],
     )
+
+
+def pages_by_key(
+    read_page: Callable[[str], list[ResponseRecord]],
+) -> Iterator[list[ResponseRecord]]:
+    """Pages of records in key order, each ``read_page(after)`` (the next page of keys
+    above ``after``; empty: no more), so that a run of any size is read without holding
+    it whole (each store reads a page with its own driver)."""
+    after = ""
+    while page := read_page(after):
+        yield page
+        after = page[-1].key
