@@ -3,7 +3,10 @@ scope 4), driven here with a fake clock and known counts."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+
+import pytest
 
 from qualspec.cli import LazyProgress, pace_text
 from qualspec.engine import Plan, expand
@@ -69,3 +72,22 @@ def test_the_progress_counts_answers_and_judgments_against_a_fake_clock(tmp_path
 def test_quiet_draws_nothing(tmp_path: Path) -> None:
     with LazyProgress(_plan(tmp_path, 3), judge=False, quiet=True) as shown:
         assert shown is None
+
+
+def test_bars_that_no_terminal_shows_are_written_once_at_the_end_not_redrawn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Written to a file or a pipe, the bars are drawn once, when the run ends: no thread
+    redraws them ten times a second beside the run's calls."""
+
+    def refreshing() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if type(t).__name__ == "_RefreshThread"]
+
+    progress = LazyProgress(_plan(tmp_path, 10), judge=False, quiet=False)
+    with progress:
+        progress("candidate", 4)
+        assert refreshing() == []
+        progress("candidate", 6)
+    written = capsys.readouterr().err
+    assert "answers" in written
+    assert "10/10" in written  # the final state

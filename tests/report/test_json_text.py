@@ -1,5 +1,7 @@
 """Results files are written by ``dumps_indented``: the text ``json.dumps(data, indent=2,
-ensure_ascii=False, default=...)`` writes, character for character, errors included."""
+ensure_ascii=False, default=...)`` writes, character for character, errors included, except
+that an array of objects has one object per line (as ``json.dumps(obj, ensure_ascii=False,
+default=...)`` writes it), the layout of a large run's streamed results file."""
 
 from __future__ import annotations
 
@@ -90,9 +92,51 @@ def test_a_container_that_contains_itself_is_refused() -> None:
             dumps_indented(value, _json_default)
 
 
-def test_a_results_file_is_the_json_dumps_text_and_a_newline(tmp_path: Path) -> None:
+RECORDS: dict[str, Any] = {
+    "responses": [
+        {"key": "a", "text": "é", "judgments": [{"score": 9.5, "at": dt.date(2024, 1, 2)}]},
+        {"key": "b", "text": None, "judgments": [], "tags": {"x": [1, 2]}},
+    ],
+    "mixed": [1, {"a": 1}],
+    "empty": [{}],
+}
+
+
+def test_an_array_of_objects_has_one_object_per_line() -> None:
+    assert dumps_indented(RECORDS, _json_default) == (
+        "{\n"
+        '  "responses": [\n'
+        '    {"key": "a", "text": "é", "judgments": [{"score": 9.5, "at": "2024-01-02"}]},\n'
+        '    {"key": "b", "text": null, "judgments": [], "tags": {"x": [1, 2]}}\n'
+        "  ],\n"
+        '  "mixed": [\n'
+        "    1,\n"
+        "    {\n"
+        '      "a": 1\n'
+        "    }\n"
+        "  ],\n"
+        '  "empty": [\n'
+        "    {}\n"
+        "  ]\n"
+        "}"
+    )
+
+
+@pytest.mark.parametrize(
+    "value", [*VALUES, RECORDS], ids=[repr(v)[:40] for v in [*VALUES, RECORDS]]
+)
+def test_the_data_read_back_is_that_of_json_dumps(value: Any) -> None:
+    expected = json.dumps(value, ensure_ascii=False, default=_json_default)
+    read_back = json.loads(dumps_indented(value, _json_default))
+    assert json.dumps(read_back) == json.dumps(json.loads(expected))  # NaN != NaN
+
+
+def test_a_results_file_is_the_text_and_a_newline(tmp_path: Path) -> None:
     data = {"schema_version": "1.0", "responses": [{"text": "é", "score": 9.5}], "n": None}
     path = tmp_path / "results.json"
     write_json_atomic(path, data)
-    expected = json.dumps(data, indent=2, ensure_ascii=False, default=_json_default) + "\n"
+    expected = (
+        '{\n  "schema_version": "1.0",\n  "responses": [\n    {"text": "é", "score": 9.5}\n'
+        '  ],\n  "n": null\n}\n'
+    )
     assert path.read_text(encoding="utf-8") == expected

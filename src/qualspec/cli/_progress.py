@@ -106,14 +106,19 @@ class LazyProgress:
             TimeElapsedColumn,
         )
 
+        console = Console(stderr=True)
         bar = Progress(
-            TextColumn("{task.description:<10}"),
+            TextColumn("{task.description:<10}", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             _pace_column(lambda task: self.pace() if task.id == self._first() else ""),
-            console=Console(stderr=True),
+            console=console,
             transient=False,
+            # drawn again ten times a second on a terminal only: elsewhere (a log file, a
+            # pipe) the bars are written once, as the run ends, and redrawing them in a
+            # thread beside the run's calls was work for nothing
+            auto_refresh=console.is_terminal,
         )
         answers = len(self._plan.items)  # counted from the suite's dimensions, no list
         self._tasks["candidate"] = bar.add_task("answers", total=answers)

@@ -15,7 +15,29 @@ if TYPE_CHECKING:
     from qualspec.spec import LoadedSuite
     from qualspec.store import Store
 
-__all__ = ["INPUT_ORDER_LIMIT", "metadata", "prompt_versions"]
+__all__ = ["INPUT_ORDER_LIMIT", "metadata", "platform_text", "prompt_versions"]
+
+# what platform.platform() makes a dash of (its text is also a file name)
+_DASHED = str.maketrans({"/": "-", "\\": "-", ":": "-", ";": "-", '"': "-", "(": "-", ")": "-"})
+
+
+def platform_text() -> str:
+    """The text of ``platform.platform()`` (``Linux-6.1.0-x86_64-with-glibc2.36``).
+
+    On Linux it is made here: ``platform.platform()`` starts a ``uname -p`` process (8-10 ms
+    before a run's first call, most of it forking a process of this size) for a processor
+    name that it then leaves out, ``unknown`` or the machine's own name on the usual
+    distributions. Elsewhere, the standard library's."""
+    if sys.platform != "linux":
+        return platform.platform()
+    system, _node, release, _version, machine = os.uname()
+    libc, libc_version = platform.libc_ver()
+    parts = (system, release, machine, "with", libc + libc_version)
+    text = "-".join(p.strip() for p in parts if p).replace(" ", "_").translate(_DASHED)
+    text = text.replace("unknown", "")
+    while "--" in text:
+        text = text.replace("--", "-")
+    return text.rstrip("-")
 
 
 def prompt_versions(store: Store, plan: Plan) -> dict[str, dict[str, int]]:
@@ -44,7 +66,7 @@ def metadata(
     meta: dict[str, Any] = {
         "qualspec_version": __version__,
         "python_version": platform.python_version(),
-        "platform": platform.platform(),
+        "platform": platform_text(),
         "suite_path": str(suite.path),
         "suite_hash": suite.content_hash,
         "argv": [display_url(a) for a in (argv if argv is not None else sys.argv[1:])],
