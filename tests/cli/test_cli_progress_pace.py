@@ -91,3 +91,21 @@ def test_bars_that_no_terminal_shows_are_written_once_at_the_end_not_redrawn(
     written = capsys.readouterr().err
     assert "answers" in written
     assert "10/10" in written  # the final state
+
+
+def test_a_total_told_before_the_first_call_is_kept_until_the_bars_are_drawn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run tells the judge total as it schedules its work, before its first call: the
+    bars (and the modules that draw them) wait for the first finished call."""
+    plan = _plan(tmp_path, 10)
+    with LazyProgress(plan, judge=True, quiet=False) as progress:
+        assert progress is not None
+        progress("total:judge", 7)
+    assert capsys.readouterr().err == ""  # nothing finished: no bars
+    with LazyProgress(plan, judge=True, quiet=False) as progress:
+        assert progress is not None
+        progress("total:judge", 7)
+        progress("candidate", 3)
+    written = capsys.readouterr().err
+    assert "3/10" in written and "0/7" in written

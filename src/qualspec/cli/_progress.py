@@ -51,7 +51,8 @@ _COUNTED = 50_000  # answers up to which the judge calls are counted before the 
 
 
 class LazyProgress:
-    """The progress bars, drawn from the first progress report on.
+    """The progress bars, drawn from the first finished call on (a total told before it,
+    as the run schedules its work, is kept until then).
 
     Errors found before the run really starts (an unknown run id for ``--resume``, a
     missing key) are printed alone, with no bar above them.
@@ -76,6 +77,7 @@ class LazyProgress:
         self._tasks: dict[str, Any] = {}
         self._done: dict[str, int] = {}
         self._totals: dict[str, int | None] = {}
+        self._told: dict[str, int] = {}  # the totals the run reported ("total:judge")
 
     def __enter__(self) -> LazyProgress | None:
         self._started = self._clock()
@@ -130,21 +132,30 @@ class LazyProgress:
         if self._judge and (judged or compared or (judged is None and self._plan.run_evaluators())):
             self._tasks["judge"] = bar.add_task("judgments", total=judged)
             self._totals["judge"] = judged
+        for kind, n in self._told.items():
+            self._set_total(bar, kind, n)
         bar.start()
         self._bar = bar
         return bar
 
     def __call__(self, kind: str, n: int) -> None:
+        if kind.startswith("total:"):  # kept until the bars are drawn
+            self._told[kind.removeprefix("total:")] = n
+            if self._bar is not None:
+                self._set_total(self._bar, kind.removeprefix("total:"), n)
+            return
+        # drawn from the first finished call on: totals are told as the run schedules its
+        # work, before its first call (the bars' modules, loaded then, delayed that call)
         bar = self._bar if self._bar is not None else self._start()
-        tasks = self._tasks
-        if kind.startswith("total:"):
-            task = tasks.get(kind.removeprefix("total:"))
-            if task is not None:
-                self._totals[kind.removeprefix("total:")] = n
-                bar.update(task, total=n)
-        elif n and kind in tasks:
+        if n and kind in self._tasks:
             self._done[kind] = self._done.get(kind, 0) + n
-            bar.advance(tasks[kind], n)
+            bar.advance(self._tasks[kind], n)
+
+    def _set_total(self, bar: Progress, kind: str, n: int) -> None:
+        task = self._tasks.get(kind)
+        if task is not None:
+            self._totals[kind] = n
+            bar.update(task, total=n)
 
     def _first(self) -> Any:
         return next(iter(self._tasks.values()), None)
