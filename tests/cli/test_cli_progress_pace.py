@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,3 +110,35 @@ def test_a_total_told_before_the_first_call_is_kept_until_the_bars_are_drawn(
         progress("candidate", 3)
     written = capsys.readouterr().err
     assert "3/10" in written and "0/7" in written
+
+
+def test_the_counts_are_given_to_the_bars_as_often_as_they_are_redrawn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand calls finished within one redraw (a tenth of a second) update the bars
+    once, not a thousand times; the bars end with every call counted."""
+    from rich.progress import Progress
+
+    updates: list[dict[str, Any]] = []
+    real_update, real_advance = Progress.update, Progress.advance
+
+    def update(self: Progress, task: Any, **fields: Any) -> None:
+        updates.append(fields)
+        real_update(self, task, **fields)
+
+    def advance(self: Progress, task: Any, n: float = 1) -> None:
+        updates.append({"advance": n})
+        real_advance(self, task, n)
+
+    monkeypatch.setattr(Progress, "update", update)
+    monkeypatch.setattr(Progress, "advance", advance)
+    clock = Clock()
+    with LazyProgress(_plan(tmp_path, 1000), judge=False, quiet=False, clock=clock) as progress:
+        assert progress is not None
+        for _ in range(999):
+            progress("candidate", 1)
+        clock.now += 0.1
+        progress("candidate", 1)
+    counted = [u for u in updates if "completed" in u or "advance" in u]
+    assert len(counted) <= 3  # the first, the one after 0.1 s, the last
+    assert "1000/1000" in capsys.readouterr().err

@@ -4,6 +4,7 @@ the pace of the run on the first line: calls per second, the time left and the c
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ def _pace_column(text: Callable[[Task], str]) -> ProgressColumn:
     return Pace()
 
 
+_PUSH_EVERY_S = 0.1  # the bars are redrawn ten times a second (rich's default)
 _COUNTED = 50_000  # answers up to which the judge calls are counted before the run
 
 
@@ -78,6 +80,7 @@ class LazyProgress:
         self._done: dict[str, int] = {}
         self._totals: dict[str, int | None] = {}
         self._told: dict[str, int] = {}  # the totals the run reported ("total:judge")
+        self._pushed = -math.inf  # when the counts were last given to the bars
 
     def __enter__(self) -> LazyProgress | None:
         self._started = self._clock()
@@ -95,6 +98,7 @@ class LazyProgress:
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
+            self._push(self._bar)
             self._bar.stop()
             self._bar = None
 
@@ -149,7 +153,16 @@ class LazyProgress:
         bar = self._bar if self._bar is not None else self._start()
         if n and kind in self._tasks:
             self._done[kind] = self._done.get(kind, 0) + n
-            bar.advance(self._tasks[kind], n)
+            now = self._clock()
+            if now - self._pushed >= _PUSH_EVERY_S:
+                self._push(bar)
+                self._pushed = now
+
+    def _push(self, bar: Progress) -> None:
+        """Give the bars the counts: at most as often as they are redrawn, not at every
+        finished call (rich's bookkeeping of one update was a tenth of the calls' own)."""
+        for kind, task in self._tasks.items():
+            bar.update(task, completed=self._done.get(kind, 0))
 
     def _set_total(self, bar: Progress, kind: str, n: int) -> None:
         task = self._tasks.get(kind)
