@@ -7,7 +7,6 @@ use, so ``import qualspec`` (or any of its packages) stays cheap.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from types import ModuleType
@@ -47,20 +46,23 @@ def lazy_exports(
 
 
 def lazy_modules(package: str, names: str) -> dict[str, ModuleType]:
-    """The modules ``names`` (space-separated, of ``package``) by name, each loaded on its
-    first attribute access (``importlib.util.LazyLoader``): a module may name modules it
-    needs only on some paths without paying for their imports on the others."""
-    out = {}
+    """The modules ``names`` (space-separated, of ``package``) by name, each imported on
+    its first attribute access: a module may name modules it needs only on some paths
+    without paying for their imports on the others.
+
+    Each is a stand-in that imports the module with ``importlib.import_module`` and reads
+    from it: a second thread that reads while the first still imports waits for the import
+    to finish. (``importlib.util.LazyLoader``, used before, let it read the half-imported
+    module on Python 3.11: an ``AttributeError`` for a name defined further down.)"""
+    out: dict[str, ModuleType] = {}
     for name in names.split():
         full = f"{package}.{name}"
-        found = sys.modules.get(full)
-        if found is None:
-            spec = importlib.util.find_spec(full)
-            if spec is None or spec.loader is None:
-                raise ModuleNotFoundError(f"no module named {full!r}", name=full)
-            spec.loader = importlib.util.LazyLoader(spec.loader)
-            found = importlib.util.module_from_spec(spec)
-            sys.modules[full] = found
-            spec.loader.exec_module(found)
-        out[name] = found
+        out[name] = sys.modules.get(full) or _Deferred(full)
     return out
+
+
+class _Deferred(ModuleType):
+    """A module imported on the first read of one of its attributes (see :func:`lazy_modules`)."""
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self.__name__), attr)

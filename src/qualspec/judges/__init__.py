@@ -34,10 +34,8 @@ if TYPE_CHECKING:
     )
     from qualspec.judges._comparisons import (
         ComparisonSummary,
-        comparison_records,
         comparison_summary,
         dimension_rank,
-        is_comparison,
     )
     from qualspec.judges._criteria import (
         ALL_CRITERIA_PROMPT_NAME,
@@ -69,7 +67,6 @@ if TYPE_CHECKING:
         FieldRule,
         band,
         field_pass_rate,
-        is_field_grade,
         read_reference,
         read_structured,
         reference_for_grading,
@@ -95,6 +92,7 @@ if TYPE_CHECKING:
     from qualspec.judges._panel_calibration import combined_calibration
     from qualspec.judges._panel_scores import MemberScore, combine_scores
     from qualspec.judges._parsing import MAX_REASONING_CHARS, ParsedJudgment, parse_judgment
+    from qualspec.judges._record_kinds import comparison_records, is_comparison, is_field_grade
     from qualspec.judges._session_context import SessionContext
     from qualspec.judges._verdict import Summary, passed, summarize, unscored_note
 
@@ -212,10 +210,10 @@ _LAZY: dict[str, str] = {
     "comparison_schema": "qualspec.judges._compare_prompt",
     "read_comparison": "qualspec.judges._compare_prompt",
     "ComparisonSummary": "qualspec.judges._comparisons",
-    "comparison_records": "qualspec.judges._comparisons",
+    "comparison_records": "qualspec.judges._record_kinds",
     "comparison_summary": "qualspec.judges._comparisons",
     "dimension_rank": "qualspec.judges._comparisons",
-    "is_comparison": "qualspec.judges._comparisons",
+    "is_comparison": "qualspec.judges._record_kinds",
     "ALL_CRITERIA_PROMPT_NAME": "qualspec.judges._criteria",
     "DEFAULT_MAX_RESPONSE_CHARS": "qualspec.judges._criteria",
     "JUDGE_PROMPT_NAME": "qualspec.judges._criteria",
@@ -247,7 +245,7 @@ _LAZY: dict[str, str] = {
     "FieldRule": "qualspec.judges._field_rules",
     "band": "qualspec.judges._field_rules",
     "field_pass_rate": "qualspec.judges._field_rules",
-    "is_field_grade": "qualspec.judges._field_rules",
+    "is_field_grade": "qualspec.judges._record_kinds",
     "read_reference": "qualspec.judges._field_rules",
     "read_structured": "qualspec.judges._field_rules",
     "reference_for_grading": "qualspec.judges._field_rules",

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from qualspec.judges._record_kinds import comparison_records, is_comparison
+
 if TYPE_CHECKING:
     from qualspec.store import JudgmentRecord, RunRecord
 
@@ -23,22 +25,6 @@ __all__ = [
 ]
 
 _NO_ROLE = "(no role)"
-
-
-def is_comparison(judgment: JudgmentRecord) -> bool:
-    """Whether a record is a comparison (``details["type"] == "comparison"``)."""
-    details = judgment.details
-    return isinstance(details, Mapping) and details.get("type") == "comparison"
-
-
-def comparison_records(record: RunRecord) -> list[JudgmentRecord]:
-    """The run's comparison records, in the order they were stored.
-
-    Example:
-        >>> for j in comparison_records(run):
-        ...     print(j.evaluator, j.details["group"], j.details["winner"], j.scores)
-    """
-    return [j for j in record.judgments if is_comparison(j)]
 
 
 @dataclass(frozen=True, slots=True)

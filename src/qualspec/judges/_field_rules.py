@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qualspec.judges._expect import json_of, looks_like_refusal
+from qualspec.judges._record_kinds import is_field_grade
 
 if TYPE_CHECKING:
     from qualspec.store import Store
@@ -79,12 +80,6 @@ class FieldGrade:
     confidence: float | None
     decided_by: str  # "rule" | "grader"
     flag: str | None = None  # what is wrong with the grade, for the answer's flags
-
-
-def is_field_grade(judgment: Any) -> bool:
-    """Whether a record is a field grade (``details["type"] == "field_grade"``)."""
-    details = getattr(judgment, "details", None)
-    return isinstance(details, Mapping) and details.get("type") == "field_grade"
 
 
 def read_structured(

@@ -227,12 +227,13 @@ def _summary_dict(run: RunRecord) -> dict[str, Any]:
         summary["counts"].update(
             checks=t.checks, checks_passed=t.checks_passed, checks_failed=t.checks_failed
         )
-    from qualspec.judges import comparison_summary
+    if t.comparisons:  # the comparison machinery for a run that has some
+        from qualspec.judges import comparison_summary
 
-    compared = comparison_summary(run)
-    if compared:  # only a run with comparisons: has these
-        summary["counts"]["comparisons"] = t.comparisons
-        summary["comparisons"] = [c.to_dict() for c in compared]
+        compared = comparison_summary(run)
+        if compared:  # only a run with comparisons: has these
+            summary["counts"]["comparisons"] = t.comparisons
+            summary["comparisons"] = [c.to_dict() for c in compared]
     return summary
 
 
