@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from qualspec.spec._base import _Model
+from qualspec.spec._base import _Model, new_dict, new_list
 from qualspec.spec._checks import CHECK_NAMES, JSON_SCHEMA_KEYWORDS, ExpectCheck
 from qualspec.spec._comparison import COMPARISON_DIMENSIONS, Comparison
 from qualspec.spec._panel import (
@@ -63,7 +63,7 @@ class Candidate(_Model):
     )
     system_prompt: str | None = Field(default=None, description="Lowest-precedence system prompt.")
     params: dict[str, Any] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Extra request parameters (max_tokens, top_p, seed, ...). "
         "Temperature comes from the temperatures dimension.",
     )
@@ -103,17 +103,17 @@ class Scenario(_Model):
         description="The user prompt. With inputs, {{ variable }} is replaced per row.",
     )
     system_prompt: str | None = Field(default=None, description="Overrides the candidate's.")
-    criteria: list[str] = Field(default_factory=list)
+    criteria: list[str] = Field(default_factory=new_list)
     rubric: str | None = Field(default=None, description="Name of a built-in or suite rubric.")
     context: str | None = Field(default=None, description="Background given to the judge only.")
     inputs: list[dict[str, Any]] | str | None = Field(
         default=None,
         description="Rows of variables, or a path (CSV, JSONL, YAML) relative to the suite file.",
     )
-    at_temperature: list[AtTemperature] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
+    at_temperature: list[AtTemperature] = Field(default_factory=new_list)
+    tags: list[str] = Field(default_factory=new_list)
     expect: list[ExpectCheck] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Deterministic checks of each answer, run without a model call.",
     )
     output_schema: OutputSchema | None = Field(
@@ -159,7 +159,7 @@ class JudgeConfig(PanelFields):
 
     model: str = DEFAULT_JUDGE_MODEL
     threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=10)
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=new_dict)
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
     mode: Literal["per_criterion", "all_criteria"] = "per_criterion"
     calibrate: int | None = Field(default=None, ge=0)
@@ -196,10 +196,10 @@ class EvaluatorConfig(PanelFields):
     )
     threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=10)
     params: dict[str, Any] = Field(
-        default_factory=dict, description="Request parameters of its calls (max_tokens, ...)."
+        default_factory=new_dict, description="Request parameters of its calls (max_tokens, ...)."
     )
     options: dict[str, Any] = Field(
-        default_factory=dict, description="Options of the evaluator type itself."
+        default_factory=new_dict, description="Options of the evaluator type itself."
     )
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = Field(
         default="auto",
@@ -270,17 +270,17 @@ class Evaluation(_Model):
     name: str = Field(min_length=1)
     description: str = ""
     candidates: list[Candidate] = Field(min_length=1)
-    roles: list[Role] = Field(default_factory=list)
+    roles: list[Role] = Field(default_factory=new_list)
     scenarios: list[Scenario] = Field(
         min_length=1,
         description="The scenarios (with behaves_like:, the behaviours' scenarios follow; "
         "a suite may then omit its own).",
     )
     behaviors: list[Behavior] = Field(
-        default_factory=list, description="Named, reusable lists of scenarios."
+        default_factory=new_list, description="Named, reusable lists of scenarios."
     )
     behaves_like: list[str] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Behaviours whose scenarios this suite includes (tagged behavior:<name>).",
     )
     temperatures: list[float] | str | None = Field(
@@ -298,19 +298,19 @@ class Evaluation(_Model):
     )
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     judges: list[EvaluatorConfig] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Several evaluators, each with its own model, threshold and prompt; "
         "replaces judge: when given.",
     )
-    rubrics: list[Rubric] = Field(default_factory=list)
-    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    rubrics: list[Rubric] = Field(default_factory=new_list)
+    providers: dict[str, ProviderConfig] = Field(default_factory=new_dict)
     grader: GraderConfig = Field(
         default_factory=GraderConfig,
         description="The field grader of scenarios with a reference: model (default: the "
         "judge's) and pass threshold 0-100 (default 80).",
     )
     comparisons: list[Comparison] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Comparative judgments: the answers of a group judged side by side "
         "(compare: candidates, within: roles; or compare: roles, within: candidates).",
     )

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from qualspec.spec._base import _Model
+from qualspec.spec._base import _Model, new_dict
 
 __all__ = ["COMBINE_METHODS", "DEFAULT_JUDGE_MODEL", "PanelFields", "PanelMember", "check_scoring"]
 
@@ -28,7 +28,7 @@ class PanelMember(_Model):
         default=None, min_length=1, description="Its name in reports (default: the model)."
     )
     params: dict[str, Any] = Field(
-        default_factory=dict, description="Request parameters of its calls (max_tokens, ...)."
+        default_factory=new_dict, description="Request parameters of its calls (max_tokens, ...)."
     )
 
     @property

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from qualspec.spec._base import new_dict
+
 __all__ = [
     "DEFAULT_GRADER_THRESHOLD",
     "FieldSpec",
@@ -128,7 +130,7 @@ class ReferenceConfig(_Model):
 
     model: str = Field(min_length=1, description="provider/model of the reference answers.")
     params: dict[str, Any] = Field(
-        default_factory=dict, description="Request parameters (max_tokens, ...)."
+        default_factory=new_dict, description="Request parameters (max_tokens, ...)."
     )
 
     @model_validator(mode="before")
@@ -142,7 +144,7 @@ class GraderConfig(_Model):
 
     model: str | None = Field(default=None, description="provider/model (default: the judge's).")
     threshold: float = Field(default=DEFAULT_GRADER_THRESHOLD, ge=0, le=100)
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=new_dict)
     structured_output: str = Field(default="auto")
     parse_retries: int = Field(default=2, ge=0)
 
