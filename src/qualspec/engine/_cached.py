@@ -31,7 +31,14 @@ if TYPE_CHECKING:
     from qualspec.providers import Provider
     from qualspec.store import CacheEntry
 
-__all__ = ["BACKLOG", "CACHED_BACKLOG", "COPY_BACKLOG", "CacheLookup", "CachedAnswers", "cached_record"]
+__all__ = [
+    "BACKLOG",
+    "CACHED_BACKLOG",
+    "COPY_BACKLOG",
+    "CacheLookup",
+    "CachedAnswers",
+    "cached_record",
+]
 
 BACKLOG = 2_000
 """Records not yet written (beyond those holding a call slot) before the plan waits."""

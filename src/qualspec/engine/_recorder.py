@@ -297,10 +297,11 @@ class Recorder:
             if on_commit is not None:
                 callbacks[kind].append(on_commit)
         store, run_id = self._store, self._run_id
+        copy: Any = getattr(store, "copy_cached", None)  # a SQLite file's (copies_cached)
         writers: list[tuple[str, str, Callable[[list[Any]], None]]] = [
             # answers first, and their slots freed as soon as they are durable
             ("r", "responses", lambda rows: store.record_responses(run_id, rows)),
-            ("k", "cached answers", lambda rows: store.copy_cached(run_id, rows)),
+            ("k", "cached answers", lambda rows: copy(run_id, rows)),
             ("j", "judgments", lambda rows: store.record_judgments(run_id, rows)),
             ("c", "cache entries", store.cache_put_many),
         ]

@@ -111,8 +111,7 @@ def _copy_sql() -> str:
     # WHERE true: SQLite's parser needs a WHERE before an upsert's ON CONFLICT
     return (
         f"INSERT INTO responses ({columns}) SELECT {values} FROM temp.{_TEMP} AS t "
-        f'JOIN cache_entries AS c ON c."key" = t.call_key WHERE true ORDER BY t.rowid'
-        + conflict
+        f'JOIN cache_entries AS c ON c."key" = t.call_key WHERE true ORDER BY t.rowid' + conflict
     )
 
 
