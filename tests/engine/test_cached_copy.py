@@ -154,3 +154,25 @@ def test_the_copy_makes_the_rows_the_record_path_makes(
         }
         assert row["created_at"][1] == then["created_at"][1] == "text"
     assert cached == 84
+
+
+def test_a_store_that_cannot_copy_is_given_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prices: Path
+) -> None:
+    """A store on SQLAlchemy (PostgreSQL's path; here a SQLite file on it) has no
+    ``copy_cached``: its cached answers are records, as before."""
+    monkeypatch.setenv("FAKE_COPY_KEY", "sk-test")
+    monkeypatch.setenv("QUALSPEC_SQLITE_DRIVER", "sqlalchemy")
+    db = tmp_path / "q.db"
+    with FakeServer() as server:
+        evaluation = _evaluation(server.base_url, 5)
+        _run(db, evaluation, None, prices)
+        calls = server.calls
+        Counting.made.clear()
+        again = _run(db, evaluation, Counting, prices)
+        assert server.calls == calls
+    (recorder,) = Counting.made
+    assert not recorder.copies_cached
+    assert (recorder.copies, recorder.records) == (0, 24)
+    assert again.stats.cached_candidate == 24
+    assert all(r.cached for r in again.record.responses)
