@@ -45,7 +45,7 @@ BACKLOG = 2_000
 CACHED_BACKLOG = 20_000
 """Cached answers not yet written before the plan waits: they are written in large
 transactions (see ``Recorder.responses``), so more of them may wait for one."""
-COPY_BACKLOG = 150_000
+COPY_BACKLOG = 100_000
 """Cached cells to copy in the store not yet written before the plan waits: a few
 hundred bytes each (no record), written in the largest transactions (a transaction's
 commit, and the index pages it rewrites, was most of a cached rerun's time)."""
