@@ -6,8 +6,10 @@ per batch: its answers, evaluation records and cache entries together) within a 
 milliseconds, or while records keep coming at most 50, so a result is durable moments
 after it exists and a kill loses at most the batch being written (resume calls those
 again). Cached answers given together (``responses``: a batch's, holding no call slot)
-are written in large transactions instead (up to 10,000 rows, gathered for up to 0.25 s):
-a kill may lose more of them, and a resume finds them in the cache again, with no call.
+are written in large transactions instead (up to 10,000 rows, gathered for up to 0.25 s),
+and cached cells the store copies itself (``copy_cached``: no record, a SQLite file) in
+transactions of up to 50,000: a kill may lose more of them, and a resume finds them in
+the cache again, with no call.
 
 When the database cannot write (a restart, a dropped connection, a full disk), the same
 batch is tried again with backoff and a fresh connection until ``retry_window_s`` has
