@@ -4,8 +4,11 @@ inside the database): the keys ``cache_get_many`` finds, by the same freshness r
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import pytest
 
 from qualspec.store import CacheEntry, Store
 
@@ -48,5 +51,38 @@ def test_the_hits_are_the_keys_cache_get_many_finds_with_their_tokens(tmp_path: 
         assert set(store.cache_hits(keys, NOW, {})) == {  # type: ignore[attr-defined]
             "fresh", "not-yet", "old-ref", "new-ref", "edge"
         }  # fmt: skip
+    finally:
+        store.close()
+
+
+def test_a_copied_cell_is_the_answer_of_its_entry_and_a_vanished_entry_makes_none(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'q.db'}")
+    try:
+        run_id = store.create_run("s", "h", {})
+        store.cache_put_many([_entry("ck1", "candidate", 1, None)])
+        versions = {"scenario_prompt:s": 3}
+        cells = [
+            # key, candidate, role, scenario, input_id, temperature, run_index, provider,
+            # model, kind, input_values, cache key, prompt versions, time
+            ("k1", "c", "r", "s", "i1", 0.5, 2, "p", "m", "candidate", {"q": "x"}, "ck1",
+             versions, NOW),
+            ("k2", "c", None, "s", "i2", None, 0, "p", "m", "candidate", None, "gone",
+             versions, NOW),
+        ]  # fmt: skip
+        with caplog.at_level(logging.WARNING, logger="qualspec.store"):
+            written = store.copy_cached(run_id, cells)  # type: ignore[attr-defined]
+        assert written == 1
+        assert "1 cached answers were gone from the cache" in caplog.text
+        (record,) = store.load_run(run_id).responses
+        assert (record.key, record.role, record.input_id, record.temperature) == (
+            "k1", "r", "i1", 0.5
+        )  # fmt: skip
+        assert (record.text, record.input_tokens, record.output_tokens) == ("answer ck1", 3, 6)
+        assert record.cached and record.attempts == 0 and record.cost_usd == 0.0
+        assert (record.latency_s, record.queue_s, record.error) == (0.0, None, None)
+        assert record.call_key == "ck1" and record.prompt_versions == versions
+        assert record.input_values == {"q": "x"} and record.created_at == NOW
     finally:
         store.close()

@@ -187,8 +187,12 @@ def copy_cached(
         conn.executemany(sql, [(h, inputs[h], at) for h in sorted(inputs)])
     written = conn.execute(_COPY, (run_id,)).rowcount
     conn.execute(_CLEAR)
-    if written < len(staged):
-        log.debug("%d cached answers not copied", len(staged) - written)
+    if written < len(staged):  # their entries went meanwhile (`qualspec cache clear`)
+        log.warning(
+            "%d cached answers were gone from the cache before they were recorded: "
+            "`qualspec run --resume` asks for them",
+            len(staged) - written,
+        )
     return int(written)
 
 
