@@ -90,3 +90,46 @@ def test_a_kill_at_half_of_a_large_run_then_resume_costs_at_most_the_calls_in_fl
     assert data["summary"]["large_run"] is True
     answered = [r["input_id"] for r in data["responses"]]
     assert len(answered) == len(set(answered)) == CELLS
+
+
+@pytest.mark.timeout(1800)
+def test_a_kill_in_a_cached_rerun_then_resume_records_each_cell_once(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """A rerun whose cached answers the store copies itself (a SQLite file), killed once
+    they are recorded while the new rows' calls hang, then resumed: each cell recorded
+    once, the cached ones never asked for."""
+    home, new = tmp_path / "home", 20
+    first = write_suite(tmp_path / "suite.yaml", server.base_url, n_inputs=CELLS, name="big")
+    args = ["--no-judge", "--quiet", "--max-concurrency", str(CONCURRENCY)]
+    done = run_cli(["run", str(first), *args], cwd=tmp_path, env=cli_env(home), timeout=1200)
+    assert done.returncode == 0, describe(done)
+    suite = write_suite(tmp_path / "suite.yaml", server.base_url, n_inputs=CELLS + new, name="big")
+    server.control(reset=True, hang_after=0)  # the new rows' calls hang: the run stops there
+    with background_cli(["run", str(suite), *args], cwd=tmp_path, env=cli_env(home)) as proc:
+        copied = wait_for(
+            lambda: recorded_responses(home) >= 2 * CELLS or proc.poll() is not None,
+            timeout=600,
+            interval=0.05,
+        )
+        assert copied and proc.poll() is None, "the run ended before the kill"
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=120)
+    assert recorded_responses(home) == 2 * CELLS  # every cached cell, no new one
+    hung = server.calls()
+    assert hung <= CONCURRENCY
+    server.control(hang_after=None)
+    resumed = run_cli(
+        ["run", str(suite), *args, "--resume"], cwd=tmp_path, env=cli_env(home), timeout=1200
+    )
+    assert resumed.returncode == 0, describe(resumed)
+    _, run_id = run_ids(home)
+    with open_store(home) as store:
+        counts = store.run_counts(run_id)
+        keys = [r.key for page in store.response_pages(run_id) for r in page]
+        cached = sum(r.cached for page in store.response_pages(run_id) for r in page)
+        assert store.get_run(run_id).status == "finished"
+    assert counts["responses"] == CELLS + new and counts["errors"] == 0
+    assert len(keys) == len(set(keys)) == CELLS + new  # one response per cell
+    assert cached == CELLS
+    assert server.calls() - hung == new  # the resume asked only the new rows

@@ -2,19 +2,27 @@
 cached answers of its calls, read in one query, made into this run's response records.
 
 Every answer a run reports is a response record of that run, a cached one too; the
-records of a batch are made in one pass and handed to the recorder together.
+records of a batch are made in one pass and handed to the recorder together. Where
+nothing in the run needs a cached cell's record (no evaluation of it, nothing waiting on
+its answer) and the store can (a SQLite file), the store copies the answer itself: the
+cache is asked only which keys it holds (and their tokens), and each such cell is handed
+to the recorder as a plain tuple of its identity and cache key (``copy_cached``), with no
+record and no entry read into Python.
 """
 
 from __future__ import annotations
 
 import asyncio
+import operator
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from qualspec.store import ResponseRecord
 
 if TYPE_CHECKING:
+    from qualspec.engine._blocks import Block
     from qualspec.engine._calls import CallEngine
     from qualspec.engine._items import WorkItem
     from qualspec.engine._options import ExecuteOptions, ExecuteStats
@@ -23,11 +31,56 @@ if TYPE_CHECKING:
     from qualspec.providers import Provider
     from qualspec.store import CacheEntry
 
-__all__ = ["CachedAnswers", "cached_record"]
+__all__ = [
+    "BACKLOG",
+    "CACHED_BACKLOG",
+    "COPY_BACKLOG",
+    "CacheLookup",
+    "CachedAnswers",
+    "cached_record",
+]
+
+BACKLOG = 2_000
+"""Records not yet written (beyond those holding a call slot) before the plan waits."""
+CACHED_BACKLOG = 20_000
+"""Cached answers not yet written before the plan waits: they are written in large
+transactions (see ``Recorder.responses``), so more of them may wait for one."""
+COPY_BACKLOG = 100_000
+"""Cached cells to copy in the store not yet written before the plan waits: a few
+hundred bytes each (no record), written in the largest transactions (a transaction's
+commit, and the index pages it rewrites, was most of a cached rerun's time)."""
+
+# a cell copied from the cache: its item's fields, as ``Store.copy_cached`` takes them
+# (then its cache key, prompt versions and time)
+_IDENTITY = operator.attrgetter(
+    "key",
+    "candidate",
+    "role",
+    "scenario",
+    "input_id",
+    "temperature",
+    "run_index",
+    "provider",
+    "model",
+    "kind",
+    "input_values",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheLookup:
+    """What the cache holds for a batch: the entries of the cells whose record is
+    needed, and the keys (with their tokens) of the cells the store copies itself."""
+
+    keys: dict[str, str] = field(default_factory=dict)  # item key -> cache key (records)
+    entries: dict[str, CacheEntry] = field(default_factory=dict)
+    copy_keys: dict[str, str] = field(default_factory=dict)  # item key -> cache key (copies)
+    hits: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
 
 
 class CachedAnswers:
-    """Cached answers for a batch of work items, as response records of the run."""
+    """Cached answers for a batch of work items, as response records of the run (or
+    copied by the store), and the count of what is given to the recorder unwritten."""
 
     _calls: CallEngine
     _providers: dict[str, Provider]
@@ -35,11 +88,58 @@ class CachedAnswers:
     _opt: ExecuteOptions
     _done: dict[str, ResponseRecord]
     _versions: Mapping[str, Mapping[str, int]]
+    _response_evals: list[Any]
+    _group_evals: list[Any]
+    _backlog: int
+    _cached_backlog: int
+    _copy_backlog: int
+    _drained: asyncio.Event
+    run_id: str
     stats: ExecuteStats
 
-    def _unwritten(self, rows: int = 1, *, bulk: bool = False) -> Callable[[], None]:
-        """Counts records given to the recorder until they are written (the executor's)."""
-        raise NotImplementedError
+    def _unwritten(
+        self, rows: int = 1, *, bulk: bool = False, copy: bool = False
+    ) -> Callable[[], None]:
+        """Count ``rows`` records given to the recorder without a call slot (a cached
+        answer, an evaluation; ``bulk``: cached answers given together; ``copy``: cells
+        the store copies from the cache) until they are written: the plan is read no
+        faster than they are."""
+        if copy:
+            self._copy_backlog += rows
+        elif bulk:
+            self._cached_backlog += rows
+        else:
+            self._backlog += rows
+
+        def written() -> None:
+            if copy:
+                self._copy_backlog -= rows
+            elif bulk:
+                self._cached_backlog -= rows
+            else:
+                self._backlog -= rows
+            if not self._behind():
+                self._drained.set()
+
+        return written
+
+    def _behind(self) -> bool:
+        return (
+            self._backlog > BACKLOG
+            or self._cached_backlog > CACHED_BACKLOG
+            or self._copy_backlog > COPY_BACKLOG
+        )
+
+    async def _wait_for_writes(self) -> None:
+        """Wait while more than ``BACKLOG`` such records (``CACHED_BACKLOG`` cached
+        answers, ``COPY_BACKLOG`` copies) are unwritten (a second at most each time: a
+        sink that never calls back slows the run, never stops it)."""
+        while self._behind():
+            self._drained.clear()
+            try:
+                await asyncio.wait_for(self._drained.wait(), 1.0)
+            except TimeoutError:
+                return
 
     def _cache_keys(self, items: list[WorkItem], done: Mapping[str, object]) -> dict[str, str]:
         """The cache key of each item (by its key) whose answer may come from the cache:
@@ -52,46 +152,91 @@ class CachedAnswers:
             if item.key not in done and item.key not in self._done and item.kind not in refresh
         }
 
+    def _copies(self) -> bool:
+        """Whether the store copies cached answers itself (the recorder and the store
+        both can) and nothing in this run needs a cached cell's record."""
+        if self._response_evals or not getattr(self._recorder, "copies_cached", False):
+            return False
+        return callable(getattr(self._calls.store, "cache_hits", None))
+
+    async def _look_up_cache(
+        self, batch: list[Block], items: list[WorkItem], done: Mapping[str, object]
+    ) -> CacheLookup:
+        """What the cache holds for a batch's items not done: the entries of those whose
+        record is needed, the keys of those the store copies (one query each, in a
+        worker thread). A block whose answers something waits on (a group evaluation,
+        an item depending on another) has its records made."""
+        keys = self._cache_keys(items, done)
+        copy_keys: dict[str, str] = {}
+        if keys and self._copies():
+            for block in batch:
+                if self._group_evals or any(i.depends_on for i in block.items):
+                    continue
+                for item in block.items:
+                    found = keys.pop(item.key, None)
+                    if found is not None:
+                        copy_keys[item.key] = found
+        hits: dict[str, tuple[int | None, int | None]] = {}
+        if copy_keys:
+            hits = await asyncio.to_thread(self._calls.cache_hits, set(copy_keys.values()))
+        return CacheLookup(keys, await self._cache_entries(keys), copy_keys, hits)
+
     async def _cache_entries(self, keys: Mapping[str, str]) -> dict[str, CacheEntry]:
         """The cache entries of ``keys``' cache keys: one query, in a worker thread."""
         if not keys:
             return {}
         return await asyncio.to_thread(self._calls.cache_get_many, set(keys.values()))
 
-    def _cached_records(
-        self, items: list[WorkItem], keys: Mapping[str, str], entries: Mapping[str, CacheEntry]
-    ) -> dict[str, ResponseRecord]:
-        """The response records of the items answered from the cache (by item key), given
-        to the recorder together (one ``responses`` call where the sink has it).
+    def _count_cached(self, item: WorkItem, tokens_in: int | None, tokens_out: int | None) -> None:
+        saved = self._calls.cost(item.provider, item.model, tokens_in, tokens_out)
+        if item.kind == "candidate":
+            self.stats.cached_candidate += 1
+        else:
+            self.stats.cached_reference += 1
+        self.stats.saved_usd += saved or 0.0
 
-        Each is made straight from its entry, as ``ResponseRecord.from_reply`` makes it
-        of ``Reply.from_cache`` (nothing paid, no attempt, no queue time: a bulk-read
-        answer never waited for a slot), without the reply in between."""
+    def _cached_records(
+        self, items: list[WorkItem], found: CacheLookup
+    ) -> tuple[dict[str, ResponseRecord], set[str]]:
+        """The response records of the items answered from the cache (by item key), given
+        to the recorder together (one ``responses`` call where the sink has it), and the
+        keys of those the store copies itself (given as ``copy_cached`` cells).
+
+        Each record is made straight from its entry, as ``ResponseRecord.from_reply``
+        makes it of ``Reply.from_cache`` (nothing paid, no attempt, no queue time: a
+        bulk-read answer never waited for a slot), without the reply in between."""
         out: dict[str, ResponseRecord] = {}
-        if not entries:
-            return out
+        copied: set[str] = set()
+        if not found.entries and not found.hits:
+            return out, copied
         now = _now()
-        stats = self.stats
-        cost = self._calls.cost
+        cells: list[tuple[Any, ...]] = []
         versions: dict[int, dict[str, int]] = {}  # by the id of an item's prompt parts
         for item in items:
-            cache_key = keys.get(item.key)
-            entry = entries.get(cache_key) if cache_key is not None else None
-            if entry is None or cache_key is None:
-                continue
-            saved = cost(item.provider, item.model, entry.input_tokens, entry.output_tokens)
-            if item.kind == "candidate":
-                stats.cached_candidate += 1
-            else:
-                stats.cached_reference += 1
-            stats.saved_usd += saved or 0.0
+            entry: CacheEntry | None = None
+            cache_key = found.copy_keys.get(item.key)
+            tokens = None if cache_key is None else found.hits.get(cache_key)
+            if tokens is None:
+                cache_key = found.keys.get(item.key)
+                entry = None if cache_key is None else found.entries.get(cache_key)
+                if entry is None:
+                    continue
+                tokens = (entry.input_tokens, entry.output_tokens)
+            self._count_cached(item, *tokens)
             parts = item.prompt_parts
-            found = versions.get(id(parts))
-            if found is None:
-                found = versions[id(parts)] = self._part_versions(item)
-            out[item.key] = cached_record(item, entry, dict(found), now)
+            part_versions = versions.get(id(parts))
+            if part_versions is None:
+                part_versions = versions[id(parts)] = self._part_versions(item)
+            if entry is None:  # copied by the store: the same versions object, unchanged
+                cells.append((*_IDENTITY(item), cache_key, part_versions, now))
+                copied.add(item.key)
+            else:
+                out[item.key] = cached_record(item, entry, dict(part_versions), now)
         self._give_cached(list(out.values()))
-        return out
+        if cells:
+            copy = getattr(self._recorder, "copy_cached")  # noqa: B009 - optional (see _copies)
+            copy(cells, on_commit=self._unwritten(len(cells), copy=True))
+        return out, copied
 
     def _give_cached(self, records: list[ResponseRecord]) -> None:
         """Hand cached answers to the recorder: together where it takes them so (its

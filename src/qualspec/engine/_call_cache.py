@@ -86,6 +86,18 @@ class CallCache:
         # written with)
         return self.store.cache_get_many(keys, self.now(), self.options.cache_ttl)
 
+    def cache_hits(self, keys: set[str]) -> dict[str, tuple[int | None, int | None]]:
+        """The keys :meth:`cache_get_many` would find, each with its entry's input and
+        output tokens (one query; only a store that copies cached answers itself has it:
+        a SQLite file)."""
+        if not self._reads_enabled() or not keys:
+            return {}
+        hits = self.store.cache_hits  # type: ignore[attr-defined]
+        found: dict[str, tuple[int | None, int | None]] = hits(
+            keys, self.now(), self.options.cache_ttl
+        )
+        return found
+
     async def cache_get(self, kind: str, key: str) -> CacheEntry | None:
         """A cache entry, from this session's memory or the store.
 

@@ -17,12 +17,12 @@ import asyncio
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from qualspec.engine._blocks import Block, OpenGroups, batches, response_aspects
-from qualspec.engine._cached import CachedAnswers
+from qualspec.engine._cached import CachedAnswers, CacheLookup
 from qualspec.engine._calls import CallEngine, CallStopped
 from qualspec.engine._context import EvaluationContext
 from qualspec.engine._evaluator_calls import EvaluatorCalls
@@ -41,7 +41,7 @@ from qualspec.engine._reply import answered_record
 from qualspec.errors import AuthenticationError, ConfigError
 from qualspec.messages import one_line as _one_line
 from qualspec.providers import STRUCTURED_MODES, ChatRequest, Provider, effective_temperature
-from qualspec.store import CacheEntry, ResponseRecord, Store
+from qualspec.store import ResponseRecord, Store
 
 if TYPE_CHECKING:
     from qualspec.engine._sink import Sink
@@ -62,11 +62,6 @@ DEFAULT_WINDOW = 1024
 """Items in flight at most (answered or evaluated) when the run does not say."""
 BATCH = 500
 """Items read from the plan, and looked up in the store, at a time."""
-BACKLOG = 4 * BATCH
-"""Records not yet written (beyond those holding a call slot) before the plan waits."""
-CACHED_BACKLOG = 40 * BATCH
-"""Cached answers not yet written before the plan waits: they are written in large
-transactions (see ``Recorder.responses``), so more of them may wait for one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +71,7 @@ class _Found:
     items: list[WorkItem]
     done: dict[str, ResponseRecord]
     evaluations: set[tuple[str, str, str]]
-    cache_keys: dict[str, str]  # item key -> cache key, of the items the cache may answer
-    entries: dict[str, CacheEntry]
+    cached: CacheLookup  # what the cache holds for the rest
 
     def keys(self) -> list[str]:
         """The keys of the batch's items."""
@@ -122,6 +116,7 @@ class Executor(CachedAnswers, EvaluatorCalls):
         self._judge_total = self._judge_shown = 0
         self._backlog = 0  # records given to the recorder, not yet written
         self._cached_backlog = 0  # cached answers given together, not yet written
+        self._copy_backlog = 0  # cached cells the store copies, not yet written
         self._drained = asyncio.Event()
         self._calls = calls
         self._providers = dict(providers)
@@ -192,8 +187,7 @@ class Executor(CachedAnswers, EvaluatorCalls):
             keys = [item.key for item in items]
             done = await asyncio.to_thread(self.store.done_responses, self.run_id, keys)
             evaluations = await asyncio.to_thread(self.store.done_evaluations, self.run_id, keys)
-        cache_keys = self._cache_keys(items, done)
-        return _Found(items, done, evaluations, cache_keys, await self._cache_entries(cache_keys))
+        return _Found(items, done, evaluations, await self._look_up_cache(batch, items, done))
 
     async def _schedule(
         self,
@@ -211,7 +205,7 @@ class Executor(CachedAnswers, EvaluatorCalls):
         done.update(looked.done)
         for block in batch:  # forgotten with the block
             self._done_e |= block.hold(looked.evaluations)
-        cached = self._cached_records(looked.items, looked.cache_keys, looked.entries)
+        cached, copied = self._cached_records(looked.items, looked.cached)
         answered = 0
         for block in batch:
             futures = bool(self._group_evals) or any(i.depends_on for i in block.items)
@@ -223,6 +217,9 @@ class Executor(CachedAnswers, EvaluatorCalls):
                     self._answers[item.key] = loop.create_future()
             for item in block.items:
                 existing = done.get(item.key) or cached.get(item.key)
+                if item.key in copied:  # recorded by the store itself: nothing waits on it
+                    answered += 1
+                    continue
                 if existing is not None and not self._response_evals:
                     future = self._answers.get(item.key)
                     if future is not None:
@@ -252,39 +249,6 @@ class Executor(CachedAnswers, EvaluatorCalls):
             task = tasks.create_task(self._group(bound, group_id, members))
             for block in held:
                 task.add_done_callback(functools.partial(self._finished, block, None))
-
-    def _unwritten(self, rows: int = 1, *, bulk: bool = False) -> Callable[[], None]:
-        """Count ``rows`` records given to the recorder without a call slot (a cached
-        answer, an evaluation; ``bulk``: cached answers given together) until they are
-        written: the plan is read no faster than they are."""
-        if bulk:
-            self._cached_backlog += rows
-        else:
-            self._backlog += rows
-
-        def written() -> None:
-            if bulk:
-                self._cached_backlog -= rows
-            else:
-                self._backlog -= rows
-            if not self._behind():
-                self._drained.set()
-
-        return written
-
-    def _behind(self) -> bool:
-        return self._backlog > BACKLOG or self._cached_backlog > CACHED_BACKLOG
-
-    async def _wait_for_writes(self) -> None:
-        """Wait while more than ``BACKLOG`` such records (``CACHED_BACKLOG`` cached
-        answers) are unwritten (a second at most each time: a sink that never calls back
-        slows the run, never stops it)."""
-        while self._behind():
-            self._drained.clear()
-            try:
-                await asyncio.wait_for(self._drained.wait(), 1.0)
-            except TimeoutError:
-                return
 
     def _finished(self, block: Block, gate: asyncio.Semaphore | None, _: object = None) -> None:
         if gate is not None:

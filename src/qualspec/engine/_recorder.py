@@ -6,8 +6,10 @@ per batch: its answers, evaluation records and cache entries together) within a 
 milliseconds, or while records keep coming at most 50, so a result is durable moments
 after it exists and a kill loses at most the batch being written (resume calls those
 again). Cached answers given together (``responses``: a batch's, holding no call slot)
-are written in large transactions instead (up to 10,000 rows, gathered for up to 0.25 s):
-a kill may lose more of them, and a resume finds them in the cache again, with no call.
+are written in large transactions instead (up to 10,000 rows, gathered for up to 0.25 s),
+and cached cells the store copies itself (``copy_cached``: no record, a SQLite file) in
+transactions of up to 50,000: a kill may lose more of them, and a resume finds them in
+the cache again, with no call.
 
 When the database cannot write (a restart, a dropped connection, a full disk), the same
 batch is tried again with backoff and a fresh connection until ``retry_window_s`` has
@@ -42,6 +44,7 @@ log = logging.getLogger("qualspec.store")
 _STOP = object()
 _MAX_BATCH = 500
 _MAX_ROWS = 10_000
+_MAX_COPIES = 50_000
 _LINGER_S = 0.002
 _LINGER_MAX_S = 0.05
 _BULK_LINGER_S = 0.25
@@ -143,6 +146,22 @@ class Recorder:
         commit (and the index pages it rewrites) was most of a cached rerun's time."""
         if records:
             self._put(("R", list(records), on_commit))
+
+    @property
+    def copies_cached(self) -> bool:
+        """Whether :meth:`copy_cached` can be used: the store copies cached answers
+        itself (a SQLite file)."""
+        return callable(getattr(self._store, "copy_cached", None))
+
+    def copy_cached(
+        self, cells: Sequence[tuple[Any, ...]], on_commit: Callable[[], object] | None = None
+    ) -> None:
+        """Queue cached cells the store records by copying their cache entries
+        (``Store.copy_cached``: each cell a tuple of its identity and cache key, no
+        record); ``on_commit`` runs once, when all of them are written. They are
+        written in the largest transactions (up to ``_MAX_COPIES`` cells)."""
+        if cells:
+            self._put(("K", list(cells), on_commit))
 
     def answer(
         self,
@@ -261,15 +280,15 @@ class Recorder:
     def _write_batch(self, batch: list[Any]) -> bool:
         """Write one batch (retrying); run its callbacks. True when ``_STOP`` was in it."""
         stop = False
-        records: dict[str, list[Any]] = {"r": [], "j": [], "c": []}
-        callbacks: dict[str, list[Callable[[], object]]] = {"r": [], "j": [], "c": []}
+        records: dict[str, list[Any]] = {"r": [], "k": [], "j": [], "c": []}
+        callbacks: dict[str, list[Callable[[], object]]] = {"r": [], "k": [], "j": [], "c": []}
         for item in batch:
             if item is _STOP:
                 stop = True
                 continue
             kind, record, on_commit = item
-            if kind == "R":  # answers given together
-                kind = "r"
+            if kind in ("R", "K"):  # answers given together, cells the store copies
+                kind = kind.lower()
                 records[kind].extend(record)
             elif kind == "a":  # an answer and its cache entry
                 kind = "r"
@@ -280,9 +299,11 @@ class Recorder:
             if on_commit is not None:
                 callbacks[kind].append(on_commit)
         store, run_id = self._store, self._run_id
+        copy: Any = getattr(store, "copy_cached", None)  # a SQLite file's (copies_cached)
         writers: list[tuple[str, str, Callable[[list[Any]], None]]] = [
             # answers first, and their slots freed as soon as they are durable
             ("r", "responses", lambda rows: store.record_responses(run_id, rows)),
+            ("k", "cached answers", lambda rows: copy(run_id, rows)),
             ("j", "judgments", lambda rows: store.record_judgments(run_id, rows)),
             ("c", "cache entries", store.cache_put_many),
         ]
@@ -402,19 +423,23 @@ class Recorder:
 
 
 class _Size:
-    """How much a batch being gathered holds: records given one by one (``singles``) and
-    rows in all (a ``responses`` item counts its answers)."""
+    """How much a batch being gathered holds: records given one by one (``singles``),
+    rows in all (a ``responses`` item counts its answers) and cells the store copies
+    (``copies``: up to ``_MAX_COPIES`` a transaction)."""
 
-    __slots__ = ("rows", "singles")
+    __slots__ = ("copies", "rows", "singles")
 
     def __init__(self) -> None:
         self.singles = 0
         self.rows = 0
+        self.copies = 0
 
     def add(self, item: Any) -> _Size:
         if item is _STOP:
             return self
-        if item[0] == "R":
+        if item[0] == "K":  # cells the store copies: no record, larger transactions
+            self.copies += len(item[1])
+        elif item[0] == "R":
             self.rows += len(item[1])
         elif item[0] == "a":  # an answer and its cache entry
             self.singles += 1
@@ -425,7 +450,7 @@ class _Size:
         return self
 
     def full(self) -> bool:
-        return self.singles >= _MAX_BATCH or self.rows >= _MAX_ROWS
+        return self.singles >= _MAX_BATCH or self.rows >= _MAX_ROWS or self.copies >= _MAX_COPIES
 
 
 class _Retry:

@@ -26,6 +26,7 @@ from qualspec.errors import StoreError, UnknownRunError
 from qualspec.store import _migrate
 from qualspec.store._clock import now_utc
 from qualspec.store._input_rows import memo_for
+from qualspec.store._lite_copy import cache_hits, copy_cached
 from qualspec.store._lite_db import LiteDatabase, lite_path
 from qualspec.store._lite_lookup import LiteLookups
 from qualspec.store._lite_ops import BulkWrite, execute, fetch, read_rows, to_db
@@ -307,6 +308,16 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
                 _INPUTS.execute(conn, [[h, inputs[h], now] for h in sorted(inputs)])
             _RESPONSES.execute(conn, rows)
 
+    def copy_cached(self, run_id: str, cells: Sequence[Sequence[Any]]) -> int:
+        """Record ``cells`` (each as ``_lite_copy.COPY_FIELDS``: a work item's identity,
+        its cache key, prompt versions and time) as answers of ``run_id`` copied from the
+        cache inside the database; how many rows were written (a cell whose entry is
+        gone makes none)."""
+        if not cells:
+            return 0
+        with self._run_must_exist(run_id), self._lite.write() as conn:
+            return copy_cached(conn, run_id, cells, memo_for(self._lite).entry, now_utc())
+
     def record_judgments(self, run_id: str, records: Sequence[JudgmentRecord]) -> None:
         if not records:
             return
@@ -350,6 +361,17 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
                     if fresh(row, lifetimes, moment):
                         out[row["key"]] = CacheEntry(**{n: row[n] for n in CACHE_FIELDS})
         return out
+
+    def cache_hits(
+        self,
+        keys: Iterable[str],
+        now: datetime | None = None,
+        ttl: Mapping[str, float | None] | None = None,
+    ) -> dict[str, tuple[int | None, int | None]]:
+        """The keys ``cache_get_many`` would find, each with its entry's input and output
+        tokens (not the entry: ``copy_cached`` copies it inside the database)."""
+        with self._lite.read() as conn:
+            return cache_hits(conn, keys, now or now_utc(), dict(ttl or {}))
 
     def cache_put_many(self, entries: Sequence[CacheEntry]) -> None:
         rows = cache_rows(entries)
