@@ -20,22 +20,10 @@ import resource
 import sqlite3
 import time
 
-_IDENTITY = (
-    "key",
-    "candidate",
-    "role",
-    "scenario",
-    "input_id",
-    "temperature",
-    "run_index",
-    "provider",
-    "model",
-    "kind",
-    "call_key",
-    "prompt_versions",
-    "created_at",
-    "input_hash",
-)
+from qualspec.store import COPY_FIELDS
+
+# a staged cell: the store's cell fields, its input row's hash in place of the values
+_IDENTITY = (*(name for name in COPY_FIELDS if name != "input_values"), "input_hash")
 _FROM_CACHE = ("effective_temperature", "text", "finish_reason", "input_tokens", "output_tokens")
 _CONSTANT = {
     "latency_s": "0.0",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from qualspec.store import ResponseRecord
+from qualspec.store import COPY_FIELDS, ResponseRecord
 
 if TYPE_CHECKING:
     from qualspec.engine._blocks import Block
@@ -52,19 +52,7 @@ commit, and the index pages it rewrites, was most of a cached rerun's time)."""
 
 # a cell copied from the cache: its item's fields, as ``Store.copy_cached`` takes them
 # (then its cache key, prompt versions and time)
-_IDENTITY = operator.attrgetter(
-    "key",
-    "candidate",
-    "role",
-    "scenario",
-    "input_id",
-    "temperature",
-    "run_index",
-    "provider",
-    "model",
-    "kind",
-    "input_values",
-)
+_IDENTITY = operator.attrgetter(*COPY_FIELDS[: COPY_FIELDS.index("call_key")])
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,51 +26,18 @@ from typing import Any
 
 from qualspec.store._lite_ops import to_db
 from qualspec.store._lite_sql import SQL
-from qualspec.store._shared import JSON_ENCODER, RESPONSE_COLUMNS, fresh
+from qualspec.store._shared import COPY_FIELDS, JSON_ENCODER, RESPONSE_COLUMNS, fresh
 
-__all__ = ["COPY_FIELDS", "cache_hits", "copy_cached"]
+__all__ = ["cache_hits", "copy_cached"]
 
 log = logging.getLogger("qualspec.store")
 
-COPY_FIELDS = (
-    "key",
-    "candidate",
-    "role",
-    "scenario",
-    "input_id",
-    "temperature",
-    "run_index",
-    "provider",
-    "model",
-    "kind",
-    "input_values",
-    "call_key",
-    "prompt_versions",
-    "created_at",
-)
-"""What a cell copied from the cache is given as, in this order: its work item's fields
-(``key`` ... ``input_values``), its cache key (``call_key``), its prompt versions (a dict,
-the same object for cells of the same prompts) and its creation time."""
 
 _TEMP = "qualspec_cached_copy"
-# the temporary table's columns: no type (no affinity), so each value keeps the class it
-# is bound with, and ``responses``' own affinity applies as it does to a bound record
-_STAGED = (
-    "key",
-    "candidate",
-    "role",
-    "scenario",
-    "input_id",
-    "temperature",
-    "run_index",
-    "provider",
-    "model",
-    "kind",
-    "call_key",
-    "prompt_versions",
-    "created_at",
-    "input_hash",
-)
+# the temporary table's columns (a cell's fields, its input row's hash for its values): no
+# type (no affinity), so each value keeps the class it is bound with, and ``responses``'
+# own affinity applies as it does to a bound record
+_STAGED = (*(name for name in COPY_FIELDS if name != "input_values"), "input_hash")
 _FROM_CACHE = ("effective_temperature", "text", "finish_reason", "input_tokens", "output_tokens")
 # what ResponseRecord.from_cache_entry sets (and a record's defaults for the rest)
 _CONSTANT = {

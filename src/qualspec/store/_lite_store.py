@@ -309,7 +309,7 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
             _RESPONSES.execute(conn, rows)
 
     def copy_cached(self, run_id: str, cells: Sequence[Sequence[Any]]) -> int:
-        """Record ``cells`` (each as ``_lite_copy.COPY_FIELDS``: a work item's identity,
+        """Record ``cells`` (each as ``COPY_FIELDS``: a work item's identity,
         its cache key, prompt versions and time) as answers of ``run_id`` copied from the
         cache inside the database; how many rows were written (a cell whose entry is
         gone makes none)."""

@@ -34,6 +34,27 @@ _cache_values = operator.attrgetter(*CACHE_FIELDS)
 _CACHE_CREATED = CACHE_FIELDS.index("created_at")
 RUN_LIST_HINT = "see `qualspec runs list`"
 
+COPY_FIELDS = (
+    "key",
+    "candidate",
+    "role",
+    "scenario",
+    "input_id",
+    "temperature",
+    "run_index",
+    "provider",
+    "model",
+    "kind",
+    "input_values",
+    "call_key",
+    "prompt_versions",
+    "created_at",
+)
+"""What a cell copied from the cache is given as (``Store.copy_cached``), in this order:
+its work item's fields (``key`` ... ``input_values``), its cache key (``call_key``), its
+prompt versions (a dict, the same object for cells of the same prompts) and its creation
+time."""
+
 
 def new_run_id(now: datetime | None = None) -> str:
     """``YYYYMMDD-HHMMSS-xxxxxx``: a UTC timestamp (sortable) and random hex."""
