@@ -54,9 +54,13 @@ def test_a_kill_at_half_of_a_large_run_then_resume_costs_at_most_the_calls_in_fl
     ]
     server.control(reset=True, hang_after=HALF)
     with background_cli(args, cwd=tmp_path, env=cli_env(home)) as proc:
-        # every answered call is recorded (the rest hang): then the kill
+        # every answered call is recorded and the next calls hang at the server: then the
+        # kill (waiting for both, not for a time, so that it meets calls in flight)
         done = wait_for(
-            lambda: recorded_responses(home) >= HALF or proc.poll() is not None,
+            lambda: (
+                (recorded_responses(home) >= HALF and server.calls() > HALF)
+                or proc.poll() is not None
+            ),
             timeout=600,
             interval=0.05,
         )
