@@ -142,8 +142,11 @@ class CachedAnswers:
 
     def _copies(self) -> bool:
         """Whether the store copies cached answers itself (the recorder and the store
-        both can) and nothing in this run needs a cached cell's record."""
-        if self._response_evals or not getattr(self._recorder, "copies_cached", False):
+        both can) and nothing in this run needs a cached cell's record (no evaluation of
+        an answer, no group waiting on its members')."""
+        if self._response_evals or self._group_evals:
+            return False
+        if not getattr(self._recorder, "copies_cached", False):
             return False
         return callable(getattr(self._calls.store, "cache_hits", None))
 
@@ -152,13 +155,12 @@ class CachedAnswers:
     ) -> CacheLookup:
         """What the cache holds for a batch's items not done: the entries of those whose
         record is needed, the keys of those the store copies (one query each, in a
-        worker thread). A block whose answers something waits on (a group evaluation,
-        an item depending on another) has its records made."""
+        worker thread). A block with an item depending on another has its records made."""
         keys = self._cache_keys(items, done)
         copy_keys: dict[str, str] = {}
         if keys and self._copies():
             for block in batch:
-                if self._group_evals or any(i.depends_on for i in block.items):
+                if any(i.depends_on for i in block.items):
                     continue
                 for item in block.items:
                     found = keys.pop(item.key, None)
