@@ -28,6 +28,7 @@ from qualspec.cli._args import (
 from qualspec.cli._collector import collecting, import_for_run, paused_collector
 from qualspec.cli._console import plural, say
 from qualspec.cli._large_run import add_summarise_above, budget_stop, large_run_report
+from qualspec.cli._prefetch import prefetch_http
 from qualspec.cli._progress import LazyProgress
 from qualspec.cli._store_close import BackgroundClose, view_keeper
 from qualspec.messages import one_line
@@ -242,6 +243,7 @@ def cmd_run(ns: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _run_command(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    prefetch_http(ns)  # the HTTP client's import beside the suite's loading
     from rich.console import Console
 
     from qualspec.providers import PriceTable
