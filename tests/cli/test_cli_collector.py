@@ -27,7 +27,8 @@ seen, started, ended, printing = [], [], [], []
 thread_start = threading.Thread.start
 
 def start(thread):  # the run's first thread: the store, opened off the event loop
-    started.append(gc.isenabled())
+    if thread.name != "qualspec-prefetch":  # the start-up's own: imports aiohttp beside it
+        started.append(gc.isenabled())
     thread_start(thread)
 
 threading.Thread.start = start
