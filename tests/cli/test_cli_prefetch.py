@@ -107,3 +107,21 @@ def test_a_judge_named_on_the_command_line_counts(tmp_path: Path) -> None:
     result = _run(["run", str(suite), "--judge", "openai/gpt-4o-mini"], tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "aiohttp imported by: qualspec-prefetch" in result.stdout
+
+
+def test_a_suite_that_is_not_a_regular_file_is_not_read_ahead(tmp_path: Path) -> None:
+    # a named pipe read here would block (no writer), or leave nothing for the suite's
+    # loading; the look ahead reads regular files only
+    fifo = tmp_path / "suite.yaml"
+    os.mkfifo(fifo)
+    code = (
+        "import argparse, sys\n"
+        "from qualspec.cli._prefetch import prefetch_http\n"
+        f"ns = argparse.Namespace(suite={str(fifo)!r}, dry_run=False, judge=None, model=None)\n"
+        "print(prefetch_http(ns), 'aiohttp' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["None", "False"]

@@ -73,8 +73,9 @@ def prefetch_http(ns: argparse.Namespace) -> threading.Thread | None:
 def _names_http(suite: str | Path, models: list[str]) -> bool:
     if any(_HTTP_NAMES.search(model.encode("utf-8", "replace")) for model in models):
         return True
-    try:
-        return _HTTP_NAMES.search(Path(suite).read_bytes()) is not None
+    path = Path(suite)
+    try:  # a regular file only: a pipe read here would be empty when the suite is loaded
+        return path.is_file() and _HTTP_NAMES.search(path.read_bytes()) is not None
     except OSError:  # the suite's loading reports it, in its own words
         return False
 
