@@ -79,17 +79,21 @@ def test_a_dry_run_imports_no_http_client(tmp_path: Path) -> None:
     assert "aiohttp imported by: nobody" in result.stdout
 
 
-def test_a_suite_that_names_no_http_provider_starts_no_import(tmp_path: Path) -> None:
-    # the embedded model only: a suite that fails its checks after loading (an unknown
-    # provider) ends before any call, so no model is loaded; nothing imported aiohttp
-    suite = tmp_path / "suite.yaml"
-    suite.write_text(
+def _no_http_suite(path: Path, judge: str) -> Path:
+    """A suite on the embedded model (and ``judge``) whose candidate's provider is unknown:
+    it fails its checks after loading, before any call (no model loaded)."""
+    path.write_text(
         "name: local\n"
-        "candidates: [{name: c, model: nowhere/model}]\n"
-        "judge: {model: local/smollm2, threshold: 7}\n"
+        f"candidates: [{{name: c, model: nowhere/model}}]\n{judge}"
         "scenarios: [{name: s, prompt: hi, criteria: [answers]}]\n",
         encoding="utf-8",
     )
+    return path
+
+
+def test_a_suite_that_names_no_http_provider_starts_no_import(tmp_path: Path) -> None:
+    judge = "judge: {model: local/smollm2, threshold: 7}\n"
+    suite = _no_http_suite(tmp_path / "suite.yaml", judge)
     result = _run(["run", str(suite)], tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "nowhere" in result.stderr
@@ -97,13 +101,7 @@ def test_a_suite_that_names_no_http_provider_starts_no_import(tmp_path: Path) ->
 
 
 def test_a_judge_named_on_the_command_line_counts(tmp_path: Path) -> None:
-    suite = tmp_path / "suite.yaml"
-    suite.write_text(
-        "name: local\n"
-        "candidates: [{name: c, model: nowhere/model}]\n"
-        "scenarios: [{name: s, prompt: hi, criteria: [answers]}]\n",
-        encoding="utf-8",
-    )
+    suite = _no_http_suite(tmp_path / "suite.yaml", "")
     result = _run(["run", str(suite), "--judge", "openai/gpt-4o-mini"], tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "aiohttp imported by: qualspec-prefetch" in result.stdout
