@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from qualspec.spec import Evaluation
 
-__all__ = ["collecting", "import_for_run", "paused_collector"]
+__all__ = ["HTTP_TYPES", "collecting", "import_for_run", "paused_collector"]
 
-_HTTP_TYPES = {"openai", "anthropic"}  # the built-in provider types that call over aiohttp
+HTTP_TYPES = frozenset({"openai", "anthropic"})  # the built-in provider types on aiohttp
 
 _paused: list[bool] = []  # one entry per paused_collector block that turned collection off
 
@@ -58,5 +58,5 @@ def import_for_run(evaluation: Evaluation, judge_model: str) -> None:
     names = {c.model.partition("/")[0] for c in evaluation.candidates}
     names.add(judge_model.partition("/")[0])
     types = {providers[n].type if n in providers else n for n in names}
-    if types & _HTTP_TYPES:
+    if types & HTTP_TYPES:
         import aiohttp  # noqa: F401

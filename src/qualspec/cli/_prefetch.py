@@ -22,11 +22,13 @@ import re
 import threading
 from pathlib import Path
 
+from qualspec.cli._collector import HTTP_TYPES
+
 __all__ = ["prefetch_http"]
 
 # A suite that names a built-in HTTP provider type (``type: openai``, ``openai/gpt-4o``);
 # matched in the file's text: a false match only imports aiohttp early.
-_HTTP_NAMES = re.compile(rb"\b(?:openai|anthropic)\b")
+_HTTP_NAMES = re.compile(rb"\b(?:%s)\b" % b"|".join(sorted(t.encode() for t in HTTP_TYPES)))
 
 # The modules both aiohttp and a run's start-up import (measured with aiohttp 3.13 and
 # Python 3.11; each pulls in its own submodules): imported on the main thread first.
