@@ -2,8 +2,8 @@
 
 Each answer keeps its concurrency slot until it is committed (a kill wastes at most
 ``--max-concurrency`` calls), so while answers keep coming the recorder gathers them for a
-few milliseconds at most: it gathered for up to 50 ms, and a run at 50 ms a call spent about
-a third of its wall waiting for those commits (``benchmarks/engine_throughput.py``). The
+few milliseconds at most: it gathered for up to 50 ms, and a run at 50 ms a call took about
+15% longer for it (``benchmarks/engine_throughput.py``). The
 recorder's clock and sleep are replaced by a fake clock, advanced by each sleep, during
 which one more answer arrives: no test here depends on how fast a thread gets a core.
 """

@@ -30,7 +30,7 @@ __all__ = ["prefetch_http"]
 # matched in the file's text: a false match only imports aiohttp early.
 _HTTP_NAMES = re.compile(rb"\b(?:%s)\b" % b"|".join(sorted(t.encode() for t in HTTP_TYPES)))
 
-# The modules both aiohttp and a run's start-up import (measured with aiohttp 3.13 and
+# The modules both aiohttp and a run's start-up import (measured with aiohttp 3.14 and
 # Python 3.11; each pulls in its own submodules): imported on the main thread first.
 _SHARED = (
     "asyncio",

@@ -46,9 +46,9 @@ _MAX_BATCH = 500
 _MAX_ROWS = 10_000
 _MAX_COPIES = 50_000
 _LINGER_S = 0.002
-# answers keep their slots until committed: gathered for 50 ms, a run at 50 ms a call
-# waited a third of its wall for commits (benchmarks/engine_throughput.py: 1.9x the bare
-# client at 5 ms against 2.1x; more commits, and no fewer cells a second at 0 ms a call)
+# answers keep their slots until committed: gathered for up to 50 ms, a run at 50 ms a
+# call took about 15% longer (benchmarks/engine_throughput.py: 1.9x the bare client at 5 ms
+# against 2.1x); more commits, and no fewer cells a second at 0 ms a call (scale.py)
 _LINGER_MAX_S = 0.005
 _BULK_LINGER_S = 0.25
 _RETRY_FIRST_S = 0.1
