@@ -20,21 +20,10 @@ import resource
 import sqlite3
 import time
 
-from qualspec.store import COPY_FIELDS
+from qualspec.store import COPY_CONSTANTS, COPY_FIELDS, COPY_FROM_CACHE
 
 # a staged cell: the store's cell fields, its input row's hash in place of the values
 _IDENTITY = (*(name for name in COPY_FIELDS if name != "input_values"), "input_hash")
-_FROM_CACHE = ("effective_temperature", "text", "finish_reason", "input_tokens", "output_tokens")
-_CONSTANT = {
-    "latency_s": "0.0",
-    "cost_usd": "0.0",
-    "attempts": "0",
-    "error": "NULL",
-    "cached": "1",
-    "superseded": "0",
-    "queue_s": "NULL",
-    "served_by": "NULL",
-}
 _RUN = "copy-indexes-bench"
 
 
@@ -44,7 +33,7 @@ def _copy_sql(columns: list[str]) -> str:
             return "?"
         if name in _IDENTITY:
             return f't."{name}"'
-        return f'c."{name}"' if name in _FROM_CACHE else _CONSTANT[name]
+        return f'c."{name}"' if name in COPY_FROM_CACHE else COPY_CONSTANTS[name]
 
     names = [c for c in columns if c != "id"]
     return (

@@ -28,11 +28,13 @@ from qualspec.store._usage import USAGE_FIELDS, Usage
 if TYPE_CHECKING:
     from qualspec.store._migrate import downgrade, head_revision, revisions, upgrade
     from qualspec.store._references import GROUND_TRUTH_STATUSES
-    from qualspec.store._shared import COPY_FIELDS
+    from qualspec.store._shared import COPY_CONSTANTS, COPY_FIELDS, COPY_FROM_CACHE
     from qualspec.store._store import Store
 
 __all__ = [
+    "COPY_CONSTANTS",
     "COPY_FIELDS",
+    "COPY_FROM_CACHE",
     "GROUND_TRUTH_STATUSES",
     "REDACTED",
     "USAGE_FIELDS",
@@ -67,7 +69,9 @@ __all__ = [
 
 _LAZY = {
     "Store": "qualspec.store._lite_store",  # Store, with its SQLite-file subclass registered
+    "COPY_CONSTANTS": "qualspec.store._shared",
     "COPY_FIELDS": "qualspec.store._shared",
+    "COPY_FROM_CACHE": "qualspec.store._shared",
     "GROUND_TRUTH_STATUSES": "qualspec.store._references",
     "downgrade": "qualspec.store._migrate",
     "head_revision": "qualspec.store._migrate",

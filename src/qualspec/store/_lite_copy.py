@@ -26,7 +26,14 @@ from typing import Any
 
 from qualspec.store._lite_ops import to_db
 from qualspec.store._lite_sql import SQL
-from qualspec.store._shared import COPY_FIELDS, JSON_ENCODER, RESPONSE_COLUMNS, fresh
+from qualspec.store._shared import (
+    COPY_CONSTANTS,
+    COPY_FIELDS,
+    COPY_FROM_CACHE,
+    JSON_ENCODER,
+    RESPONSE_COLUMNS,
+    fresh,
+)
 
 __all__ = ["cache_hits", "copy_cached"]
 
@@ -38,18 +45,6 @@ _TEMP = "qualspec_cached_copy"
 # type (no affinity), so each value keeps the class it is bound with, and ``responses``'
 # own affinity applies as it does to a bound record
 _STAGED = (*(name for name in COPY_FIELDS if name != "input_values"), "input_hash")
-_FROM_CACHE = ("effective_temperature", "text", "finish_reason", "input_tokens", "output_tokens")
-# what ResponseRecord.from_cache_entry sets (and a record's defaults for the rest)
-_CONSTANT = {
-    "latency_s": "0.0",
-    "cost_usd": "0.0",
-    "attempts": "0",
-    "error": "NULL",
-    "cached": "1",
-    "superseded": "0",
-    "queue_s": "NULL",
-    "served_by": "NULL",
-}
 _CHUNK = 500  # keys per IN (...) list
 _HITS = (
     'SELECT "key", kind, created_at, expires_at, input_tokens, output_tokens '
@@ -63,10 +58,10 @@ def _column(name: str) -> str:
         return "?"
     if name in _STAGED:
         return f't."{name}"'
-    if name in _FROM_CACHE:
+    if name in COPY_FROM_CACHE:
         return f'c."{name}"'
-    if name in _CONSTANT:
-        return _CONSTANT[name]
+    if name in COPY_CONSTANTS:
+        return COPY_CONSTANTS[name]
     raise ValueError(f"responses.{name}: say how a cached copy fills it (store/_lite_copy.py)")
 
 

@@ -55,6 +55,28 @@ its work item's fields (``key`` ... ``input_values``), its cache key (``call_key
 prompt versions (a dict, the same object for cells of the same prompts) and its creation
 time."""
 
+COPY_FROM_CACHE = (
+    "effective_temperature",
+    "text",
+    "finish_reason",
+    "input_tokens",
+    "output_tokens",
+)
+"""The response columns a cached copy takes from the cache entry."""
+COPY_CONSTANTS = {
+    "latency_s": "0.0",
+    "cost_usd": "0.0",
+    "attempts": "0",
+    "error": "NULL",
+    "cached": "1",
+    "superseded": "0",
+    "queue_s": "NULL",
+    "served_by": "NULL",
+}
+"""The SQL value of each other response column of a cached copy: what
+``ResponseRecord.from_cache_entry`` sets (nothing paid, no attempt, no queue time,
+``cached``), a record's defaults for the rest."""
+
 
 def new_run_id(now: datetime | None = None) -> str:
     """``YYYYMMDD-HHMMSS-xxxxxx``: a UTC timestamp (sortable) and random hex."""
