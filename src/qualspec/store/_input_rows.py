@@ -173,11 +173,20 @@ def run_row_hashes(conn: Connection, run_id: str) -> list[str]:
 
 def drop_unused_rows(conn: Connection, hashes: Sequence[str]) -> None:
     """Delete the rows among ``hashes`` that no response names any more (after a run's
-    responses were deleted): a row another run uses stays."""
+    responses were deleted): a row another run uses stays.
+
+    One pass over the answers' input hashes (no index holds them: every answer of a large
+    run would write a random key into it, migration 0012), streamed, against the set of
+    ``hashes``; then the rows no answer named are deleted."""
     from sqlalchemy import delete, select
 
     from qualspec.store._schema import input_rows, responses
 
-    used = select(responses.c.id).where(responses.c.input_hash == input_rows.c.hash).exists()
-    for chunk in _chunks(hashes):
-        conn.execute(delete(input_rows).where(input_rows.c.hash.in_(chunk), ~used))
+    if not hashes:
+        return
+    wanted = set(hashes)
+    named = select(responses.c.input_hash).where(responses.c.input_hash.is_not(None))
+    named_rows = conn.execute(named.execution_options(yield_per=10_000)).scalars()
+    used = {h for h in named_rows if h in wanted}
+    for chunk in _chunks(sorted(wanted - used)):
+        conn.execute(delete(input_rows).where(input_rows.c.hash.in_(chunk)))

@@ -9,7 +9,7 @@ from typing import Any
 
 __all__ = ["COLUMNS", "FRESH_DDL", "HEAD", "SQL"]
 
-HEAD = '0011'
+HEAD = '0012'
 """The schema revision these statements are for."""
 
 FRESH_DDL: tuple[str, ...] = (
@@ -28,8 +28,7 @@ FRESH_DDL: tuple[str, ...] = (
     'CREATE UNIQUE INDEX uq_judgments_run_evaluator_key_criterion_current ON judgments (run_id, evaluator, response_key, criterion_hash) WHERE superseded = 0',
     "CREATE TABLE labels (\n\tid INTEGER NOT NULL, \n\trun_id VARCHAR(64) NOT NULL, \n\tresponse_key VARCHAR(128) NOT NULL, \n\tcriterion TEXT NOT NULL, \n\tcriterion_hash VARCHAR(64) NOT NULL, \n\tlabeller VARCHAR(255) DEFAULT '' NOT NULL, \n\tscore FLOAT, \n\tpassed BOOLEAN, \n\tnotes TEXT, \n\timported_by TEXT NOT NULL, \n\timported_at DATETIME NOT NULL, \n\tsource_name TEXT NOT NULL, \n\tsource_sha256 VARCHAR(64) NOT NULL, \n\tPRIMARY KEY (id), \n\tCONSTRAINT uq_labels_run_key_criterion_labeller UNIQUE (run_id, response_key, criterion_hash, labeller), \n\tFOREIGN KEY(run_id) REFERENCES runs (id) ON DELETE CASCADE\n)",
     'CREATE TABLE responses (\n\tid INTEGER NOT NULL, \n\trun_id VARCHAR(64) NOT NULL, \n\t"key" VARCHAR(128) NOT NULL, \n\tcandidate TEXT NOT NULL, \n\trole TEXT, \n\tscenario TEXT NOT NULL, \n\tinput_id TEXT, \n\ttemperature FLOAT, \n\teffective_temperature FLOAT, \n\trun_index INTEGER NOT NULL, \n\tprovider TEXT NOT NULL, \n\tmodel TEXT NOT NULL, \n\ttext TEXT, \n\tfinish_reason VARCHAR(64), \n\tinput_tokens INTEGER, \n\toutput_tokens INTEGER, \n\tlatency_s FLOAT, \n\tcost_usd FLOAT, \n\tattempts INTEGER NOT NULL, \n\terror TEXT, \n\tcached BOOLEAN NOT NULL, \n\tprompt_versions TEXT NOT NULL, \n\tcreated_at DATETIME NOT NULL, \n\tkind VARCHAR(32) DEFAULT \'candidate\' NOT NULL, \n\tsuperseded BOOLEAN DEFAULT 0 NOT NULL, \n\tqueue_s FLOAT, \n\tcall_key VARCHAR(128), \n\tinput_hash VARCHAR(64), \n\tserved_by TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(run_id) REFERENCES runs (id) ON DELETE CASCADE\n)',
-    'CREATE INDEX ix_responses_call_key ON responses (call_key)',
-    'CREATE INDEX ix_responses_input_hash ON responses (input_hash)',
+    "CREATE INDEX ix_responses_call_key ON responses (call_key) WHERE kind = 'reference'",
     'CREATE INDEX ix_responses_run ON responses (run_id)',
     'CREATE UNIQUE INDEX uq_responses_run_key_current ON responses (run_id, "key") WHERE superseded = 0',
     'CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))',

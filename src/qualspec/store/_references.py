@@ -20,7 +20,13 @@ from qualspec.store._clock import now_utc
 from qualspec.store._db import Database
 from qualspec.store._prefix import only_match
 from qualspec.store._reference_records import ReferenceAnswer, ReferenceAuditEntry, ReferenceReview
-from qualspec.store._schema import reference_audit, reference_reviews, responses, runs
+from qualspec.store._schema import (
+    REFERENCE_KIND,
+    reference_audit,
+    reference_reviews,
+    responses,
+    runs,
+)
 from qualspec.store._shared import MAX_ID_LENGTH
 
 __all__ = [
@@ -101,7 +107,7 @@ def _latest_answer(conn: Any, call_key: str) -> Any:
     r = responses.c
     query = (
         select(responses)
-        .where(r.call_key == call_key, r.kind == "reference")
+        .where(r.call_key == call_key, r.kind == REFERENCE_KIND)
         .order_by(r.error.is_(None).desc(), r.created_at.desc(), r.id.desc())
         .limit(1)
     )
@@ -200,7 +206,7 @@ def find_reference(db: Database, ident: str) -> str:
     with db.read() as conn:
         query = (
             select(r.call_key)
-            .where(r.kind == "reference", r.call_key.is_not(None))
+            .where(r.kind == REFERENCE_KIND, r.call_key.is_not(None))
             .where(r.call_key.startswith(ident, autoescape=True))
             .distinct()
             .order_by(r.call_key)
@@ -254,7 +260,7 @@ def reference_answers(
             runs.c.metadata,
         )
         .join(runs, runs.c.id == r.run_id)
-        .where(r.kind == "reference", r.call_key.is_not(None), ~r.superseded)
+        .where(r.kind == REFERENCE_KIND, r.call_key.is_not(None), ~r.superseded)
     )
     if call_keys is not None:
         query = query.where(r.call_key.in_(list(call_keys)))
@@ -310,7 +316,7 @@ def _other_reviews(conn: Any, unreviewed: dict[str, Any]) -> dict[str, Reference
     scenarios = sorted({row.scenario for row in unreviewed.values()})
     query = (
         select(r.call_key, r.scenario, r.input_id)
-        .where(r.kind == "reference", r.call_key.is_not(None), r.scenario.in_(scenarios))
+        .where(r.kind == REFERENCE_KIND, r.call_key.is_not(None), r.scenario.in_(scenarios))
         .distinct()
     )
     siblings: dict[tuple[str, str | None], set[str]] = {}

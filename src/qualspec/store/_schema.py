@@ -27,6 +27,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    literal_column,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -160,8 +161,8 @@ responses = Table(
     # the replica that answered (a provider's base_urls); NULL otherwise (migration 0010)
     Column("served_by", Text, nullable=True),
     Index("ix_responses_run", "run_id"),
-    Index("ix_responses_call_key", "call_key"),
-    Index("ix_responses_input_hash", "input_hash"),
+    # no index of input_hash, and call_key's holds the reference answers only: a random
+    # key that every answer writes costs a large run most of its store time (0012)
 )
 
 input_rows = Table(
@@ -211,35 +212,44 @@ def _current_only(table: Table) -> Any:
     return table.c.superseded == false()
 
 
-# the unique keys, among current rows only (partial indexes; see migration 0005). Their
-# WHERE clause is given per dialect by ``use_dialect`` when a database is opened: naming
-# both dialects here imported PostgreSQL's SQLAlchemy dialect into every SQLite process
-# (20-40 ms) to check the ``postgresql_where`` argument.
-_PARTIAL_UNIQUE = (
-    Index(
-        "uq_responses_run_key_current",
-        responses.c.run_id,
-        responses.c.key,
-        unique=True,
+REFERENCE_KIND = literal_column("'reference'")
+"""``responses.kind`` of a reference answer, as a literal: ``ix_responses_call_key`` holds
+these rows only, and SQLite uses a partial index for a query that names its predicate's
+value, not a bound parameter (``tests/store/test_store_references.py`` checks the plan)."""
+
+
+# the partial indexes: the unique keys, among current rows only (migration 0005), and the
+# reference answers' call keys (0012). Their WHERE clause is given per dialect by
+# ``use_dialect`` when a database is opened: naming both dialects here imported
+# PostgreSQL's SQLAlchemy dialect into every SQLite process (20-40 ms) to check the
+# ``postgresql_where`` argument.
+_PARTIAL = (
+    (
+        Index("uq_responses_run_key_current", responses.c.run_id, responses.c.key, unique=True),
+        _current_only(responses),
     ),
-    Index(
-        "uq_judgments_run_evaluator_key_criterion_current",
-        judgments.c.run_id,
-        judgments.c.evaluator,
-        judgments.c.response_key,
-        judgments.c.criterion_hash,
-        unique=True,
+    (
+        Index(
+            "uq_judgments_run_evaluator_key_criterion_current",
+            judgments.c.run_id,
+            judgments.c.evaluator,
+            judgments.c.response_key,
+            judgments.c.criterion_hash,
+            unique=True,
+        ),
+        _current_only(judgments),
     ),
+    (Index("ix_responses_call_key", responses.c.call_key), responses.c.kind == REFERENCE_KIND),
 )
 
 
 def use_dialect(name: str) -> None:
-    """Give the partial unique indexes their WHERE clause on dialect ``name`` (``sqlite``,
+    """Give the partial indexes their WHERE clause on dialect ``name`` (``sqlite``,
     ``postgresql``): called before a database of that dialect is used."""
-    for index, table in zip(_PARTIAL_UNIQUE, (responses, judgments), strict=True):
+    for index, where in _PARTIAL:
         options = index.dialect_options[name]
         if options["where"] is None:
-            options["where"] = _current_only(table)
+            options["where"] = where
 
 
 CURRENT_ONLY = {"responses": _current_only(responses), "judgments": _current_only(judgments)}
