@@ -30,6 +30,7 @@ from sqlalchemy import (
     literal_column,
 )
 from sqlalchemy.engine import Dialect
+from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator
 
 from qualspec.store._shared import JSON_ENCODER as _JSON
@@ -212,7 +213,7 @@ def _current_only(table: Table) -> Any:
     return table.c.superseded == false()
 
 
-REFERENCE_KIND = literal_column("'reference'")
+REFERENCE_KIND: ColumnElement[str] = literal_column("'reference'")
 """``responses.kind`` of a reference answer, as a literal: ``ix_responses_call_key`` holds
 these rows only, and SQLite uses a partial index for a query that names its predicate's
 value, not a bound parameter (``tests/store/test_store_references.py`` checks the plan)."""
