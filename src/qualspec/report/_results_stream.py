@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import operator
 import os
 from collections import defaultdict
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from qualspec.report._atomic_files import _atomic_writer, _json_default
@@ -53,43 +51,24 @@ def write_results_stream(store: Store, run_id: str, path: str | os.PathLike[str]
     text = json.dumps(head, indent=2, ensure_ascii=False, default=_json_default)
     # one encoder for every line (json.dumps with these options makes one per call)
     encode = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
-    fields = _response_fields()
+    names = tuple(
+        f.name for f in dataclasses.fields(ResponseRecord) if f.name not in _ROW_ID_FIELDS
+    )
     judged_at_all = head["summary"]["counts"].get("judgments", 1) != 0
     with _atomic_writer(path) as handle:
         handle.write(text[: text.rindex("}")].rstrip() + ',\n  "responses": [')
         first = True
-        for page in store.response_pages(summary.id):
+        for page in store.response_json_pages(summary.id, names):
             judged: dict[str, list[JudgmentRecord]] = defaultdict(list)
             if judged_at_all:  # a run without evaluation records asks for none
-                for judgment in store.judgments_of(summary.id, [r.key for r in page]):
+                for judgment in store.judgments_of(summary.id, [r["key"] for r in page]):
                     judged[judgment.response_key].append(judgment)
             lines = []
-            for response in page:
-                item = fields(response)
-                mine = sorted(
-                    judged.get(response.key, ()), key=lambda j: (j.evaluator, j.criterion)
-                )
+            for item in page:
+                mine = sorted(judged.get(item["key"], ()), key=lambda j: (j.evaluator, j.criterion))
                 item["judgments"] = [_judgment_dict(j, None) for j in mine]
                 lines.append(encode(item))
             if lines:
                 handle.write(("\n    " if first else ",\n    ") + ",\n    ".join(lines))
                 first = False
         handle.write("\n  ]\n}\n")
-
-
-def _response_fields() -> Callable[[ResponseRecord], dict[str, Any]]:
-    """What ``_record_dict`` makes of a response (its exported fields in order, the
-    creation time as ISO text), with one ``attrgetter`` per record: the results file of
-    a large run writes a million of them."""
-    names = tuple(
-        f.name for f in dataclasses.fields(ResponseRecord) if f.name not in _ROW_ID_FIELDS
-    )
-    values = operator.attrgetter(*names)
-
-    def fields(response: ResponseRecord) -> dict[str, Any]:
-        item = dict(zip(names, values(response), strict=True))
-        created = response.created_at
-        item["created_at"] = created.isoformat() if created is not None else None
-        return item
-
-    return fields

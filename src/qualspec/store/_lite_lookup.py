@@ -3,10 +3,12 @@ of ``_lookup`` and ``supersede``): a batch of keys at a time, as the SQLAlchemy 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import operator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from qualspec.store._lite_db import LiteDatabase
-from qualspec.store._lite_ops import execute, fetch
+from qualspec.store._lite_ops import execute, fetch, json_rows
 from qualspec.store._records import (
     JudgmentRecord,
     ResponseRecord,
@@ -22,6 +24,9 @@ _COUNTS = (
     ("responses", "errors", "cached_responses", "candidates", "failed_candidates"),
     ("judgments", "judgment_errors", "scored", "passed", "failed"),
 )
+
+
+_KEY = operator.itemgetter("key")
 
 
 def _batches(keys: Iterable[str]) -> Iterable[list[str]]:
@@ -52,6 +57,18 @@ class LiteLookups:
             return [response_from_row(row) for row in rows]
 
         return pages_by_key(read_page)
+
+    def response_json_pages(
+        self, run_id: str, names: Sequence[str], size: int = _BATCH
+    ) -> Iterator[list[dict[str, Any]]]:
+        make = json_rows("responses", names)
+
+        def read_page(after: str) -> list[dict[str, Any]]:
+            with self._lite.read() as conn:
+                rows = execute(conn, "response_page", run_id=run_id, after=after, size=size)
+                return [make(row) for row in rows.fetchall()]
+
+        return pages_by_key(read_page, _KEY)
 
     def done_evaluations(
         self, run_id: str, subject_keys: Iterable[str]

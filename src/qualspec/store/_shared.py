@@ -304,12 +304,45 @@ def summary(row: Any, a: Any, b: Any) -> RunSummary:
 
 
 def pages_by_key(
-    read_page: Callable[[str], list[ResponseRecord]],
-) -> Iterator[list[ResponseRecord]]:
-    """Pages of records in key order, each ``read_page(after)`` (the next page of keys
-    above ``after``; empty: no more), so that a run of any size is read without holding
-    it whole (each store reads a page with its own driver)."""
+    read_page: Callable[[str], list[Any]],
+    key_of: Callable[[Any], str] = operator.attrgetter("key"),
+) -> Iterator[list[Any]]:
+    """Pages of records (or rows) in key order, each ``read_page(after)`` (the next page of
+    keys above ``after``; empty: no more), so that a run of any size is read without holding
+    it whole (each store reads a page with its own driver). ``key_of``: a page item's key."""
     after = ""
     while page := read_page(after):
         yield page
-        after = page[-1].key
+        after = key_of(page[-1])
+
+
+def json_fields(names: Sequence[str]) -> Callable[[ResponseRecord], dict[str, Any]]:
+    """A function making a response the dict of its fields ``names`` (in that order) with
+    JSON values: ``created_at`` as ISO-8601 text (``Store.response_json_pages``)."""
+    values = operator.attrgetter(*names)
+    timed = "created_at" in names
+
+    def as_json(response: ResponseRecord) -> dict[str, Any]:
+        item = dict(zip(names, values(response), strict=True))
+        if timed:
+            created = response.created_at
+            item["created_at"] = created.isoformat() if created is not None else None
+        return item
+
+    return as_json
+
+
+class JsonPages:
+    """A store's answers as a results file writes them (``Store`` takes this from here)."""
+
+    def response_pages(self, run_id: str, size: int = 500) -> Iterator[list[ResponseRecord]]:
+        raise NotImplementedError  # the store's own
+
+    def response_json_pages(
+        self, run_id: str, names: Sequence[str], size: int = 500
+    ) -> Iterator[list[dict[str, Any]]]:
+        """``response_pages`` as dicts of the fields ``names`` (``ResponseRecord``'s, in that
+        order) with JSON values, ``created_at`` as ISO-8601 text: what a results file
+        writes (a SQLite store makes them from its rows, with no record in between)."""
+        as_json = json_fields(names)
+        return ([as_json(r) for r in page] for page in self.response_pages(run_id, size))

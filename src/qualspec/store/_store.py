@@ -24,6 +24,7 @@ from qualspec.store._records import (
     RunSummary,
 )
 from qualspec.store._reference_records import ReferenceAnswer, ReferenceReview
+from qualspec.store._shared import JsonPages
 from qualspec.store._url import resolve_url
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ else:  # the SQLAlchemy path's modules, loaded on first use (a SQLite run needs 
 __all__ = ["Store"]
 
 
-class Store:
+class Store(JsonPages):
     """The results database: runs, responses, judgments, prompt versions and the cache.
 
     Example:
