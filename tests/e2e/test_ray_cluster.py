@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import shutil
 import signal
 import sqlite3
@@ -59,6 +60,22 @@ scenarios:
 """
 
 
+def _as_ray_init_leaves_it() -> None:
+    """What a local ``ray.init()`` leaves on a machine, which ``cluster_utils.Cluster``
+    needs but does not make itself (on a fresh machine, where no test started a local Ray
+    before this module, it failed without them):
+
+    - a token (``RAY_AUTH_MODE=token``) in ~/.ray/auth_token: without one the head's GCS
+      server stops at once, and the head waits for its port until it times out;
+    - Ray's temp folder (/tmp/ray), where the head writes the cluster's address."""
+    path = Path.home() / ".ray" / "auth_token"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(32))  # as ray.init() makes it
+        path.chmod(0o600)
+    Path(tempfile.gettempdir(), "ray").mkdir(exist_ok=True)
+
+
 def _marked(marker: str) -> list[int]:
     """PIDs (besides this process) whose environment holds ``marker`` (found with ps)."""
     out = subprocess.run(
@@ -88,6 +105,7 @@ def cluster() -> Iterator[tuple[Any, Any]]:
         env.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         env.setenv("RAY_AUTH_MODE", "token")
         env.delenv("RAY_ADDRESS", raising=False)
+        _as_ray_init_leaves_it()
         from ray.cluster_utils import Cluster  # after the settings: Ray reads them on import
 
         env.setenv("RAY_gcs_server_port_wait_time_s", "300")  # a loaded 2-core machine
