@@ -175,9 +175,12 @@ def drop_unused_rows(conn: Connection, hashes: Sequence[str]) -> None:
     """Delete the rows among ``hashes`` that no response names any more (after a run's
     responses were deleted): a row another run uses stays.
 
-    One pass over the answers' input hashes (no index holds them: every answer of a large
-    run would write a random key into it, migration 0012), streamed, against the set of
-    ``hashes``; then the rows no answer named are deleted."""
+    No index holds the answers' input hashes (every answer of a large run wrote a random
+    key into it, migration 0012): which rows are still named is one pass over the answers.
+    For a few rows (one ``IN`` list) the database makes that pass itself, else the hashes
+    are streamed and matched here (one pass, not one a list). The caller holds the write
+    lock: on PostgreSQL ``delete_run`` locks ``input_rows`` first, and every writer stores
+    its rows in the transaction of the answers that name them."""
     from sqlalchemy import delete, select
 
     from qualspec.store._schema import input_rows, responses
@@ -185,8 +188,12 @@ def drop_unused_rows(conn: Connection, hashes: Sequence[str]) -> None:
     if not hashes:
         return
     wanted = set(hashes)
-    named = select(responses.c.input_hash).where(responses.c.input_hash.is_not(None))
-    named_rows = conn.execute(named.execution_options(yield_per=10_000)).scalars()
-    used = {h for h in named_rows if h in wanted}
+    named = select(responses.c.input_hash)
+    if len(wanted) <= _CHUNK:
+        used = set(conn.execute(named.where(responses.c.input_hash.in_(wanted))).scalars())
+    else:
+        found = named.where(responses.c.input_hash.is_not(None))
+        rows = conn.execute(found.execution_options(yield_per=10_000)).scalars()
+        used = {h for h in rows if h in wanted}
     for chunk in _chunks(sorted(wanted - used)):
         conn.execute(delete(input_rows).where(input_rows.c.hash.in_(chunk)))
