@@ -216,7 +216,7 @@ def _current_only(table: Table) -> Any:
 REFERENCE_KIND: ColumnElement[str] = literal_column("'reference'")
 """``responses.kind`` of a reference answer, as a literal: ``ix_responses_call_key`` holds
 these rows only, and SQLite uses a partial index for a query that names its predicate's
-value, not a bound parameter (``tests/store/test_store_references.py`` checks the plan)."""
+value, not a bound parameter (``tests/store/test_store_answer_indexes.py`` checks the plans)."""
 
 
 # the partial indexes: the unique keys, among current rows only (migration 0005), and the
