@@ -190,7 +190,7 @@ def drop_unused_rows(conn: Connection, hashes: Sequence[str]) -> None:
     wanted = set(hashes)
     named = select(responses.c.input_hash)
     if len(wanted) <= _CHUNK:
-        used = set(conn.execute(named.where(responses.c.input_hash.in_(wanted))).scalars())
+        used = set(conn.execute(named.where(responses.c.input_hash.in_(sorted(wanted)))).scalars())
     else:
         found = named.where(responses.c.input_hash.is_not(None))
         rows = conn.execute(found.execution_options(yield_per=10_000)).scalars()
