@@ -333,10 +333,12 @@ def json_fields(names: Sequence[str]) -> Callable[[ResponseRecord], dict[str, An
 
 
 class JsonPages:
-    """A store's answers as a results file writes them (``Store`` takes this from here)."""
+    """A store's answers as a results file writes them: ``Store``'s base (its own module is
+    at the size limit); ``LiteStore`` overrides ``response_json_pages`` with its rows."""
 
     def response_pages(self, run_id: str, size: int = 500) -> Iterator[list[ResponseRecord]]:
-        raise NotImplementedError  # the store's own
+        """Declared for ``response_json_pages``: every ``Store`` defines it."""
+        raise NotImplementedError
 
     def response_json_pages(
         self, run_id: str, names: Sequence[str], size: int = 500
