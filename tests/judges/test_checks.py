@@ -320,7 +320,9 @@ def test_checks_beside_the_judge_count_toward_pass_fail_but_not_the_mean(
     expect = CHECKS.replace("    expect:", '    criteria: ["Is correct"]\n    expect:')
     with FakeServer() as server:
         path = _write(tmp_path, server.base_url, expect, "judge: {model: fake/judge, calibrate: 0}")
-        code, data = _run(path)
+        # --no-cache: both candidates get the same fake answer, so their judge calls are
+        # the same call, served from the cache when one is recorded before the other starts
+        code, data = _run(path, "--no-cache")
         assert server.calls == 4 + 4  # 4 answers, one judge call per criterion
     text = " ".join(capsys.readouterr().out.split())
     assert code == 0

@@ -1,5 +1,6 @@
-"""A provider used from one event loop after another (two ``asyncio.run``) closes the old
-loop's session through aiohttp's public API, with no 'Unclosed' warning or error log."""
+"""A provider used from one event loop after another (two ``asyncio.run``) closes what the
+old loop held, with no 'Unclosed' warning or error log: aiohttp's session through its public
+API, and the lean client's idle connections (plain sockets, closed without a loop)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from qualspec.testing import FakeServer
 
 
 def test_a_session_of_a_finished_loop_is_closed_quietly(
-    server: FakeServer, caplog: pytest.LogCaptureFixture
+    server: FakeServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("QUALSPEC_HTTP_CLIENT", "aiohttp")  # aiohttp for http:// too
     provider = OpenAIProvider("fake", base_url=server.base_url, api_key=None)
     request = ChatRequest(model="m", messages=(Message("user", "hi"),))
     with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.DEBUG):
@@ -37,4 +39,34 @@ def test_a_session_of_a_finished_loop_is_closed_quietly(
         gc.collect()
     messages = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
     assert not [m for m in messages if "Unclosed" in m or "close()" in m], messages
+    assert server.calls == 2
+
+
+def test_the_lean_clients_connections_of_a_finished_loop_are_closed_quietly(
+    server: FakeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    provider = OpenAIProvider("fake", base_url=server.base_url, api_key=None)
+    request = ChatRequest(model="m", messages=(Message("user", "hi"),))
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.DEBUG):
+        warnings.simplefilter("always")
+        first = asyncio.run(provider.complete(request))
+        assert provider._http._session is None  # noqa: SLF001 - http:// is the lean client's
+        (old,) = provider._http._wire.values()  # noqa: SLF001 - the finished loop's endpoint
+        assert old is not None
+        (sock, _), *more = old._idle  # noqa: SLF001 - its kept-alive connection
+        assert more == [] and sock.fileno() != -1
+
+        async def second() -> str:
+            try:
+                return (await provider.complete(request)).text
+            finally:
+                await provider.aclose()
+
+        assert asyncio.run(second()) == first.text == "Answer to: hi"
+        assert sock.fileno() == -1, "the old loop's connection was closed"
+        assert not provider._http._wire  # noqa: SLF001 - closed by aclose
+        del old, sock
+        gc.collect()
+    messages = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if "nclosed" in m or "close()" in m], messages
     assert server.calls == 2

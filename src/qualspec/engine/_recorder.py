@@ -2,10 +2,10 @@
 
 Model calls finish on the event loop; writing each row there would block it. The
 recorder takes records from a queue and commits whatever has arrived (one transaction
-per batch: its answers, evaluation records and cache entries together) within a few
-milliseconds, or while records keep coming at most 50, so a result is durable moments
-after it exists and a kill loses at most the batch being written (resume calls those
-again). Cached answers given together (``responses``: a batch's, holding no call slot)
+per batch: its answers, evaluation records and cache entries together) within half a
+millisecond, or while records keep coming within one (or 500 records), so a result is
+durable moments after it exists and a kill loses at most the batch being written (resume
+calls those again). Cached answers given together (``responses``: a batch's, holding no call slot)
 are written in large transactions instead (up to 10,000 rows, gathered for up to 0.25 s),
 and cached cells the store copies itself (``copy_cached``: no record, a SQLite file) in
 transactions of up to 50,000: a kill may lose more of them, and a resume finds them in
@@ -45,11 +45,12 @@ _STOP = object()
 _MAX_BATCH = 500
 _MAX_ROWS = 10_000
 _MAX_COPIES = 50_000
-_LINGER_S = 0.002
-# answers keep their slots until committed: gathered for up to 50 ms, a run at 50 ms a
-# call took about 15% longer (benchmarks/engine_throughput.py: 1.9x the bare client at 5 ms
-# against 2.1x); more commits, and no fewer cells a second at 0 ms a call (scale.py)
-_LINGER_MAX_S = 0.005
+_LINGER_S = 0.0005
+# answers keep their slots until committed, so the time an answer waits for its commit is
+# time its slot does no work: gathered for up to 50 ms, a run at 50 ms a call took about
+# 15% longer (benchmarks/engine_throughput.py); at 0 ms a call (scale.py, 100,000 cells,
+# 64 slots) 1 ms ran in 29.3-30.1 s where 5 ms ran in 34.3-35.0 s, and 0.5 ms in no less
+_LINGER_MAX_S = 0.001
 _BULK_LINGER_S = 0.25
 _RETRY_FIRST_S = 0.1
 _RETRY_MAX_S = 2.0

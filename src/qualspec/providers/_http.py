@@ -1,9 +1,12 @@
-"""The HTTP layer shared by the remote providers: one lazy aiohttp session, error classes.
+"""The HTTP layer shared by the remote providers: how a call is sent, error classes.
 
-Kept cheap in CPU on purpose: one ``aiohttp.ClientSession`` per provider instance, created
-inside the running event loop on first use, an unlimited connection pool that reuses
-connections, and ``json.dumps``/``json.loads`` applied directly to bytes. Providers never
-retry, sleep or time out here: they classify failures and the engine decides.
+Kept cheap in CPU on purpose. A plain ``http://`` endpoint (a local or self-hosted server,
+a replica) is called through the lean client of :mod:`qualspec.providers._wire`; anything
+else (``https://``, or every endpoint with ``QUALSPEC_HTTP_CLIENT=aiohttp``) through one
+``aiohttp.ClientSession`` per provider instance, created inside the running event loop on
+first use, with an unlimited connection pool that reuses connections. ``json.dumps`` and
+``json.loads`` apply directly to bytes. Providers never retry, sleep or time out here:
+they classify failures and the engine decides.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     import aiohttp
 
     from qualspec.providers._base import ChatRequest, ChatResponse
+    from qualspec.providers._wire import WireEndpoint
     from qualspec.spec import ProviderConfig
 
 __all__ = [
@@ -177,6 +181,9 @@ class HTTPClient:
         self._retryable = retryable_statuses
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # the lean client's endpoints (None: aiohttp's), by URL, for the loop ``_wire_loop``
+        self._wire: dict[str, WireEndpoint | None] = {}
+        self._wire_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
         return f"HTTPClient(provider={self._provider!r})"
@@ -202,32 +209,21 @@ class HTTPClient:
 
     async def post_json(self, url: str, payload: Mapping[str, Any], *, model: str) -> Any:
         """POST ``payload`` as JSON; return the parsed body or raise a ProviderError."""
-        session = self._session
-        # the session of this loop, still open: used as it is (no coroutine to find it)
-        if session is None or session.closed or self._loop is not asyncio.get_running_loop():
-            session = await self._get_session()
         data = _JSON.encode(payload).encode()
+        loop = asyncio.get_running_loop()
+        if self._wire_loop is loop and url in self._wire:
+            wire = self._wire[url]
+        else:
+            wire = self._wire_for(url, loop)
+        headers: Mapping[str, str]
         try:
-            async with session.post(url, data=data) as resp:
-                body = await resp.read()
-                status = resp.status
-                if status >= 400:
-                    raise classify_status(
-                        status,
-                        resp.headers,
-                        body,
-                        provider=self._provider,
-                        model=model,
-                        key_variable=self._key_variable,
-                        secret=self._secret,
-                        retryable_statuses=self._retryable,
-                    )
-        except ProviderError:
-            raise
+            if wire is not None:
+                answer = await wire.post(data)
+                status, headers, body = answer.status, answer.headers, answer.body
+            else:
+                status, headers, body = await self._post_aiohttp(url, data)
         except Exception as exc:
-            import aiohttp  # only when a call failed: not imported once per call
-
-            if not isinstance(exc, aiohttp.ClientError):
+            if not _unreachable(exc):
                 raise
             reason = _masked_line(f"{type(exc).__name__}: {exc}", self._secret)
             raise ProviderError(
@@ -237,6 +233,17 @@ class HTTPClient:
                 model=model,
                 retryable=True,
             ) from exc
+        if status >= 400:
+            raise classify_status(
+                status,
+                _Headers(headers),
+                body,
+                provider=self._provider,
+                model=model,
+                key_variable=self._key_variable,
+                secret=self._secret,
+                retryable_statuses=self._retryable,
+            )
         try:
             return json.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -244,8 +251,35 @@ class HTTPClient:
                 self._provider, model, status, f"body is not JSON: {body[:80]!r}"
             ) from exc
 
+    def _wire_for(self, url: str, loop: asyncio.AbstractEventLoop) -> WireEndpoint | None:
+        """The lean client's endpoint for ``url`` in ``loop`` (None: aiohttp's); a new
+        loop starts with none (the old loop's idle connections are closed)."""
+        from qualspec.providers._wire import wire_endpoint
+
+        if self._wire_loop is not loop:
+            self._close_wire()
+            self._wire_loop = loop
+        wire = self._wire[url] = wire_endpoint(url, self._headers)
+        return wire
+
+    def _close_wire(self) -> None:
+        endpoints, self._wire = self._wire, {}
+        for endpoint in endpoints.values():
+            if endpoint is not None:
+                endpoint.close()
+
+    async def _post_aiohttp(self, url: str, data: bytes) -> tuple[int, Mapping[str, str], bytes]:
+        session = self._session
+        # the session of this loop, still open: used as it is (no coroutine to find it)
+        if session is None or session.closed or self._loop is not asyncio.get_running_loop():
+            session = await self._get_session()
+        async with session.post(url, data=data) as resp:
+            return resp.status, resp.headers, await resp.read()
+
     async def aclose(self) -> None:
-        """Close the session if it belongs to the running loop (else just drop it)."""
+        """Close the lean client's idle connections, and the session if it belongs to the
+        running loop (else just drop it)."""
+        self._close_wire()
         session, self._session = self._session, None
         if session is None or session.closed:
             return
@@ -257,6 +291,36 @@ class HTTPClient:
             await session.close()
         else:
             await _discard(session, self._loop)
+
+
+def _unreachable(exc: Exception) -> bool:
+    """A failure to reach the server or read its answer (not one of qualspec's own)."""
+    if isinstance(exc, OSError) and not isinstance(exc, TimeoutError):
+        return True  # refused, reset, closed early, no such host (the lean client)
+    if type(exc).__name__ == "HttpParserError":  # httptools: the answer is not HTTP
+        return True
+    import aiohttp  # only when a call failed: not imported once per call
+
+    return isinstance(exc, aiohttp.ClientError)
+
+
+class _Headers(Mapping[str, str]):
+    """Headers looked up by any case (the lean client's are in lower case already)."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._headers = headers
+
+    def __getitem__(self, name: str) -> str:
+        try:
+            return self._headers[name]
+        except KeyError:
+            return self._headers[name.lower()]
+
+    def __iter__(self) -> Any:
+        return iter(self._headers)
+
+    def __len__(self) -> int:
+        return len(self._headers)
 
 
 async def _discard(session: aiohttp.ClientSession, loop: asyncio.AbstractEventLoop | None) -> None:

@@ -30,6 +30,12 @@ __all__ = [
 ]
 
 BUSY_TIMEOUT_MS = 30_000
+WAL_CHECKPOINT_PAGES = 10_000
+"""Pages of WAL (about 40 MB) between checkpoints, 10x SQLite's default: a run commits
+every few milliseconds, and each checkpoint copies every page written since back into the
+file and syncs it (with 1,000, a third of the recorder's time went to them at 0 ms a call:
+``benchmarks/scale.py``). Pages written again and again between two checkpoints (an
+index's) are copied once."""
 DRIVER_ENV = "QUALSPEC_SQLITE_DRIVER"  # "sqlalchemy": SQLite files on the SQLAlchemy path
 
 
@@ -141,13 +147,15 @@ def _connect(path: str) -> sqlite3.Connection:
 
 
 def set_wal(conn: sqlite3.Connection | sqlite3.Cursor) -> None:
-    """Put the database in WAL mode (waiting out a concurrent opener's lock)."""
+    """Put the database in WAL mode (waiting out a concurrent opener's lock), with
+    checkpoints every :data:`WAL_CHECKPOINT_PAGES` pages."""
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     while True:
         try:
             mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
             if str(mode).lower() != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
             return
         except sqlite3.OperationalError as exc:
             # switching a fresh file to WAL can meet a concurrent opener's lock
