@@ -53,8 +53,9 @@ def test_the_lean_clients_connections_of_a_finished_loop_are_closed_quietly(
         assert provider._http._session is None  # noqa: SLF001 - http:// is the lean client's
         (old,) = provider._http._wire.values()  # noqa: SLF001 - the finished loop's endpoint
         assert old is not None
-        (sock, _), *more = old._idle  # noqa: SLF001 - its kept-alive connection
-        assert more == [] and sock.fileno() != -1
+        (conn,) = old._idle  # noqa: SLF001 - its kept-alive connection
+        sock = conn.sock
+        assert sock.fileno() != -1
 
         async def second() -> str:
             try:
@@ -65,7 +66,7 @@ def test_the_lean_clients_connections_of_a_finished_loop_are_closed_quietly(
         assert asyncio.run(second()) == first.text == "Answer to: hi"
         assert sock.fileno() == -1, "the old loop's connection was closed"
         assert not provider._http._wire  # noqa: SLF001 - closed by aclose
-        del old, sock
+        del old, conn, sock
         gc.collect()
     messages = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
     assert not [m for m in messages if "nclosed" in m or "close()" in m], messages

@@ -2,18 +2,19 @@
 
 A model server on the local network (llama.cpp's server, vLLM, a replica, the fake server
 of the benchmarks) can answer in a millisecond; aiohttp then spends more CPU on a call than
-the rest of a cell's work together (about 130 us of CPU a call on a 2-core machine against
-60 us here: ``benchmarks/engine_throughput.py``). A call here is one ``sock_sendall`` of a
-request whose head is built once per endpoint, then ``sock_recv`` until httptools (llhttp,
-the parser Node.js and aiohttp use) says the answer is complete: Content-Length, chunked
-and until-close bodies, gzip and deflate.
+the rest of a cell's work together (``benchmarks/http_client.py`` prints both clients' CPU
+a call, same server, same run). A call here is one ``send`` of a request whose head is
+built once per endpoint; the answer is read as it arrives (``loop.add_reader``, registered
+once per connection) and fed to httptools (llhttp, the parser Node.js and aiohttp use)
+until it is complete: Content-Length, chunked and until-close bodies, gzip and deflate.
 
 Connections are kept alive and reused, the last used first. One idle for longer than
 :data:`IDLE_S` (under the keep-alive timeout of common servers) is closed instead of
-reused, and one that failed, was cancelled or that the server asked to close is closed.
-There is no retry here: a failure is an ``OSError`` (or ``httptools.HttpParserError``) for
-the caller to classify. ``https``, other schemes and ``QUALSPEC_HTTP_CLIENT=aiohttp`` go
-through aiohttp (:mod:`qualspec.providers._http`).
+reused; one that failed, was cancelled, or that the server closed or asked to close is
+closed. A failure is an ``OSError`` (or ``httptools.HttpParserError``) for the caller to
+classify; the one call sent again here is one whose kept-alive connection the server had
+closed before answering a byte. ``https``, other schemes and ``QUALSPEC_HTTP_CLIENT=aiohttp``
+go through aiohttp (:mod:`qualspec.providers._http`).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class _ClosedIdle(ConnectionError):
 class _Reader:
     """httptools' callbacks for one answer."""
 
-    __slots__ = ("body", "complete", "head_done", "headers", "keep_alive", "parser")
+    __slots__ = ("body", "complete", "head_done", "headers", "keep_alive", "parser", "status")
 
     def __init__(self) -> None:
         self.body: list[bytes] = []
@@ -63,6 +64,7 @@ class _Reader:
         self.complete = False
         self.head_done = False
         self.keep_alive = False
+        self.status = 0
         self.parser: Any = None  # its httptools parser, while it reads
 
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -71,7 +73,9 @@ class _Reader:
     def on_headers_complete(self) -> None:
         self.head_done = True
         # asked here: once the answer is complete, llhttp has reset and says False
-        self.keep_alive = self.parser is not None and self.parser.should_keep_alive()
+        if self.parser is not None:
+            self.keep_alive = self.parser.should_keep_alive()
+            self.status = self.parser.get_status_code()
 
     def on_body(self, body: bytes) -> None:
         self.body.append(body)
@@ -95,9 +99,112 @@ def _field(text: str, what: str) -> bytes:
     return text.encode("latin-1")
 
 
+class _Conn:
+    """One kept-alive connection: a plain non-blocking socket whose reads arrive through
+    ``loop.add_reader`` for as long as it is open (no change to the selector per call, and
+    an idle connection the server closes is closed here at once)."""
+
+    __slots__ = ("_loop", "closed", "got", "idle_since", "reader", "sock", "waiter")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
+        self._loop = loop
+        self.sock = sock
+        self.closed = False
+        self.got = 0
+        self.idle_since = 0.0
+        self.reader: _Reader | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        loop.add_reader(sock.fileno(), self._readable)
+
+    async def exchange(self, request: bytes, *, reused: bool) -> _Reader:
+        """Send ``request``; its answer, read whole."""
+        import httptools
+
+        reader = self.reader = _Reader()
+        reader.parser = httptools.HttpResponseParser(reader)
+        self.got = 0
+        self.waiter = self._loop.create_future()
+        try:
+            try:
+                sent = self.sock.send(request)
+            except BlockingIOError:
+                sent = 0
+            if sent < len(request):
+                await self._loop.sock_sendall(self.sock, memoryview(request)[sent:])
+            await self.waiter
+        except (ConnectionResetError, BrokenPipeError) as exc:
+            self.close()
+            if reused and not self.got:
+                raise _ClosedIdle from exc
+            raise
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            self.waiter = None
+            reader.parser = None  # no cycle left for the garbage collector
+        return reader
+
+    def _readable(self) -> None:
+        try:
+            data = self.sock.recv(_RECV)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._fail(exc)
+            return
+        waiter, reader = self.waiter, self.reader
+        if waiter is None or waiter.done() or reader is None:
+            self.close()  # idle: the server closed it, or sent what nobody asked for
+            return
+        if not data:
+            if reader.until_close():
+                reader.complete = True
+                waiter.set_result(None)
+            else:
+                self._fail(ConnectionResetError("the server closed the connection mid-answer"))
+            self.close()
+            return
+        self.got += len(data)
+        try:
+            reader.parser.feed_data(data)
+        except Exception as exc:  # noqa: BLE001 - httptools.HttpParserError: not HTTP
+            self._fail(exc)
+            return
+        if reader.complete:
+            waiter.set_result(None)
+
+    def _fail(self, exc: BaseException) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(exc)
+        self.close()
+
+    def close(self) -> None:
+        """Close the socket (and stop watching it, in its loop's own thread)."""
+        if self.closed:
+            return
+        loop = self._loop
+        if not loop.is_closed():
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if loop.is_running() and loop is not running:  # used from another thread
+                try:
+                    loop.call_soon_threadsafe(self.close)
+                    return
+                except RuntimeError:  # it closed meanwhile: nothing to tell it
+                    pass
+            else:
+                loop.remove_reader(self.sock.fileno())
+        self.closed = True
+        self.sock.close()
+
+
 class WireEndpoint:
     """One server of one event loop: the request head for its URL, and its idle
-    connections. ``close`` needs no event loop (the sockets are plain sockets)."""
+    connections. ``close`` works from any thread, its loop running or closed."""
 
     def __init__(self, url: str, headers: Mapping[str, str]) -> None:
         parts = urlsplit(url)
@@ -117,7 +224,7 @@ class WireEndpoint:
         if "accept" not in {n.lower() for n in headers}:
             lines.append(b"Accept: application/json")
         self._head = b"\r\n".join(lines) + b"\r\nContent-Length: "
-        self._idle: list[tuple[socket.socket, float]] = []
+        self._idle: list[_Conn] = []
 
     def __repr__(self) -> str:
         return f"WireEndpoint({self._host}:{self._port}, {len(self._idle)} idle)"
@@ -129,74 +236,42 @@ class WireEndpoint:
         A kept-alive connection the server closed just as it was reused (its end, or a
         reset, before any byte of an answer) is no answer: the call is sent once more, on a
         new connection."""
-        loop = asyncio.get_running_loop()
-        sock = self._take()
-        if sock is not None:
+        request = b"%s%d\r\n\r\n%s" % (self._head, len(body), body)
+        conn = self._take()
+        if conn is not None:
             try:
-                return await self._exchange(loop, sock, body, reused=True)
+                return self._answered(conn, await conn.exchange(request, reused=True))
             except _ClosedIdle:
                 pass
-        return await self._exchange(loop, await self._open(loop), body, reused=False)
+        conn = await self._open(asyncio.get_running_loop())
+        return self._answered(conn, await conn.exchange(request, reused=False))
 
-    async def _exchange(
-        self, loop: asyncio.AbstractEventLoop, sock: socket.socket, body: bytes, *, reused: bool
-    ) -> Answer:
-        import httptools
-
-        reader = _Reader()
-        parser = reader.parser = httptools.HttpResponseParser(reader)
-        got = 0
-        try:
-            try:
-                await loop.sock_sendall(sock, b"%s%d\r\n\r\n%s" % (self._head, len(body), body))
-                while not reader.complete:
-                    data = await loop.sock_recv(sock, _RECV)
-                    if not data:
-                        if reader.until_close():
-                            break
-                        raise ConnectionResetError("the server closed the connection mid-answer")
-                    got += len(data)
-                    parser.feed_data(data)
-            except (ConnectionResetError, BrokenPipeError) as exc:
-                if reused and not got:
-                    raise _ClosedIdle from exc
-                raise
-            status = parser.get_status_code()
-            keep = reader.complete and reader.keep_alive
-            reader.parser = None  # no cycle left for the garbage collector
-        except BaseException:
-            sock.close()
-            raise
-        if keep:
-            self._idle.append((sock, time.monotonic()))
+    def _answered(self, conn: _Conn, reader: _Reader) -> Answer:
+        if reader.keep_alive and not conn.closed:
+            conn.idle_since = time.monotonic()
+            self._idle.append(conn)
         else:
-            sock.close()
-        return Answer(status, reader.headers, _decoded(b"".join(reader.body), reader.headers))
+            conn.close()
+        body = _decoded(b"".join(reader.body), reader.headers)
+        return Answer(reader.status, reader.headers, body)
 
     def close(self) -> None:
         """Close the idle connections (those in use close when their call ends)."""
         idle, self._idle = self._idle, []
-        for sock, _ in idle:
-            sock.close()
+        for conn in idle:
+            conn.close()
 
-    def _take(self) -> socket.socket | None:
-        """The most recently used idle connection still fit to reuse, if any: not idle
-        for too long, and not closed by the server meanwhile (nothing to read: a peek at
-        it would block)."""
+    def _take(self) -> _Conn | None:
+        """The most recently used idle connection still fit to reuse, if any."""
         idle = self._idle
         while idle:
-            sock, since = idle.pop()
-            if time.monotonic() - since < IDLE_S:
-                try:
-                    sock.recv(1, socket.MSG_PEEK)  # b"": closed; a byte: not an answer of ours
-                except BlockingIOError:
-                    return sock
-                except OSError:
-                    pass
-            sock.close()
+            conn = idle.pop()
+            if not conn.closed and time.monotonic() - conn.idle_since < IDLE_S:
+                return conn
+            conn.close()
         return None
 
-    async def _open(self, loop: asyncio.AbstractEventLoop) -> socket.socket:
+    async def _open(self, loop: asyncio.AbstractEventLoop) -> _Conn:
         infos = await loop.getaddrinfo(self._host, self._port, type=socket.SOCK_STREAM)
         failure: OSError = OSError(f"no address for {self._host}")
         for family, kind, proto, _, address in infos:
@@ -211,7 +286,7 @@ class WireEndpoint:
                     raise
                 failure = exc
                 continue
-            return sock
+            return _Conn(loop, sock)
         raise failure
 
 
