@@ -13,7 +13,9 @@ import json
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 
 def spawn(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
@@ -91,9 +93,16 @@ async def bare(base_url: str, calls: int, concurrency: int, prompt: str = "quest
                     data = await resp.json()
                     assert data["choices"][0]["message"]["content"]
 
-        pending: set[asyncio.Task[None]] = set()
-        for i in range(calls):
-            if len(pending) >= 4 * concurrency:
-                _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            pending.add(asyncio.create_task(one(i)))
-        await asyncio.gather(*pending)
+        await bounded(calls, concurrency, one)
+
+
+async def bounded(
+    calls: int, concurrency: int, one: Callable[[int], Coroutine[Any, Any, None]]
+) -> None:
+    """``one(0)`` to ``one(calls - 1)`` as tasks, at most 4 x ``concurrency`` pending."""
+    pending: set[asyncio.Task[None]] = set()
+    for i in range(calls):
+        if len(pending) >= 4 * concurrency:
+            _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        pending.add(asyncio.create_task(one(i)))
+    await asyncio.gather(*pending)

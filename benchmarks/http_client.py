@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_calls import bare, start_server, stop_server  # noqa: E402
+from fake_calls import bare, bounded, start_server, stop_server  # noqa: E402
 
 
 async def through_provider(base_url: str, calls: int, concurrency: int) -> None:
@@ -45,12 +45,7 @@ async def through_provider(base_url: str, calls: int, concurrency: int) -> None:
             )
             assert answer.text
 
-    pending: set[asyncio.Task[None]] = set()
-    for i in range(calls):
-        if len(pending) >= 4 * concurrency:
-            _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-        pending.add(asyncio.create_task(one(i)))
-    await asyncio.gather(*pending)
+    await bounded(calls, concurrency, one)
     await pool.aclose()
 
 

@@ -16,6 +16,14 @@ from qualspec.providers._openai import OpenAIProvider
 from qualspec.testing import FakeServer
 
 
+async def _once_more(provider: OpenAIProvider, request: ChatRequest) -> str:
+    """The call made again from a second loop, then the provider closed."""
+    try:
+        return (await provider.complete(request)).text
+    finally:
+        await provider.aclose()
+
+
 def test_a_session_of_a_finished_loop_is_closed_quietly(
     server: FakeServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -27,13 +35,7 @@ def test_a_session_of_a_finished_loop_is_closed_quietly(
         first = asyncio.run(provider.complete(request))
         old = provider._http._session  # noqa: SLF001 - the session of the finished loop
 
-        async def second() -> str:
-            try:
-                return (await provider.complete(request)).text
-            finally:
-                await provider.aclose()
-
-        assert asyncio.run(second()) == first.text == "Answer to: hi"
+        assert asyncio.run(_once_more(provider, request)) == first.text == "Answer to: hi"
         assert old is not None and old.closed
         del old
         gc.collect()
@@ -57,13 +59,7 @@ def test_the_lean_clients_connections_of_a_finished_loop_are_closed_quietly(
         sock = conn.sock
         assert sock.fileno() != -1
 
-        async def second() -> str:
-            try:
-                return (await provider.complete(request)).text
-            finally:
-                await provider.aclose()
-
-        assert asyncio.run(second()) == first.text == "Answer to: hi"
+        assert asyncio.run(_once_more(provider, request)) == first.text == "Answer to: hi"
         assert sock.fileno() == -1, "the old loop's connection was closed"
         assert not provider._http._wire  # noqa: SLF001 - closed by aclose
         del old, conn, sock
