@@ -187,14 +187,14 @@ def test_an_error_status_keeps_its_headers(scripted: Scripted) -> None:
 
 
 def _not_http(n: int) -> tuple[bytes, bool]:
-    return b"SSH-2.0-OpenSSH_9.6\r\n\r\n", True
+    return b"SSH-2.0-OpenSSH_9.6\r\n\r\n", False  # kept open: the parser must say it
 
 
 @pytest.mark.parametrize("scripted", [_not_http], indirect=True)
 def test_an_answer_that_is_not_http(scripted: Scripted) -> None:
     with pytest.raises(ProviderError, match="Could not reach provider 'wire'") as caught:
         _ask(scripted.url)
-    assert caught.value.retryable
+    assert caught.value.retryable and "NotHTTPError" in str(caught.value)
 
 
 def test_a_refused_connection() -> None:

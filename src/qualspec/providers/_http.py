@@ -296,9 +296,7 @@ class HTTPClient:
 def _unreachable(exc: Exception) -> bool:
     """A failure to reach the server or read its answer (not one of qualspec's own)."""
     if isinstance(exc, OSError) and not isinstance(exc, TimeoutError):
-        return True  # refused, reset, closed early, no such host (the lean client)
-    if type(exc).__name__ == "HttpParserError":  # httptools: the answer is not HTTP
-        return True
+        return True  # refused, reset, closed early, no such host, not HTTP (the lean client)
     import aiohttp  # only when a call failed: not imported once per call
 
     return isinstance(exc, aiohttp.ClientError)

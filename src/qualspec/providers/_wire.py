@@ -11,10 +11,10 @@ until it is complete: Content-Length, chunked and until-close bodies, gzip and d
 Connections are kept alive and reused, the last used first. One idle for longer than
 :data:`IDLE_S` (under the keep-alive timeout of common servers) is closed instead of
 reused; one that failed, was cancelled, or that the server closed or asked to close is
-closed. A failure is an ``OSError`` (or ``httptools.HttpParserError``) for the caller to
-classify; the one call sent again here is one whose kept-alive connection the server had
-closed before answering a byte. ``https``, other schemes and ``QUALSPEC_HTTP_CLIENT=aiohttp``
-go through aiohttp (:mod:`qualspec.providers._http`).
+closed. A failure is an ``OSError`` (:class:`NotHTTPError` for an answer that is not
+HTTP) for the caller to classify; the one call sent again here is one whose kept-alive
+connection the server had closed before answering a byte. ``https``, other schemes and
+``QUALSPEC_HTTP_CLIENT=aiohttp`` go through aiohttp (:mod:`qualspec.providers._http`).
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-__all__ = ["IDLE_S", "Answer", "WireEndpoint", "wire_endpoint"]
+__all__ = ["IDLE_S", "Answer", "NotHTTPError", "WireEndpoint", "wire_endpoint"]
 
 IDLE_S = 4.0
 """Seconds a kept-alive connection may sit idle and still be reused (uvicorn closes them
 after 5 s, llama.cpp's server and vLLM later)."""
-_RECV = 262_144
+_RECV = 65_536
 _SAFE_PATH = "/%:@!$&'()*+,;=-._~"
 
 
@@ -47,6 +47,10 @@ class Answer:
         self.status = status
         self.headers = headers
         self.body = body
+
+
+class NotHTTPError(ConnectionError):
+    """The server's answer is not HTTP/1.1 (httptools could not parse it)."""
 
 
 class _ClosedIdle(ConnectionError):
@@ -168,8 +172,8 @@ class _Conn:
         self.got += len(data)
         try:
             reader.parser.feed_data(data)
-        except Exception as exc:  # noqa: BLE001 - httptools.HttpParserError: not HTTP
-            self._fail(exc)
+        except Exception as exc:  # noqa: BLE001 - httptools.HttpParserError and its kinds
+            self._fail(NotHTTPError(f"the answer is not HTTP/1.1 ({exc})"))
             return
         if reader.complete:
             waiter.set_result(None)
@@ -230,8 +234,8 @@ class WireEndpoint:
         return f"WireEndpoint({self._host}:{self._port}, {len(self._idle)} idle)"
 
     async def post(self, body: bytes) -> Answer:
-        """POST ``body``; the answer. Raises OSError (refused, reset, closed early) or
-        ``httptools.HttpParserError`` (not HTTP).
+        """POST ``body``; the answer. Raises OSError (refused, reset, closed early, or
+        :class:`NotHTTPError`).
 
         A kept-alive connection the server closed just as it was reused (its end, or a
         reset, before any byte of an answer) is no answer: the call is sent once more, on a
