@@ -130,6 +130,7 @@ def test_chunked_answers_on_one_kept_alive_connection(scripted: Scripted) -> Non
     assert f"Host: 127.0.0.1:{scripted.port}".encode() in lines
     assert b"Authorization: Bearer sk-test" in lines
     assert b"Content-Type: application/json" in lines
+    assert any(line.startswith(b"User-Agent: qualspec/") for line in lines)
     assert json.loads(body)["messages"] == [{"role": "user", "content": "hello"}]
 
 

@@ -225,8 +225,13 @@ class WireEndpoint:
         for name, value in headers.items():
             if name.lower() not in names:
                 lines.append(_field(name, "name") + b": " + _field(str(value), f"{name!r}"))
-        if "accept" not in {n.lower() for n in headers}:
+        given = {n.lower() for n in headers}
+        if "accept" not in given:
             lines.append(b"Accept: application/json")
+        if "user-agent" not in given:
+            from qualspec import __version__
+
+            lines.append(b"User-Agent: qualspec/" + __version__.encode("ascii"))
         self._head = b"\r\n".join(lines) + b"\r\nContent-Length: "
         self._idle: list[_Conn] = []
 
