@@ -75,3 +75,19 @@ def test_kill_resume_kills_at_half_and_the_resume_answers_each_cell_once(repo_ro
     assert "killed at " in out and "calls of the resume " in out, out
     assert "vs planned + concurrency 608: ok" in out, out
     assert "600 responses, 600 distinct keys: one response per cell" in out, out
+
+
+def test_http_client_runs_and_prints_the_lean_clients_ratio(repo_root: Path) -> None:
+    script = repo_root / "benchmarks" / "http_client.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--calls", "300", "--repeats", "1"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    for client in ("provider, lean", "provider, aiohttp", "bare aiohttp"):
+        assert any(line.startswith(f"median {client:>17}") for line in lines), done.stdout
+    assert any(line.startswith("the provider's CPU a call, lean / aiohttp:") for line in lines)
