@@ -229,7 +229,7 @@ class WireEndpoint:
         if "accept" not in given:
             lines.append(b"Accept: application/json")
         if "user-agent" not in given:
-            from qualspec import __version__
+            from qualspec.version import __version__
 
             lines.append(b"User-Agent: qualspec/" + __version__.encode("ascii"))
         self._head = b"\r\n".join(lines) + b"\r\nContent-Length: "
