@@ -33,9 +33,9 @@ BUSY_TIMEOUT_MS = 30_000
 WAL_CHECKPOINT_PAGES = 10_000
 """Pages of WAL (about 40 MB) between checkpoints, 10x SQLite's default: a run commits
 every few milliseconds, and each checkpoint copies every page written since back into the
-file and syncs it (with 1,000, a third of the recorder's time went to them at 0 ms a call:
-``benchmarks/scale.py``). Pages written again and again between two checkpoints (an
-index's) are copied once."""
+file and syncs it, inside the commit that triggered it (with 1,000, about a quarter of the
+recorder's writing time at 0 ms a call, 100,000 cells of ``benchmarks/scale.py``). Pages
+written again and again between two checkpoints (an index's) are copied once."""
 DRIVER_ENV = "QUALSPEC_SQLITE_DRIVER"  # "sqlalchemy": SQLite files on the SQLAlchemy path
 
 
