@@ -49,7 +49,7 @@ _LINGER_S = 0.0005
 # answers keep their slots until committed, so the time an answer waits for its commit is
 # time its slot does no work: gathered for up to 50 ms, a run at 50 ms a call took about
 # 15% longer (benchmarks/engine_throughput.py); at 0 ms a call (scale.py, 100,000 cells,
-# 64 slots) 1 ms ran in 29.3-30.1 s where 5 ms ran in 34.3-35.0 s, and 0.5 ms in no less
+# 64 slots) 1 ms ran in 29.3-30.1 s where 5 ms ran in 34.3-35.0 s; 0.5 ms was no faster
 _LINGER_MAX_S = 0.001
 _BULK_LINGER_S = 0.25
 _RETRY_FIRST_S = 0.1
