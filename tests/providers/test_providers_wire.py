@@ -187,6 +187,17 @@ def test_an_error_status_keeps_its_headers(scripted: Scripted) -> None:
     assert caught.value.retry_after == 7.0
 
 
+def _redirect(n: int) -> tuple[bytes, bool]:
+    return b"HTTP/1.1 308 Permanent Redirect\r\nLocation: https://h/v1\r\n\r\n", True
+
+
+@pytest.mark.parametrize("scripted", [_redirect], indirect=True)
+def test_a_redirect_says_where_to_point_base_url(scripted: Scripted) -> None:
+    with pytest.raises(ProviderError, match="HTTP 308 .*redirect to https://h/v1") as caught:
+        _ask(scripted.url)
+    assert not caught.value.retryable and caught.value.status == 308
+
+
 def _not_http(n: int) -> tuple[bytes, bool]:
     return b"SSH-2.0-OpenSSH_9.6\r\n\r\n", False  # kept open: the parser must say it
 

@@ -233,6 +233,17 @@ class HTTPClient:
                 model=model,
                 retryable=True,
             ) from exc
+        if 300 <= status < 400:  # the lean client follows no redirect (aiohttp does)
+            where = _Headers(headers).get("Location")
+            to = f" to {_masked_line(where, self._secret)}" if where else ""
+            raise ProviderError(
+                f"Provider '{self._provider}' answered HTTP {status} for model '{model}' "
+                f"(a redirect{to}): set its base_url to where it points",
+                retryable=False,
+                provider=self._provider,
+                model=model,
+                status=status,
+            )
         if status >= 400:
             raise classify_status(
                 status,
