@@ -11,15 +11,22 @@ import sys
 from pathlib import Path
 
 
-def test_process_workload_quick_runs_and_prints_the_ratios(repo_root: Path) -> None:
-    script = repo_root / "benchmarks" / "process_workload.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--quick"],
+def _bench(
+    repo_root: Path, name: str, *args: str, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    """``python benchmarks/NAME ARGS`` from the repository's root, its output captured."""
+    script = repo_root / "benchmarks" / name
+    return subprocess.run(
+        [sys.executable, str(script), *args],
         cwd=repo_root,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=timeout,
     )
+
+
+def test_process_workload_quick_runs_and_prints_the_ratios(repo_root: Path) -> None:
+    done = _bench(repo_root, "process_workload.py", "--quick")
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     for prefix in (
@@ -33,14 +40,7 @@ def test_process_workload_quick_runs_and_prints_the_ratios(repo_root: Path) -> N
 
 
 def test_yaml_limits_quick_runs_and_refuses_every_bomb(repo_root: Path) -> None:
-    script = repo_root / "benchmarks" / "yaml_limits.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--quick"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    done = _bench(repo_root, "yaml_limits.py", "--quick")
     assert done.returncode == 0, done.stdout + done.stderr
     rows = [line for line in done.stdout.splitlines() if " in the " in line]
     assert len(rows) == 6, done.stdout
@@ -49,27 +49,13 @@ def test_yaml_limits_quick_runs_and_refuses_every_bomb(repo_root: Path) -> None:
 
 
 def test_panel_cost_runs_and_counts_three_judges_calls(repo_root: Path) -> None:
-    script = repo_root / "benchmarks" / "panel_cost.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--inputs", "4", "--repeats", "1"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    done = _bench(repo_root, "panel_cost.py", "--inputs", "4", "--repeats", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Panel / single: judge calls 3.00x, all calls 2.00x, wall " in done.stdout
 
 
 def test_kill_resume_kills_at_half_and_the_resume_answers_each_cell_once(repo_root: Path) -> None:
-    script = repo_root / "benchmarks" / "kill_resume.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--cells", "600", "--concurrency", "8"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _bench(repo_root, "kill_resume.py", "--cells", "600", "--concurrency", "8", timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "killed at " in out and "calls of the resume " in out, out
@@ -78,14 +64,7 @@ def test_kill_resume_kills_at_half_and_the_resume_answers_each_cell_once(repo_ro
 
 
 def test_http_client_runs_and_prints_the_lean_clients_ratio(repo_root: Path) -> None:
-    script = repo_root / "benchmarks" / "http_client.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--calls", "300", "--repeats", "1"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    done = _bench(repo_root, "http_client.py", "--calls", "300", "--repeats", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     for client in ("provider, lean", "provider, aiohttp", "bare aiohttp"):
