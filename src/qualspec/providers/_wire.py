@@ -28,6 +28,10 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import httptools
+
+from qualspec.version import __version__
+
 __all__ = ["IDLE_S", "Answer", "NotHTTPError", "WireEndpoint", "wire_endpoint"]
 
 IDLE_S = 4.0
@@ -122,8 +126,6 @@ class _Conn:
 
     async def exchange(self, request: bytes, *, reused: bool) -> _Reader:
         """Send ``request``; its answer, read whole."""
-        import httptools
-
         reader = self.reader = _Reader()
         reader.parser = httptools.HttpResponseParser(reader)
         self.got = 0
@@ -229,8 +231,6 @@ class WireEndpoint:
         if "accept" not in given:
             lines.append(b"Accept: application/json")
         if "user-agent" not in given:
-            from qualspec.version import __version__
-
             lines.append(b"User-Agent: qualspec/" + __version__.encode("ascii"))
         self._head = b"\r\n".join(lines) + b"\r\nContent-Length: "
         self._idle: list[_Conn] = []
