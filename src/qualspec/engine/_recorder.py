@@ -23,6 +23,7 @@ calls), every pending callback runs, and later records are dropped unwritten.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import queue
@@ -213,6 +214,12 @@ class Recorder:
     # ------------------------------------------------------------------ the thread
 
     def _loop(self) -> None:
+        # a SQLite file's WAL copied back by a thread of its own while this one writes
+        checkpointing = getattr(self._store, "checkpointing", contextlib.nullcontext)
+        with checkpointing():
+            self._batches()
+
+    def _batches(self) -> None:
         stop = False
         next_beat = time.monotonic() + self._heartbeat_s
         while not stop:

@@ -239,8 +239,8 @@ async def finish_run(
     if recorder is not None:
         try:
             await close_sink(recorder)
-        except StoreError as exc:
-            failure = recorder.failure or _one_line(exc)
+        except StoreError as exc:  # "could not record results: ..." (the reason recorded)
+            failure = _one_line(exc)
     if failure is None and executor is not None and executor.store_failure is not None:
         failure = _one_line(executor.store_failure)
     if failure is None:

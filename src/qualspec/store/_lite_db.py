@@ -30,12 +30,17 @@ __all__ = [
 ]
 
 BUSY_TIMEOUT_MS = 30_000
-WAL_CHECKPOINT_PAGES = 10_000
-"""Pages of WAL (about 40 MB) between checkpoints, 10x SQLite's default: a run commits
-every few milliseconds, and each checkpoint copies every page written since back into the
-file and syncs it, inside the commit that triggered it (with 1,000, about a quarter of the
-recorder's writing time at 0 ms a call, 100,000 cells of ``benchmarks/scale.py``). Pages
-written again and again between two checkpoints (an index's) are copied once."""
+WAL_CHECKPOINT_PAGES = 40_000
+"""Pages of WAL (about 160 MB) after which a commit checkpoints, 40x SQLite's default: a
+run commits every few milliseconds, and each checkpoint copies every page written since
+back into the file and syncs both, inside the commit that triggered it, while the
+answers of that commit hold their slots (with 1,000, about a quarter of the recorder's
+writing time at 0 ms a call, 100,000 cells of ``benchmarks/scale.py``). Pages written
+again and again between two checkpoints (an index's) are copied once. While a run
+records, :meth:`LiteDatabase.checkpointing` copies the WAL back from a thread of its own
+long before that, so the commit's checkpoint has little left to copy."""
+CHECKPOINT_EVERY_S = 0.1
+"""How often :meth:`LiteDatabase.checkpointing` copies the WAL back into the file."""
 DRIVER_ENV = "QUALSPEC_SQLITE_DRIVER"  # "sqlalchemy": SQLite files on the SQLAlchemy path
 
 
@@ -125,6 +130,43 @@ class LiteDatabase:
                 yield
             finally:
                 self._local.shared = None
+
+    @contextlib.contextmanager
+    def checkpointing(self, every_s: float = CHECKPOINT_EVERY_S) -> Iterator[None]:
+        """While inside, a thread of its own (with its own connection) copies the WAL back
+        into the file every ``every_s`` (a PASSIVE checkpoint: it never waits on a writer
+        or holds one up), so that the writer's commits rarely do it themselves. A
+        checkpoint syncs the WAL and the file, and on a large database it copies pages
+        from all over it: in the commit that triggers it (the recorder's), its answers
+        hold their slots meanwhile; here, the commits go on. What it cannot do (a
+        failure, a locked file) it leaves to the commits' own checkpoints."""
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=self._checkpoints, args=(stop, every_s), name="qualspec-checkpoint"
+        )
+        thread.daemon = True
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+    def _checkpoints(self, stop: threading.Event, every_s: float) -> None:
+        conn: sqlite3.Connection | None = None
+        try:
+            while not stop.wait(every_s):
+                try:
+                    if conn is None:  # the file as it is: never one made anew
+                        uri = Path(self.path).resolve().as_uri() + "?mode=rw"
+                        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                except sqlite3.Error:  # the commits checkpoint on their own
+                    continue
+        finally:
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
 
     def dispose(self) -> None:
         """Close every connection (each thread opens a new one on its next use)."""

@@ -179,6 +179,11 @@ class LiteStore(LiteLookups, Store, sqlite_files=True):
     def together(self) -> contextlib.AbstractContextManager[None]:
         return self._lite.together()
 
+    def checkpointing(self) -> contextlib.AbstractContextManager[None]:
+        """WAL checkpoints from a thread of their own while inside
+        (``LiteDatabase.checkpointing``: what the recorder runs in)."""
+        return self._lite.checkpointing()
+
     # -------------------------------------------------------------- runs
 
     def create_run(self, suite_name: str, suite_hash: str, metadata: Mapping[str, Any]) -> str:
