@@ -5,8 +5,10 @@ recorder takes records from a queue and commits whatever has arrived (one transa
 per batch: its answers, evaluation records and cache entries together) within half a
 millisecond, or while records keep coming within one (or 500 records), so a result is
 durable moments after it exists and a kill loses at most the batch being written (resume
-calls those again). Cached answers given together (``responses``: a batch's, holding no call slot)
-are written in large transactions instead (up to 10,000 rows, gathered for up to 0.25 s),
+calls those again). On a SQLite file it writes inside ``checkpointing()``: the WAL is
+copied back by a thread of its own, not by the commits whose answers hold their slots.
+Cached answers given together (``responses``: a batch's, holding no call slot) are
+written in large transactions instead (up to 10,000 rows, gathered for up to 0.25 s),
 and cached cells the store copies itself (``copy_cached``: no record, a SQLite file) in
 transactions of up to 50,000: a kill may lose more of them, and a resume finds them in
 the cache again, with no call.
@@ -214,7 +216,6 @@ class Recorder:
     # ------------------------------------------------------------------ the thread
 
     def _loop(self) -> None:
-        # a SQLite file's WAL copied back by a thread of its own while this one writes
         checkpointing = getattr(self._store, "checkpointing", contextlib.nullcontext)
         with checkpointing():
             self._batches()
